@@ -1,0 +1,149 @@
+"""Generate every notebook form from its one authored source.
+
+    source/<id>/<id>.py  --jupytext-->  source/<id>/<id>.ipynb   (nbgrader's source, git-ignored)
+                         --nbgrader generate_assignment-->  notebooks/<id>.ipynb  (learner)
+                         --nbgrader LockCells, ClearMarkScheme-->  solutions/<id>.ipynb
+
+`--check` builds into a temporary folder and reports every generated file that
+differs from the committed one (cell sources and metadata), without writing.
+"""
+
+import difflib
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import jupytext
+import nbformat
+from nbgrader.converters import GenerateAssignment
+from nbgrader.coursedir import CourseDirectory
+from nbgrader.preprocessors import ClearMarkScheme, ClearOutput, LockCells
+from traitlets.config.loader import PyFileConfigLoader
+
+from . import COURSE_ROOT, NOTEBOOKS_DIR, SOLUTIONS_DIR, SOURCE_DIR, assignments
+
+KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+
+
+def read_source(assignment_id):
+    """The authored .py as a clean nbformat 4.5 notebook with stable cell ids."""
+    path = SOURCE_DIR / assignment_id / f"{assignment_id}.py"
+    nb = jupytext.read(path, fmt="py:percent")
+    nb.metadata = nbformat.NotebookNode(
+        kernelspec=KERNELSPEC, language_info={"name": "python"})
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    seen = set()
+    for i, cell in enumerate(nb.cells):
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        cell.id = grade_id if grade_id and grade_id not in seen else f"cell-{i:03d}"
+        seen.add(cell.id)
+        cell.metadata.pop("lines_to_next_cell", None)
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return nb
+
+
+def course_config():
+    """The course's nbgrader_config.py, loaded as nbgrader itself would."""
+    return PyFileConfigLoader("nbgrader_config.py", path=str(COURSE_ROOT)).load_config()
+
+
+def _write(nb, path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.validate(nb)
+    path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+
+
+def _learner_version(assignment_id, source_nb, workdir):
+    """Run nbgrader's generate_assignment (no database) in a scratch course root."""
+    src = workdir / "source" / assignment_id / f"{assignment_id}.ipynb"
+    _write(source_nb, src)
+    config = course_config()
+    config.CourseDirectory.root = str(workdir)
+    config.CourseDirectory.assignment_id = assignment_id
+    config.GenerateAssignment.no_database = True  # as `--no-db`: touch no gradebook
+    config.SaveCells.enabled = False
+    converter = GenerateAssignment(coursedir=CourseDirectory(config=config), config=config)
+    converter.force = True
+    converter.start()
+    nb = nbformat.read(workdir / "release" / assignment_id / f"{assignment_id}.ipynb", as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return nb
+
+
+def _solution_version(source_nb):
+    """The source with locked cells marked and outputs cleared: hidden tests stay visible."""
+    nb = nbformat.from_dict(json.loads(json.dumps(source_nb)))
+    resources = {}
+    for pre in (LockCells(), ClearOutput(), ClearMarkScheme()):
+        nb, resources = pre.preprocess(nb, resources)
+    return nb
+
+
+def build_all(out_root=None):
+    """Generate every form; write into the repository, or under `out_root` (for --check)."""
+    notebooks_dir = NOTEBOOKS_DIR if out_root is None else out_root / "notebooks"
+    solutions_dir = SOLUTIONS_DIR if out_root is None else out_root / "solutions"
+    written = []
+    with tempfile.TemporaryDirectory(prefix="ffn-build-") as tmp:
+        for assignment_id in assignments():
+            source_nb = read_source(assignment_id)
+            if out_root is None:  # the instructor's nbgrader source, git-ignored
+                _write(source_nb, COURSE_ROOT / "source" / assignment_id / f"{assignment_id}.ipynb")
+            learner = _learner_version(assignment_id, source_nb, Path(tmp))
+            _write(learner, notebooks_dir / f"{assignment_id}.ipynb")
+            _write(_solution_version(source_nb), solutions_dir / f"{assignment_id}.ipynb")
+            written += [notebooks_dir / f"{assignment_id}.ipynb", solutions_dir / f"{assignment_id}.ipynb"]
+    return written
+
+
+def _comparable(path):
+    """What must match: each cell's type, source and metadata, and the notebook's metadata."""
+    nb = nbformat.read(path, as_version=4)
+    cells = [{"cell_type": c.cell_type, "source": c.source, "metadata": c.metadata} for c in nb.cells]
+    return json.dumps({"metadata": nb.metadata, "cells": cells}, indent=1, sort_keys=True).splitlines()
+
+
+def check_all():
+    """Return a list of problems: committed generated files that differ from a fresh build."""
+    problems = []
+    with tempfile.TemporaryDirectory(prefix="ffn-check-") as tmp:
+        fresh = build_all(Path(tmp))
+        expected_names = {(p.parent.name, p.name) for p in fresh}
+        for folder in (NOTEBOOKS_DIR, SOLUTIONS_DIR):
+            for stray in sorted(folder.glob("*.ipynb")):
+                if (folder.name, stray.name) not in expected_names:
+                    problems.append(f"{folder.name}/{stray.name} has no source in autograder/source/")
+        for new in fresh:
+            committed = (NOTEBOOKS_DIR if new.parent.name == "notebooks" else SOLUTIONS_DIR) / new.name
+            rel = f"{new.parent.name}/{new.name}"
+            if not committed.exists():
+                problems.append(f"{rel} is missing: run `make course`")
+                continue
+            diff = list(difflib.unified_diff(_comparable(committed), _comparable(new),
+                                             "committed/" + rel, "generated/" + rel, lineterm="", n=2))
+            if diff:
+                problems.append(f"{rel} differs from a fresh build (run `make course`):\n" + "\n".join(diff[:40]))
+            elif any(c.get("outputs") for c in nbformat.read(committed, as_version=4).cells):
+                problems.append(f"{rel} has outputs committed: run `make course`")
+    return problems
+
+
+def main(check=False):
+    if check:
+        problems = check_all()
+        for p in problems:
+            print(p, file=sys.stderr)
+        print(f"{len(problems)} generated notebook(s) out of date" if problems else "generated notebooks are up to date")
+        return 1 if problems else 0
+    for path in build_all():
+        print(f"wrote {path.relative_to(COURSE_ROOT.parent)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(check="--check" in sys.argv))

@@ -1,0 +1,132 @@
+# %% [markdown]
+# # 00 · Start here: the feed-forward sublayer, and how this course works
+#
+# *Open this course in the browser, with nothing to install:* use the **launch binder**
+# badge in the repository's README; it opens JupyterLab on this notebook.
+# To work locally, run `make lab` in the repository (see the README).
+#
+# Every transformer block has two sublayers: attention, which mixes information
+# *between* tokens, and the **position-wise feed-forward network** (FFN), which
+# transforms each token *on its own*:
+#
+# $$\mathrm{FFN}(x) = \sigma(x W_1 + b_1)\, W_2 + b_2$$
+#
+# | symbol | shape | meaning |
+# |---|---|---|
+# | $x$ | $(\dots, d_\text{model})$ | one token's vector (a row), or a batch of them |
+# | $W_1$, $b_1$ | $(d_\text{model}, d_\text{ff})$, $(d_\text{ff},)$ | the first layer: widen to $d_\text{ff}$ hidden units |
+# | $z = x W_1 + b_1$ | $(\dots, d_\text{ff})$ | the **pre-activation** |
+# | $h = \sigma(z)$ | $(\dots, d_\text{ff})$ | the **hidden** values, after the activation $\sigma$ (ReLU, GELU, SiLU) |
+# | $W_2$, $b_2$ | $(d_\text{ff}, d_\text{model})$, $(d_\text{model},)$ | the second layer: back to $d_\text{model}$ |
+#
+# Vectors are rows and the weights multiply from the right (`x @ W1`), as in numpy.
+# PyTorch's `nn.Linear` stores its weight the other way round; notebook 02 shows both.
+
+# %% [markdown]
+# ## The map of the course
+#
+# Ten scenarios, one notebook each (the letters are the scenario cells that the
+# worked examples and exercises refer to):
+#
+# | notebook | scenario | what to watch |
+# |---|---|---|
+# | [01 · ReLU's sign cases](01_relu_sign_cases.ipynb) | A, B, C: pre-activation positive, negative, exactly zero | ReLU passes, blocks, and the fragile zero |
+# | [02 · The forward pass](02_forward_pass.ipynb) | D: $d_\text{model} \to d_\text{ff} \to d_\text{model}$ | shapes at every stage; PyTorch's layout |
+# | [03 · Residual and LayerNorm](03_residual_layernorm.ipynb) | E: the wrapper around the FFN | add then normalise, or normalise first |
+# | [04 · Activations](04_activations.ipynb) | F: GELU, ReLU, SiLU on the same input | negative inputs survive smoothly |
+# | [05 · Position-wise](05_position_wise.ipynb) | G: many tokens, shared weights | no mixing between tokens |
+# | [06 · Parameter budget](06_parameter_budget.ipynb) | H: counts, bytes, FLOPs | where a model's parameters go |
+# | [07 · Collapse to linear](07_collapse_to_linear.ipynb) | I: no activation | two affine maps are one |
+# | [08 · Limiting behaviour](08_limiting_behaviour.ipynb) | J: $z \to \pm\infty$ | overflow, underflow, tails |
+# | [09 · The FFN module](09_ffn_module.ipynb) | all of them | a complete module, its gradients, training |
+
+# %% [markdown]
+# ## How to work in a notebook
+#
+# Each section has the same four beats:
+#
+# 1. **Forecast**: before running anything, write down what you expect. A wrong
+#    forecast is the most useful thing that can happen to you here.
+# 2. **Step**: one small computation, often a function you write.
+# 3. **Why**: a sentence or two on what the result means.
+# 4. **Verify**: a check cell tests your code and says exactly what is wrong.
+#
+# Exercise cells contain `# YOUR CODE HERE` and `raise NotImplementedError()`.
+# Replace both with your code, run the cell, then run the check below it.
+# Until you do, that check fails with a message telling you to implement the
+# function, and nothing else in the notebook breaks.
+#
+# **Self-learners:** the worked solutions are in the `solutions/` folder, with
+# the same names. They also contain the *hidden tests* that a grader runs, so
+# you can run them on your own code.
+#
+# **In a graded class:** your instructor releases these notebooks with nbgrader.
+# Before you submit, use the **Validate** button in the notebook's toolbar (or
+# `nbgrader validate 01_relu_sign_cases.ipynb` in a terminal): it runs every
+# cell and reports any check that fails. The grader also runs hidden tests
+# on other inputs, so passing the visible checks is necessary, not sufficient.
+
+# %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
+
+from ffn_helpers import checks
+
+# %% [markdown]
+# ## A first exercise: adding a bias
+#
+# The smallest piece of the FFN is adding a bias vector $b$ to a
+# pre-activation $z$, entry by entry: $(z + b)_j = z_j + b_j$. With
+# $z$ of shape $(\dots, d)$ and $b$ of shape $(d,)$, numpy's broadcasting adds
+# $b$ to every row.
+#
+# **Forecast.** What is `add_bias([1.0, 2.0], [0.5, -0.5])`? And for
+# `z = [[1, 2], [3, 4]]` with the same `b`?
+#
+# **Step.** Write `add_bias(z, b)`.
+
+# %% nbgrader={"grade": false, "grade_id": "add_bias", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def add_bias(z, b):
+    """Return z + b, with z: (..., d) and b: (d,)."""
+    ### BEGIN SOLUTION
+    return np.asarray(z, dtype=float) + np.asarray(b, dtype=float)
+    ### END SOLUTION
+
+
+# %% [markdown]
+# **What a failing check looks like.** Here is a deliberately wrong version
+# that forgets the bias, and the message the course's checks print for it.
+# Every check in the course reports the expected value, what came back, the
+# largest difference and, when it recognises a common mistake, its name.
+
+# %% nbgrader={"grade": false, "grade_id": "failing_demo", "locked": true, "schema_version": 3, "solution": false, "task": false}
+def add_bias_wrong(z, b):
+    return np.asarray(z, dtype=float)  # forgot b
+
+
+try:
+    checks.check(add_bias_wrong, ([1.0, 2.0], [0.5, -0.5]), [1.5, 1.5])
+except AssertionError as failure:
+    print("The check failed, as it should:\n")
+    print(failure)
+
+# %% [markdown]
+# **Verify.** Now the real check, on your `add_bias`. When it passes it prints
+# a ✔ line; when it fails, the cell shows an `AssertionError` with a message
+# like the one above. (1 point.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_add_bias", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+checks.check(add_bias, ([1.0, 2.0], [0.5, -0.5]), [1.5, 1.5])
+checks.check(add_bias, ([[1, 2], [3, 4]], [0.5, -0.5]), [[1.5, 1.5], [3.5, 3.5]])
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(0)
+z, b = rng.normal(size=(2, 3, 5)), rng.normal(size=5)
+checks.check(add_bias, (z, b), z + b)
+### END HIDDEN TESTS
+checks.ok("add_bias adds b to every row.")
+
+# %% [markdown]
+# **Why.** Broadcasting lines up the last axes: `b` of shape `(d,)` is added to
+# each of the rows of `z`, however many leading (batch) axes `z` has. Every
+# function in this course works this way: the last axis is the feature axis.
+#
+# Next: [01 · ReLU's sign cases](01_relu_sign_cases.ipynb).

@@ -1,0 +1,32 @@
+"""Input validation shared by the reference computations: float64 arrays with clear errors."""
+
+import numpy as np
+
+
+def as_float(a, name):
+    """Return `a` as a float64 ndarray; raise TypeError for anything non-numeric."""
+    if a is None:
+        raise TypeError(f"{name} must be a number or an array of numbers, not None")
+    try:
+        arr = np.asarray(a)
+    except Exception as exc:  # ragged lists and the like
+        raise TypeError(f"{name} must be an array of numbers; could not convert it: {exc}") from exc
+    if arr.dtype == np.float64:
+        return arr
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(
+            f"{name} must hold real numbers, got dtype {arr.dtype} "
+            f"(e.g. {np.ravel(arr)[:1].tolist()!r})"
+        )
+    return arr.astype(np.float64)
+
+
+def check_shape(arr, expected, name, hint=""):
+    """Raise ValueError unless `arr.shape` equals `expected` (tuple)."""
+    if arr.shape != tuple(expected):
+        raise ValueError(f"{name} should have shape {tuple(expected)}, got {arr.shape}.{hint}")
+
+
+def check_matrix(arr, name):
+    if arr.ndim != 2:
+        raise ValueError(f"{name} should be a 2-D matrix, got an array of shape {arr.shape}")

@@ -1,0 +1,85 @@
+r"""Activation functions σ, elementwise on float64 arrays of any shape.
+
+All are written so that every finite input gives a finite output with no
+floating-point warning (the textbook formulas overflow or cancel; see notebook 08).
+NaN propagates.
+"""
+
+import math
+
+import numpy as np
+
+from ._arrays import as_float
+from ._lazy import special
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def relu(z):
+    r"""ReLU(z) = max(0, z)."""
+    return np.maximum(as_float(z, "z"), 0.0)
+
+
+def relu_grad(z):
+    r"""dReLU/dz: 1 where z > 0, else 0 (the convention at z = 0 is 0, as in PyTorch)."""
+    z = as_float(z, "z")
+    return np.where(np.isnan(z), np.nan, (z > 0).astype(np.float64))
+
+
+def sigmoid(z):
+    r"""σ(z) = 1 / (1 + e^{-z}), via scipy's expit, which never overflows."""
+    return special().expit(as_float(z, "z"))
+
+
+def silu(z):
+    r"""SiLU(z) = z · sigmoid(z) (also called swish)."""
+    z = as_float(z, "z")
+    return z * special().expit(z)
+
+
+def gelu(z):
+    r"""Exact GELU(z) = z · Φ(z), Φ the standard normal CDF.
+
+    `ndtr` computes Φ through erfc for negative z, so the Gaussian tail survives:
+    GELU(-10) ≈ -7.62e-23, where 0.5·z·(1 + erf(z/√2)) cancels to -0.0.
+    """
+    z = as_float(z, "z")
+    return z * special().ndtr(z)
+
+
+def gelu_tanh(z):
+    r"""The tanh approximation 0.5·z·(1 + tanh(√(2/π)(z + 0.044715 z³))).
+
+    Kept in the published form, so it underflows to -0.0 for z ≲ -10 as
+    frameworks' versions do; z³ may overflow to ±inf for |z| > 1e102, harmlessly.
+    """
+    z = as_float(z, "z")
+    with np.errstate(over="ignore"):
+        inner = _SQRT_2_OVER_PI * (z + 0.044715 * z**3)
+    return 0.5 * z * (1.0 + np.tanh(inner))
+
+
+def identity(z):
+    """No activation: σ(z) = z (used to show the collapse to a linear map)."""
+    return as_float(z, "z")
+
+
+ACTIVATIONS = {
+    "relu": relu,
+    "gelu": gelu,
+    "gelu_tanh": gelu_tanh,
+    "silu": silu,
+    "sigmoid": sigmoid,
+    "identity": identity,
+}
+
+
+def get_activation(name_or_fn):
+    """Look up an activation by name (see `ACTIVATIONS`); callables pass through."""
+    if callable(name_or_fn):
+        return name_or_fn
+    try:
+        return ACTIVATIONS[name_or_fn]
+    except (KeyError, TypeError):
+        valid = ", ".join(repr(k) for k in ACTIVATIONS)
+        raise ValueError(f"unknown activation {name_or_fn!r}; expected one of {valid}") from None

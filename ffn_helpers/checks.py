@@ -1,0 +1,152 @@
+"""Checks for learners' code: one readable message saying what was expected,
+what came back, how far apart they are and, where a known mistake explains the
+difference, which one.
+
+    check(ffn_forward, (x, W1, b1, W2, b2), expected, mistakes=mistakes.FFN)
+
+raises AssertionError with that message, so an nbgrader test cell fails (and
+scores 0) exactly when the learner's function is wrong.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+DEFAULT_RTOL = 1e-7
+DEFAULT_ATOL = 1e-12
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """The result of `compare`: `ok` and a message that explains it."""
+
+    ok: bool
+    message: str
+    max_abs: float = float("nan")
+    max_rel: float = float("nan")
+
+
+def _fmt(a):
+    return np.array2string(np.asarray(a), precision=10, threshold=12, edgeitems=3, max_line_width=100)
+
+
+def compare(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL):
+    """Compare `actual` with `expected` elementwise (|a - e| <= atol + rtol·|e|, NaN equal to NaN)."""
+    expected = np.asarray(expected)
+    if actual is None:
+        return Comparison(False, f"{name} is None: did the function forget to `return` its result?")
+    try:
+        got = np.asarray(actual)
+    except Exception as exc:
+        return Comparison(False, f"{name} could not be read as an array: {exc}")
+    if got.dtype.kind not in "biuf":
+        return Comparison(False, f"{name} should hold numbers, got dtype {got.dtype}: {_fmt(got)}")
+    if got.shape != expected.shape:
+        hint = ""
+        if got.shape[::-1] == expected.shape and got.ndim > 1:
+            hint = " (the axes are swapped: check for a missing or extra transpose)"
+        elif got.size == expected.size:
+            hint = " (same number of elements: check for a reshape, a squeeze or a flattening)"
+        return Comparison(
+            False, f"{name} has shape {got.shape}, expected {expected.shape}{hint}.\n"
+            f"  expected: {_fmt(expected)}\n  got:      {_fmt(got)}")
+    lines = []
+    if expected.dtype.kind == "f" and got.dtype != expected.dtype:
+        lines.append(f"  note: dtype is {got.dtype}, expected {expected.dtype}")
+    g, e = got.astype(np.float64), expected.astype(np.float64)
+    with np.errstate(all="ignore"):
+        diff = np.abs(g - e)
+        both_nan = np.isnan(g) & np.isnan(e)
+        same_inf = np.isinf(g) & (g == e)
+        diff = np.where(both_nan | same_inf, 0.0, diff)
+        diff = np.where(np.isnan(diff), np.inf, diff)
+        close = diff <= atol + rtol * np.abs(np.where(np.isinf(e), 0.0, e))
+        rel = np.where(e != 0, diff / np.abs(e), np.where(diff == 0, 0.0, np.inf))
+    max_abs = float(diff.max()) if diff.size else 0.0
+    max_rel = float(np.nanmax(rel)) if rel.size else 0.0
+    if close.all():
+        how = "equal" if max_abs == 0 else f"close (largest absolute difference {max_abs:.3g})"
+        return Comparison(True, f"{name}: {how}", max_abs, max_rel)
+    worst = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
+    n_bad = int((~close).sum())
+    lines[:0] = [
+        f"{name} is not close to the expected value: {n_bad} of {close.size} entries differ "
+        f"(tolerance: |got - expected| <= {atol:g} + {rtol:g}·|expected|).",
+        f"  largest absolute difference {max_abs:.6g} at index {tuple(int(i) for i in worst)}, "
+        f"largest relative difference {max_rel:.3g}",
+        f"  expected: {_fmt(expected)}",
+        f"  got:      {_fmt(got)}",
+    ]
+    return Comparison(False, "\n".join(lines), max_abs, max_rel)
+
+
+def diagnose(actual, mistakes, args, *, expected=None, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL):
+    """Return the mistakes (from the catalogue) whose wrong result equals `actual`.
+
+    A mistake is named only when it matches and the correct answer does not:
+    inputs where a mistake makes no difference say nothing about it.
+    """
+    if expected is not None and compare(actual, expected, rtol=rtol, atol=atol).ok:
+        return []
+    found = []
+    for mistake in mistakes:
+        try:
+            with np.errstate(all="ignore"):
+                wrong = mistake.compute(*args)
+        except Exception:  # the mistake may not even be possible for these shapes
+            continue
+        if np.shape(wrong) == np.shape(actual) and compare(actual, wrong, rtol=rtol, atol=atol).ok:
+            found.append(mistake)
+    return found
+
+
+def call(fn, *args, name=None):
+    """Call the learner's `fn(*args)`; turn 'not implemented' and crashes into clear failures."""
+    name = name or getattr(fn, "__name__", "the function")
+    try:
+        return fn(*args)
+    except NotImplementedError:
+        raise AssertionError(
+            f"{name} is not implemented yet: replace `raise NotImplementedError()` "
+            "in its cell with your code, run that cell, then run this test again."
+        ) from None
+    except Exception as exc:
+        raise AssertionError(f"{name} raised {type(exc).__name__}: {exc}") from exc
+
+
+def assert_close(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL,
+                 mistakes=(), args=()):
+    """Raise AssertionError with the full explanation unless `actual` is close to `expected`."""
+    result = compare(actual, expected, name=name, rtol=rtol, atol=atol)
+    if result.ok:
+        return
+    message = result.message
+    for mistake in diagnose(actual, mistakes, args, expected=expected, rtol=rtol, atol=atol):
+        message += f"\nLikely mistake ({mistake.key}): {mistake.explanation}"
+    raise AssertionError(message)
+
+
+def check(fn, args, expected, *, name=None, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, mistakes=()):
+    """Call `fn(*args)` and assert its result is close to `expected`; return the result."""
+    name = name or getattr(fn, "__name__", "result")
+    actual = call(fn, *args, name=name)
+    assert_close(actual, expected, name=f"{name}(...)", rtol=rtol, atol=atol, mistakes=mistakes, args=args)
+    return actual
+
+
+def check_equal(actual, expected, *, name="result"):
+    """Assert exact equality for non-array answers (strings, booleans, integers)."""
+    if type(actual) is not type(expected) and not (
+        isinstance(actual, (int, np.integer)) and isinstance(expected, (int, np.integer))
+        and not isinstance(actual, bool)
+    ):
+        raise AssertionError(
+            f"{name} should be a {type(expected).__name__} ({expected!r}), "
+            f"got a {type(actual).__name__}: {actual!r}")
+    if actual != expected:
+        raise AssertionError(f"{name}: expected {expected!r}, got {actual!r}")
+
+
+def ok(message="All checks passed."):
+    """Print a short success line (to stdout: nbgrader scores 0 for anything on stderr)."""
+    print(f"✔ {message}")
