@@ -19,10 +19,10 @@ $(READY): pyproject.toml
 setup: $(READY)  ## create .venv and install the course and its tools
 
 lab: $(READY)  ## open the course in JupyterLab (learner setup)
-	$(BIN)/python -m autograder lab
+	$(BIN)/python -m autograder lab $(ARGS)
 
 instructor: $(READY)  ## open JupyterLab with nbgrader's formgrader on the course
-	$(BIN)/python -m autograder lab --instructor
+	$(BIN)/python -m autograder lab --instructor $(ARGS)
 
 test: $(READY)  ## run the whole test suite
 	$(BIN)/python -m pytest -n 2 --dist loadgroup

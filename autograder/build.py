@@ -84,13 +84,16 @@ def _solution_version(source_nb):
     return nb
 
 
-def build_all(out_root=None):
-    """Generate every form; write into the repository, or under `out_root` (for --check)."""
+def build_all(out_root=None, only=None):
+    """Generate every form; write into the repository, or under `out_root` (for --check).
+
+    `only`: a list of assignment ids to build instead of all of them.
+    """
     notebooks_dir = NOTEBOOKS_DIR if out_root is None else out_root / "notebooks"
     solutions_dir = SOLUTIONS_DIR if out_root is None else out_root / "solutions"
     written = []
     with tempfile.TemporaryDirectory(prefix="ffn-build-") as tmp:
-        for assignment_id in assignments():
+        for assignment_id in only or assignments():
             source_nb = read_source(assignment_id)
             if out_root is None:  # the instructor's nbgrader source, git-ignored
                 _write(source_nb, COURSE_ROOT / "source" / assignment_id / f"{assignment_id}.ipynb")
@@ -108,13 +111,13 @@ def _comparable(path):
     return json.dumps({"metadata": nb.metadata, "cells": cells}, indent=1, sort_keys=True).splitlines()
 
 
-def check_all():
+def check_all(only=None):
     """Return a list of problems: committed generated files that differ from a fresh build."""
     problems = []
     with tempfile.TemporaryDirectory(prefix="ffn-check-") as tmp:
-        fresh = build_all(Path(tmp))
+        fresh = build_all(Path(tmp), only)
         expected_names = {(p.parent.name, p.name) for p in fresh}
-        for folder in (NOTEBOOKS_DIR, SOLUTIONS_DIR):
+        for folder in (NOTEBOOKS_DIR, SOLUTIONS_DIR) if only is None else ():
             for stray in sorted(folder.glob("*.ipynb")):
                 if (folder.name, stray.name) not in expected_names:
                     problems.append(f"{folder.name}/{stray.name} has no source in autograder/source/")
@@ -133,17 +136,20 @@ def check_all():
     return problems
 
 
-def main(check=False):
+def main(check=False, only=None):
+    unknown = sorted(set(only or ()) - set(assignments()))
+    if unknown:
+        print(f"unknown assignment(s) {', '.join(unknown)}; expected some of {', '.join(assignments())}",
+              file=sys.stderr)
+        return 2
     if check:
-        problems = check_all()
+        problems = check_all(only)
         for p in problems:
             print(p, file=sys.stderr)
         print(f"{len(problems)} generated notebook(s) out of date" if problems else "generated notebooks are up to date")
         return 1 if problems else 0
-    for path in build_all():
+    for path in build_all(only=only):
         print(f"wrote {path.relative_to(COURSE_ROOT.parent)}")
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main(check="--check" in sys.argv))
