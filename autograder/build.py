@@ -84,6 +84,12 @@ def _solution_version(source_nb):
     return nb
 
 
+def write_sources(only=None):
+    """Write nbgrader's source notebooks (autograder/source/<id>/<id>.ipynb) from the authored .py."""
+    for assignment_id in only or assignments():
+        _write(read_source(assignment_id), SOURCE_DIR / assignment_id / f"{assignment_id}.ipynb")
+
+
 def build_all(out_root=None, only=None):
     """Generate every form; write into the repository, or under `out_root` (for --check).
 
@@ -96,7 +102,7 @@ def build_all(out_root=None, only=None):
         for assignment_id in only or assignments():
             source_nb = read_source(assignment_id)
             if out_root is None:  # the instructor's nbgrader source, git-ignored
-                _write(source_nb, COURSE_ROOT / "source" / assignment_id / f"{assignment_id}.ipynb")
+                _write(source_nb, SOURCE_DIR / assignment_id / f"{assignment_id}.ipynb")
             learner = _learner_version(assignment_id, source_nb, Path(tmp))
             _write(learner, notebooks_dir / f"{assignment_id}.ipynb")
             _write(_solution_version(source_nb), solutions_dir / f"{assignment_id}.ipynb")

@@ -50,7 +50,7 @@ def main(instructor=False, port=None, open_browser=True, allow_root=False):
     if instructor:
         from . import build
 
-        build.build_all()  # the formgrader works on autograder/source/<id>/<id>.ipynb
+        build.write_sources()  # the formgrader works on autograder/source/<id>/<id>.ipynb
     argv, env, root = lab_command(role, port, open_browser, allow_root)
     if shutil.which("jupyter", path=env["PATH"]) is None:
         print("jupyter is not installed in this environment: run `make setup` first.", file=sys.stderr)

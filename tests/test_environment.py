@@ -65,9 +65,10 @@ def test_every_relative_link_in_the_readme_exists():
 def test_jupyter_role_configs_parse_and_hide_instructor_parts_from_learners():
     learner = json.loads((ROOT / "jupyter/learner/labconfig/page_config.json").read_text())["disabledExtensions"]
     instructor = json.loads((ROOT / "jupyter/instructor/labconfig/page_config.json").read_text())["disabledExtensions"]
-    for plugin in ("nbgrader:formgrader", "nbgrader:create-assignment", "nbgrader:course-list"):
+    for plugin in ("formgrader", "create-assignment", "course-list"):
+        plugin = f"@jupyter/nbgrader:{plugin}"
         assert learner.get(plugin) is True and plugin not in instructor
-    assert "nbgrader:validate-assignment" not in learner
+    assert "@jupyter/nbgrader:validate-assignment" not in learner
     server = json.loads((ROOT / "jupyter/learner/jupyter_server_config.json").read_text())
     ext = server["ServerApp"]["jpserver_extensions"]
     assert ext["nbgrader.server_extensions.formgrader"] is False

@@ -74,6 +74,9 @@ from ffn_helpers import checks
 # %% [markdown]
 # ## A first exercise: adding a bias
 #
+# This notebook is not graded; its one exercise is here to show you what a
+# check says when it passes and when it fails.
+#
 # The smallest piece of the FFN is adding a bias vector $b$ to a
 # pre-activation $z$, entry by entry: $(z + b)_j = z_j + b_j$. With
 # $z$ of shape $(\dots, d)$ and $b$ of shape $(d,)$, numpy's broadcasting adds
@@ -82,51 +85,58 @@ from ffn_helpers import checks
 # **Forecast.** What is `add_bias([1.0, 2.0], [0.5, -0.5])`? And for
 # `z = [[1, 2], [3, 4]]` with the same `b`?
 #
-# **Step.** Write `add_bias(z, b)`.
+# **Step.** Here `add_bias` is already written. Run its cell, then the check
+# below it.
 
-# %% nbgrader={"grade": false, "grade_id": "add_bias", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %%
 def add_bias(z, b):
     """Return z + b, with z: (..., d) and b: (d,)."""
-    ### BEGIN SOLUTION
     return np.asarray(z, dtype=float) + np.asarray(b, dtype=float)
-    ### END SOLUTION
 
 
 # %% [markdown]
-# **What a failing check looks like.** Here is a deliberately wrong version
-# that forgets the bias, and the message the course's checks print for it.
-# Every check in the course reports the expected value, what came back, the
-# largest difference and, when it recognises a common mistake, its name.
+# **Verify.** The check calls your function on the worked examples and on a
+# random batch, and compares with the expected values. A passing check prints a
+# ✔ line.
+
+# %%
+checks.check(add_bias, ([1.0, 2.0], [0.5, -0.5]), [1.5, 1.5])
+checks.check(add_bias, ([[1, 2], [3, 4]], [0.5, -0.5]), [[1.5, 1.5], [3.5, 3.5]])
+rng = np.random.default_rng(0)
+z, b = rng.normal(size=(2, 3, 5)), rng.normal(size=5)
+checks.check(add_bias, (z, b), z + b)
+checks.ok("add_bias adds b to every row.")
+
+# %% [markdown]
+# **What a failing check looks like.** Now break `add_bias` on purpose: in its
+# cell, delete `+ np.asarray(b, dtype=float)`, run that cell, and run the check
+# again. It fails with an `AssertionError` whose message gives the expected
+# value, what came back and the largest difference. Here is that message for a
+# version that forgets the bias:
 
 # %% nbgrader={"grade": false, "grade_id": "failing_demo", "locked": true, "schema_version": 3, "solution": false, "task": false}
-def add_bias_wrong(z, b):
-    return np.asarray(z, dtype=float)  # forgot b
+def add_bias_forgot_b(z, b):
+    return np.asarray(z, dtype=float)
 
 
 try:
-    checks.check(add_bias_wrong, ([1.0, 2.0], [0.5, -0.5]), [1.5, 1.5])
+    checks.check(add_bias_forgot_b, ([1.0, 2.0], [0.5, -0.5]), [1.5, 1.5])
 except AssertionError as failure:
     print("The check failed, as it should:\n")
     print(failure)
 
 # %% [markdown]
-# **Verify.** Now the real check, on your `add_bias`. When it passes it prints
-# a ✔ line; when it fails, the cell shows an `AssertionError` with a message
-# like the one above. (1 point.)
-
-# %% nbgrader={"grade": true, "grade_id": "test_add_bias", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-checks.check(add_bias, ([1.0, 2.0], [0.5, -0.5]), [1.5, 1.5])
-checks.check(add_bias, ([[1, 2], [3, 4]], [0.5, -0.5]), [[1.5, 1.5], [3.5, 3.5]])
-### BEGIN HIDDEN TESTS
-rng = np.random.default_rng(0)
-z, b = rng.normal(size=(2, 3, 5)), rng.normal(size=5)
-checks.check(add_bias, (z, b), z + b)
-### END HIDDEN TESTS
-checks.ok("add_bias adds b to every row.")
-
-# %% [markdown]
+# In the graded notebooks, the checks also recognise common mistakes: a
+# forward pass without $b_1$ is reported as
+# `Likely mistake (missing_b1): ... did you forget to add b1 before σ?`.
+# Put the bias back and run both cells again before you move on.
+#
 # **Why.** Broadcasting lines up the last axes: `b` of shape `(d,)` is added to
 # each of the rows of `z`, however many leading (batch) axes `z` has. Every
 # function in this course works this way: the last axis is the feature axis.
+#
+# In the graded notebooks an exercise cell starts as `# YOUR CODE HERE` and
+# `raise NotImplementedError()`; until you write it, its checks fail with a
+# message asking you to implement it, and the rest of the notebook still runs.
 #
 # Next: [01 · ReLU's sign cases](01_relu_sign_cases.ipynb).

@@ -1,0 +1,159 @@
+"""JupyterLab servers and a real Chromium for the browser tests.
+
+Each server is started on 127.0.0.1 with a token by the same code as
+`make lab` (autograder.lab.lab_command), in a scratch HOME so no user settings
+leak in, and stopped after the session. Screenshots go to artifacts/browser/
+(printed at the start); a failing test saves one too.
+"""
+
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from autograder import lab
+
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(os.environ.get("FFN_ARTIFACTS", ROOT / "artifacts")) / "browser"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Browser tests skip, with the reason, where Chromium or Playwright is missing, except in CI."""
+    problem = None
+    if not Path(CHROMIUM).exists():
+        problem = "Chromium is not installed (Debian: apt-get install chromium)"
+    else:
+        try:
+            import playwright.sync_api  # noqa: F401
+        except ImportError:
+            problem = "the playwright package is not installed (pip install -e '.[dev]')"
+    for item in items:
+        if "browser" in str(item.fspath):
+            item.add_marker(pytest.mark.browser)
+            item.add_marker(pytest.mark.xdist_group("browser"))  # one worker: servers and Chromium are shared
+            if problem:
+                if os.environ.get("FFN_REQUIRE_BROWSER"):
+                    item.add_marker(pytest.mark.usefixtures("_browser_required"))
+                else:
+                    item.add_marker(pytest.mark.skip(reason=problem))
+    config._ffn_browser_problem = problem
+
+
+@pytest.fixture
+def _browser_required(request):
+    pytest.fail(f"browser tests must run here (FFN_REQUIRE_BROWSER is set), but {request.config._ffn_browser_problem}")
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LabServer:
+    """A running JupyterLab: `url(path)` adds the token; `stop()` ends it."""
+
+    def __init__(self, role, home):
+        self.role, self.port, self.token = role, _free_port(), secrets.token_hex(24)
+        argv, env, root = lab.lab_command(role, port=self.port, open_browser=False, allow_root=True,
+                                          extra=[f"--IdentityProvider.token={self.token}",
+                                                 "--ServerApp.port_retries=0"])
+        env.update(HOME=str(home), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
+                   JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),
+                   JUPYTERLAB_SETTINGS_DIR=str(home / "settings"))
+        env.pop("JUPYTER_CONFIG_DIR", None)
+        self.root = root
+        self.log = open(home / f"{role}-server.log", "w")
+        self.started = time.perf_counter()
+        self.process = subprocess.Popen(argv, env=env, cwd=root, stdout=self.log, stderr=subprocess.STDOUT)
+        self._wait_ready()
+
+    def _wait_ready(self, timeout=90):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the {self.role} JupyterLab exited: see {self.log.name}")
+            try:
+                with urllib.request.urlopen(self.url("api/status"), timeout=2) as r:
+                    if r.status == 200:
+                        self.ready_after = time.perf_counter() - self.started
+                        return
+            except OSError:
+                time.sleep(0.3)
+        raise RuntimeError(f"the {self.role} JupyterLab did not answer within {timeout} s: see {self.log.name}")
+
+    def url(self, path="lab", token=True):
+        sep = "&" if "?" in path else "?"
+        return f"http://127.0.0.1:{self.port}/{path}" + (f"{sep}token={self.token}" if token else "")
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(15)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+        self.log.close()
+
+
+@pytest.fixture(scope="session")
+def artifacts():
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    print(f"\nbrowser screenshots: {ARTIFACTS}")
+    return ARTIFACTS
+
+
+def _server(role, tmp_path_factory):
+    server = LabServer(role, tmp_path_factory.mktemp(f"{role}-home"))
+    return server
+
+
+@pytest.fixture(scope="session")
+def learner_lab(tmp_path_factory):
+    server = _server("learner", tmp_path_factory)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def instructor_lab(tmp_path_factory):
+    server = _server("instructor", tmp_path_factory)
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, request, artifacts):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    yield page
+    report = getattr(request.node, "rep_call", None)
+    if report is not None and report.failed:
+        page.screenshot(path=str(artifacts / f"FAILED-{request.node.name}.png"), full_page=True)
+    context.close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    setattr(item, f"rep_{report.when}", report)
