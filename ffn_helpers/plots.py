@@ -1,0 +1,581 @@
+r"""The course's figures, as matplotlib `Figure` objects.
+
+Every function builds a fresh `CourseFigure` (a `matplotlib.figure.Figure`) and
+returns it: nothing goes through pyplot, so no global figure state leaks, nothing
+is shown twice in a notebook, and it all works headless. A notebook cell that
+ends with the figure displays it as a PNG; `fig.savefig(path)` writes a file.
+
+Colours come from the Okabe–Ito palette, which stays distinguishable under the
+common colour-vision deficiencies; every colour is named once below.
+"""
+
+import functools
+import io
+import math
+import re
+from collections.abc import Mapping
+
+import numpy as np
+from cycler import cycler
+from matplotlib import rc_context
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyBboxPatch, Patch
+from matplotlib.ticker import MaxNLocator, NullLocator
+
+from ._arrays import as_float
+from .activations import get_activation, relu
+from .ffn import check_ffn_shapes, ffn_trace
+
+# Okabe & Ito (2008), "Color Universal Design".
+BLACK = "#000000"
+ORANGE = "#E69F00"
+SKY_BLUE = "#56B4E9"
+BLUISH_GREEN = "#009E73"
+YELLOW = "#F0E442"
+BLUE = "#0072B2"
+VERMILION = "#D55E00"
+REDDISH_PURPLE = "#CC79A7"
+GREY = "#999999"
+OKABE_ITO = (ORANGE, SKY_BLUE, BLUISH_GREEN, BLUE, VERMILION, REDDISH_PURPLE, YELLOW, BLACK)
+
+# What the colours mean in the course's figures.
+POSITIVE = BLUE
+NEGATIVE = VERMILION
+ZERO = GREY
+INPUT_FACE = "#FFFFFF"
+ACTIVE_FACE = "#CCE3F6"  # a light tint of SKY_BLUE: an active hidden unit
+OUTPUT_FACE = "#FBE5B6"  # a light tint of ORANGE
+INACTIVE_FACE = "#E3E3E3"  # a hidden unit with h == 0
+INACTIVE_TEXT = "#6B6B6B"  # still legible (contrast ≈ 4.5 : 1) on INACTIVE_FACE
+NODE_TEXT = BLACK
+
+ACTIVATION_STYLES = {
+    "relu": dict(color=BLUE, linestyle="-", label="ReLU"),
+    "gelu": dict(color=VERMILION, linestyle="-", label="GELU (exact)"),
+    "gelu_tanh": dict(color=REDDISH_PURPLE, linestyle="--", label="GELU (tanh approx.)"),
+    "silu": dict(color=BLUISH_GREEN, linestyle="-", label="SiLU"),
+    "sigmoid": dict(color=ORANGE, linestyle="-", label="sigmoid"),
+    "identity": dict(color=GREY, linestyle=":", label="identity"),
+}
+
+# The short names used in formulas such as "h = ReLU(z)".
+ACTIVATION_SYMBOLS = {"relu": "ReLU", "gelu": "GELU", "gelu_tanh": "GELU_tanh", "silu": "SiLU",
+                      "sigmoid": "sigmoid", "identity": "identity"}
+
+_STYLE = {
+    "font.size": 11,
+    "axes.titlesize": 12,
+    "axes.labelsize": 11,
+    "figure.titlesize": 13,
+    "legend.fontsize": 10,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.prop_cycle": cycler(color=OKABE_ITO),
+    "savefig.dpi": 110,
+}
+
+# Subnormal floats reach 5e-324; a log axis cannot start below a positive float.
+_LOG10_TINY = -320
+
+# preactivation_bars prints each bar's value up to this many units per panel.
+MAX_LABELLED_BARS = 16
+
+# ffn_dataflow draws every unit and edge; beyond this it is a hairball.
+MAX_DATAFLOW_D_MODEL = 8
+MAX_DATAFLOW_D_FF = 16
+
+
+class CourseFigure(Figure):
+    """A `Figure` that Jupyter shows as a PNG even when pyplot was never imported."""
+
+    def _repr_png_(self):
+        buf = io.BytesIO()
+        self.savefig(buf, format="png", bbox_inches="tight")
+        return buf.getvalue()
+
+
+def _styled(fn):
+    """Build the figure under the course's rc settings without changing the caller's."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with rc_context(_STYLE):
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _new_figure(width, height):
+    return CourseFigure(figsize=(width, height), layout="constrained")
+
+
+def fmt(v):
+    """A value as the figures print it: 3 significant digits, and 0 (never -0) for zero."""
+    v = float(v)
+    return "0" if v == 0 else f"{v:.3g}"
+
+
+def _vector(a, name):
+    a = as_float(a, name)
+    if a.ndim != 1 or a.size == 0:
+        raise ValueError(f"{name} should be a non-empty 1-D array (one token's units), got shape {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"{name} should hold finite numbers, got {a.tolist()}")
+    return a
+
+
+def _finite(a, name):
+    a = as_float(a, name)
+    if a.size == 0:
+        raise ValueError(f"{name} is empty; there is nothing to plot")
+    if not np.all(np.isfinite(a)):
+        bad = np.ravel(a)[~np.isfinite(np.ravel(a))][:3].tolist()
+        raise ValueError(f"{name} should hold finite numbers, got non-finite values such as {bad}")
+    return a
+
+
+def _interval(pair, name):
+    try:
+        lo, hi = (float(v) for v in pair)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} should be a pair of numbers (low, high), got {pair!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"{name} should be finite with low < high, got {pair!r}")
+    return lo, hi
+
+
+def _sign_colours(values):
+    return [POSITIVE if v > 0 else NEGATIVE if v < 0 else ZERO for v in values]
+
+
+def _activation_style(name_or_fn):
+    if isinstance(name_or_fn, str) and name_or_fn in ACTIVATION_STYLES:
+        return dict(ACTIVATION_STYLES[name_or_fn])
+    label = name_or_fn if isinstance(name_or_fn, str) else getattr(name_or_fn, "__name__", "σ")
+    return dict(linestyle="-", label=label)
+
+
+def _names(names):
+    if isinstance(names, str) or callable(names):
+        names = (names,)
+    names = tuple(names)
+    if not names:
+        raise ValueError("names should list at least one activation, got an empty sequence")
+    for name in names:
+        get_activation(name)  # raises a ValueError naming the valid choices
+    return names
+
+
+# --- pre-activations and ReLU ------------------------------------------------
+
+
+def _sign_legend():
+    return [Patch(color=POSITIVE, label="positive"), Patch(color=NEGATIVE, label="negative"),
+            Patch(color=ZERO, label="exactly 0")]
+
+
+def _value_bars(ax, values, ticks, tick_labels, ylim):
+    bars = ax.bar(ticks, values, width=0.6, color=_sign_colours(values), edgecolor="none")
+    pad = 0.03 * (ylim[1] - ylim[0])
+    if values.size <= MAX_LABELLED_BARS:  # beyond that the printed values would collide
+        size = 10 if values.size <= 8 else 8
+        for x, v in zip(ticks, values, strict=True):
+            va, y = ("top", v - pad) if v < 0 else ("bottom", v + pad)
+            ax.text(x, y, fmt(v), ha="center", va=va, fontsize=size, color=INACTIVE_TEXT if v == 0 else NODE_TEXT)
+    ax.axhline(0.0, color=BLACK, linewidth=0.9)
+    ax.set_xticks(ticks, tick_labels)
+    ax.set_ylim(*ylim)
+    ax.grid(axis="y", color="#E6E6E6", linewidth=0.8)
+    ax.set_axisbelow(True)
+    return bars
+
+
+@_styled
+def preactivation_bars(z, h=None, labels=None, title="Pre-activation z and hidden h = ReLU(z)",
+                       h_name="ReLU", xlabel="hidden unit j"):
+    """Two bar panels: z and h, coloured by sign (positive, negative, exactly 0); z, h: (d_ff,).
+
+    `h` defaults to ReLU(z); pass it with `h_name` to show another activation.
+    """
+    z = _vector(z, "z")
+    h = relu(z) if h is None else _vector(h, "h")
+    if h.shape != z.shape:
+        raise ValueError(f"h should have the shape of z, {z.shape}, got {h.shape}")
+    ticks = np.arange(z.size)
+    if labels is None:
+        labels = [str(j) for j in ticks]
+    else:
+        labels = [str(s) for s in labels]
+        if len(labels) != z.size:
+            raise ValueError(f"labels should have one entry per unit ({z.size}), got {len(labels)}")
+    lo = min(0.0, z.min(), h.min())
+    hi = max(0.0, z.max(), h.max())
+    span = (hi - lo) or 1.0
+    ylim = (lo - 0.15 * span if lo < 0 else -0.08 * span, hi + 0.15 * span)
+
+    fig = _new_figure(min(max(7.0, 0.5 * z.size + 5.0), 14.0), 3.8)
+    ax_z, ax_h = fig.subplots(1, 2, sharey=True)
+    _value_bars(ax_z, z, ticks, labels, ylim)
+    _value_bars(ax_h, h, ticks, labels, ylim)
+    ax_z.set_title("before: pre-activation z")
+    ax_h.set_title(f"after: h = {h_name}(z)")
+    ax_z.set_ylabel("value")
+    ax_h.set_ylabel("value")
+    ax_h.tick_params(labelleft=True)
+    ax_z.set_xlabel(xlabel)
+    ax_h.set_xlabel(xlabel)
+    fig.suptitle(title)
+    fig.legend(handles=_sign_legend(), loc="outside lower center", ncols=3, frameon=False)
+    return fig
+
+
+@_styled
+def preactivation_histogram(z, bins=40, title=None):
+    """Histogram of pre-activations z (any shape, all entries), split at 0; the inactive share is z <= 0."""
+    z = np.ravel(_finite(z, "z"))
+    if not (isinstance(bins, int | np.integer) and bins >= 2):
+        raise ValueError(f"bins should be an integer >= 2, got {bins!r}")
+    n = z.size
+    n_neg, n_zero = int(np.sum(z < 0)), int(np.sum(z == 0))
+    share = (n_neg + n_zero) / n
+    share_text = f"{100 * share:.1f}%"
+
+    # Bin edges fall on 0 so that no bar mixes active and inactive units.
+    width = (z.max() - z.min()) / bins or 1.0
+    k_lo = math.floor(min(z.min(), 0.0) / width)
+    k_hi = math.ceil(max(z.max(), 0.0) / width)
+    edges = np.arange(k_lo, max(k_hi, k_lo + 1) + 1) * width
+    counts, _ = np.histogram(z[z != 0], bins=edges)
+    centres = (edges[:-1] + edges[1:]) / 2
+
+    fig = _new_figure(8.0, 4.4)
+    ax = fig.subplots()
+    ax.axvline(0.0, color=BLACK, linewidth=1.0, zorder=2)
+    share_handle, = ax.plot([], [], linestyle="none", label=f"inactive (z ≤ 0, so h = 0): {share_text}")
+    neg = centres < 0
+    ax.bar(centres[neg], counts[neg], width=width, color=NEGATIVE, edgecolor="white", linewidth=0.5,
+           label=f"z < 0: {n_neg} of {n}")
+    if n_zero:
+        # A separate narrow bar: an exact zero belongs to neither side's bins.
+        ax.bar([0.0], [n_zero], width=0.5 * width, color=ZERO, zorder=3, label=f"z = 0 exactly: {n_zero} of {n}")
+    ax.bar(centres[~neg], counts[~neg], width=width, color=POSITIVE, edgecolor="white", linewidth=0.5,
+           label=f"z > 0: {int(np.sum(z > 0))} of {n}")
+    ax.set_xlabel("pre-activation z")
+    ax.set_ylabel("count")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_title(title or f"Pre-activations: {share_text} of hidden units inactive under ReLU")
+    fig.legend(loc="outside lower center", ncols=4 if n_zero else 3, frameon=False, handlelength=1.2,
+               columnspacing=1.0, fontsize=9.5)
+    ax.margins(y=0.05)
+    return fig
+
+
+# --- activation functions ---------------------------------------------------
+
+
+@_styled
+def activation_curves(names=("relu", "gelu", "gelu_tanh", "silu"), z_range=(-4, 4), zoom=(-6, -0.5),
+                      n_points=801, title="Activation functions σ(z)"):
+    """σ(z) for each activation over `z_range`, and a second panel zoomed (linearly) on the negative `zoom`."""
+    names = _names(names)
+    z_range = _interval(z_range, "z_range")
+    zoom = _interval(zoom, "zoom")
+    fig = _new_figure(10.0, 4.2)
+    ax_all, ax_zoom = fig.subplots(1, 2)
+    for ax, (lo, hi) in ((ax_all, z_range), (ax_zoom, zoom)):
+        z = np.linspace(lo, hi, n_points)
+        for name in names:
+            line, = ax.plot(z, get_activation(name)(z), linewidth=2, **_activation_style(name))
+            line.set_gid(name if isinstance(name, str) else line.get_label())
+        ax.axhline(0.0, color=GREY, linewidth=0.8, zorder=0)
+        ax.set_xlim(lo, hi)
+        ax.set_xlabel("pre-activation z")
+        ax.set_ylabel("σ(z)")
+        ax.grid(color="#E6E6E6", linewidth=0.8)
+    if z_range[0] < 0 < z_range[1]:
+        ax_all.axvline(0.0, color=GREY, linewidth=0.8, zorder=0)
+    ax_all.set_title(f"z from {fmt(z_range[0])} to {fmt(z_range[1])}")
+    ax_zoom.set_title(f"zoom (linear scale): z from {fmt(zoom[0])} to {fmt(zoom[1])}")
+    ax_all.legend(frameon=False)
+    fig.suptitle(title)
+    return fig
+
+
+def _zero_note(z, zero):
+    """Say where |σ(z)| is exactly 0 (those points cannot sit on a log axis)."""
+    if zero.all():
+        return "exactly 0 everywhere here, not drawable on a log axis"
+    if zero.any() and z[zero].max() < z[~zero].min():
+        return f"exactly 0 for z ≤ {fmt(z[zero].max())}, not shown"
+    return f"exactly 0 at {int(zero.sum())} of {z.size} points, not shown"
+
+
+@_styled
+def tails_plot(names=("relu", "silu", "gelu", "gelu_tanh"), z=None, title="How fast σ(z) vanishes as z → -∞"):
+    """|σ(z)| on a log axis for the negative entries of z (default -40 ... -0.1).
+
+    Exact zeros (ReLU, and underflow) have no place on a log axis: they are
+    masked and the legend says where they are.
+    """
+    names = _names(names)
+    z = np.linspace(-40.0, -0.1, 800) if z is None else np.ravel(_finite(z, "z"))
+    z = np.sort(z[z < 0])
+    if z.size == 0:
+        raise ValueError("tails_plot shows negative inputs; z should contain at least one value < 0")
+    fig = _new_figure(7.5, 4.5)
+    ax = fig.subplots()
+    ax.set_yscale("log")
+    drawn = []
+    for name in names:
+        mag = np.abs(get_activation(name)(z))
+        zero = mag == 0
+        style = _activation_style(name)
+        if zero.any():
+            style["label"] = f"{style['label']}: {_zero_note(z, zero)}"
+        if zero.all():
+            # Nothing positive to draw: an empty line keeps the legend entry without
+            # handing the log axis an all-zero series (which it warns about).
+            line, = ax.plot([], [], linewidth=2, **style)
+        else:
+            line, = ax.plot(z, np.where(zero, np.nan, mag), linewidth=2, **style)
+            drawn.append(mag[~zero])
+        line.set_gid(name if isinstance(name, str) else line.get_label())
+    if drawn:
+        lo = math.floor(math.log10(min(float(m.min()) for m in drawn)))
+        hi = math.ceil(math.log10(max(float(m.max()) for m in drawn)))
+    else:
+        lo, hi = -300, 0
+    hi = max(hi, lo + 1)
+    # Round decades (every 1, 2, 5, 10, 20, 50 or 100) instead of the locator's odd steps like 10^-38.
+    step = next(s for s in (1, 2, 5, 10, 20, 50, 100, 1000) if (hi - lo) / s <= 8)
+    lo = max(step * math.floor(lo / step), _LOG10_TINY)
+    ax.set_yticks([10.0**e for e in range(step * math.ceil(lo / step), hi + 1, step)])
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.set_ylim(10.0**lo, 10.0**hi)
+    ax.set_xlim(z[0], z[-1])
+    ax.set_xlabel("pre-activation z (negative)")
+    ax.set_ylabel("|σ(z)| (log scale)")
+    ax.set_title(title)
+    ax.grid(color="#E6E6E6", linewidth=0.8, which="major")
+    ax.legend(frameon=False, loc="lower right")
+    return fig
+
+
+# --- the forward pass -------------------------------------------------------
+
+
+def _node(ax, x, y, text, face, edge, text_colour, gid, width, height):
+    box = FancyBboxPatch((x - width / 2, y - height / 2), width, height, boxstyle="round,pad=0.02,rounding_size=0.12",
+                         facecolor=face, edgecolor=edge, linewidth=1.4, zorder=3)
+    box.set_gid(gid)
+    ax.add_patch(box)
+    label = ax.text(x, y, text, ha="center", va="center", fontsize=10, color=text_colour, zorder=4)
+    label.set_gid(gid)
+    return box
+
+
+def _rows(n):
+    """Vertical positions of n nodes, centred on 0, top to bottom."""
+    return (n - 1) / 2 - np.arange(n)
+
+
+@_styled
+def ffn_dataflow(x, W1, b1, W2, b2, activation="relu", title=None):
+    """One token through a small FFN: x (d_model) → z, h (d_ff) → y (d_model).
+
+    Values are printed in the nodes; hidden units with h == 0 are grey, and so
+    are their outgoing edges, which carry nothing. Edge colour is the weight's
+    sign and width its magnitude. x: (d_model,).
+    """
+    x, W1, b1, W2, b2 = check_ffn_shapes(x, W1, b1, W2, b2)
+    if x.ndim != 1:
+        raise ValueError(f"ffn_dataflow draws one token: x should have shape (d_model,), got {x.shape}")
+    d_model, d_ff = W1.shape
+    d_out = W2.shape[1]
+    if max(d_model, d_out) > MAX_DATAFLOW_D_MODEL or d_ff > MAX_DATAFLOW_D_FF:
+        raise ValueError(
+            f"ffn_dataflow draws small FFNs (d_model <= {MAX_DATAFLOW_D_MODEL}, d_ff <= {MAX_DATAFLOW_D_FF}), "
+            f"got d_model = {d_model}, d_ff = {d_ff}; try shape_trace_table for a large one"
+        )
+    trace = ffn_trace(x, W1, b1, W2, b2, activation=activation)
+    name = activation if isinstance(activation, str) else getattr(activation, "__name__", "σ")
+    sigma = ACTIVATION_SYMBOLS.get(name, name)
+
+    col_x, col_h, col_y = 0.0, 3.2, 6.4
+    w_io, w_h, height = 1.25, 1.55, 0.74
+    y_in, y_hid, y_out = _rows(d_model), 1.08 * _rows(d_ff) if d_ff > 1 else _rows(1), _rows(d_out)
+    rows = max(d_model, d_ff, d_out)
+    fig = _new_figure(8.4, 1.0 + 0.78 * rows + 1.4)
+    ax = fig.subplots()
+
+    max_w = max(float(np.abs(W1).max()), float(np.abs(W2).max())) or 1.0
+    for W, (c0, w0, ys0), (c1, w1, ys1), layer in (
+        (W1, (col_x, w_io, y_in), (col_h, w_h, y_hid), 1),
+        (W2, (col_h, w_h, y_hid), (col_y, w_io, y_out), 2),
+    ):
+        for i, j in np.ndindex(W.shape):
+            w = W[i, j]
+            if w == 0:
+                continue  # a zero weight carries nothing; leaving it out keeps the picture honest
+            silent = layer == 2 and trace.h[i] == 0
+            ax.plot([c0 + w0 / 2, c1 - w1 / 2], [ys0[i], ys1[j]],
+                    color=GREY if silent else (POSITIVE if w > 0 else NEGATIVE),
+                    linestyle=":" if silent else "-", alpha=0.55 if silent else 0.75,
+                    linewidth=0.6 + 2.6 * abs(w) / max_w, zorder=1, solid_capstyle="round",
+                    gid=f"W{layer}[{i},{j}]")
+
+    for i in range(d_model):
+        _node(ax, col_x, y_in[i], f"x[{i}] = {fmt(trace.x[i])}", INPUT_FACE, BLACK, NODE_TEXT, f"x-{i}", w_io, height)
+    for j in range(d_ff):
+        inactive = trace.h[j] == 0
+        _node(ax, col_h, y_hid[j], f"z[{j}] = {fmt(trace.z[j])}\nh[{j}] = {fmt(trace.h[j])}",
+              INACTIVE_FACE if inactive else ACTIVE_FACE, GREY if inactive else BLUE,
+              INACTIVE_TEXT if inactive else NODE_TEXT, f"hidden-{j}", w_h, height)
+    for k in range(d_out):
+        _node(ax, col_y, y_out[k], f"y[{k}] = {fmt(trace.y[k])}", OUTPUT_FACE, ORANGE, NODE_TEXT, f"y-{k}", w_io,
+              height)
+
+    half = max(y_hid.max(), y_in.max(), y_out.max()) + height / 2 + 0.15
+    ax.set_xlim(col_x - w_io / 2 - 0.15, col_y + w_io / 2 + 0.15)
+    ax.set_ylim(-half, half)
+    ax.set_xticks([col_x, col_h, col_y], [f"input x\nd_model = {d_model}", f"hidden: z, h = {sigma}(z)\nd_ff = {d_ff}",
+                                          f"output y\nd_model = {d_out}"])
+    ax.set_yticks([])
+    ax.tick_params(axis="x", length=0)
+    for side in ("left", "right", "top", "bottom"):
+        ax.spines[side].set_visible(False)
+    ax.set_xlabel("stage of the forward pass: z = x W1 + b1,  h = σ(z),  y = h W2 + b2")
+    ax.set_ylabel("units (index from the top)")
+    n_off = int(np.sum(trace.h == 0))
+    ax.set_title(title or f"One token through the FFN: {n_off} of {d_ff} hidden units inactive (grey)")
+    key = [Patch(facecolor=ACTIVE_FACE, edgecolor=BLUE, label="active unit")]
+    if n_off:
+        key.append(Patch(facecolor=INACTIVE_FACE, edgecolor=GREY, label="inactive (h = 0)"))
+    key += [Line2D([], [], color=POSITIVE, linewidth=2, label="weight > 0"),
+            Line2D([], [], color=NEGATIVE, linewidth=2, label="weight < 0")]
+    if n_off:
+        key.append(Line2D([], [], color=GREY, linewidth=1.5, linestyle=":", label="carries 0 (from h = 0)"))
+    fig.legend(handles=key, loc="outside lower center", ncols=len(key), frameon=False, fontsize=9, handlelength=1.6,
+               columnspacing=1.2)
+    return fig
+
+
+def shape_trace(x, W1, b1, W2, b2, activation="relu"):
+    """[(stage, shape), ...] for one forward pass: x, x W1, z, h, y; x: (..., d_model)."""
+    x, W1, b1, W2, b2 = check_ffn_shapes(x, W1, b1, W2, b2)
+    trace = ffn_trace(x, W1, b1, W2, b2, activation=activation)
+    return [
+        ("x", trace.x.shape),
+        ("x @ W1", (x @ W1).shape),
+        ("z = x @ W1 + b1", trace.z.shape),
+        ("h = σ(z)", trace.h.shape),
+        ("y = h @ W2 + b2", trace.y.shape),
+    ]
+
+
+_SHAPE_RE = re.compile(r"^\(\d*(, ?\d+)*,?\)$")
+
+
+@_styled
+def shape_trace_table(stages, title="Shapes through the FFN"):
+    """A table figure of (stage name, shape or array) rows, e.g. from `shape_trace`."""
+    rows = []
+    for k, entry in enumerate(stages):
+        try:
+            name, thing = entry
+        except (TypeError, ValueError):
+            raise ValueError(f"stages[{k}] should be a pair (stage name, shape or array), got {entry!r}") from None
+        if isinstance(thing, tuple) and all(isinstance(n, int | np.integer) and n >= 0 for n in thing):
+            shape = tuple(int(n) for n in thing)
+        elif hasattr(thing, "shape"):
+            shape = tuple(thing.shape)
+        else:
+            raise ValueError(f"stages[{k}] ({name!r}): expected a shape tuple or an array, got {thing!r}")
+        rows.append([str(name), str(shape)])
+    if not rows:
+        raise ValueError("stages is empty; expected at least one (stage name, shape) pair")
+
+    fig = _new_figure(5.6, 0.55 + 0.36 * (len(rows) + 1))
+    ax = fig.subplots()
+    ax.set_axis_off()
+    table = ax.table(cellText=rows, colLabels=["stage", "shape"], colWidths=[0.62, 0.38], cellLoc="left",
+                     bbox=[0.0, 0.0, 1.0, 1.0])
+    table.auto_set_font_size(False)
+    table.set_fontsize(11)
+    for (r, _c), cell in table.get_celld().items():
+        cell.set_edgecolor("#BBBBBB")
+        if r == 0:
+            cell.set_facecolor("#E8E8E8")
+            cell.get_text().set_fontweight("bold")
+        else:
+            cell.get_text().set_fontfamily("monospace")
+    ax.set_title(title)
+    return fig
+
+
+# --- budgets and training ---------------------------------------------------
+
+
+@_styled
+def params_bar(items, title=None, xlabel="parameters"):
+    """Horizontal bars of a parameter count per part: `items` maps name -> count (top to bottom)."""
+    if not isinstance(items, Mapping) or not items:
+        raise ValueError(f"items should be a non-empty mapping name -> parameter count, got {items!r}")
+    names, counts = [], []
+    for name, count in items.items():
+        if isinstance(count, bool) or not isinstance(count, int | np.integer | float | np.floating) \
+                or not math.isfinite(count) or count < 0 or count != int(count):
+            raise ValueError(f"items[{name!r}] should be a non-negative whole number of parameters, got {count!r}")
+        names.append(str(name))
+        counts.append(int(count))
+    total = sum(counts)
+    fig = _new_figure(8.0, 1.2 + 0.5 * len(names))
+    ax = fig.subplots()
+    ypos = np.arange(len(names))
+    ax.barh(ypos, counts, height=0.6, color=BLUE)
+    top = max(counts) or 1
+    for yp, c in zip(ypos, counts, strict=True):
+        pct = 100 * c / total if total else 0.0
+        share = "" if not total else f" ({pct:.1f}%)" if pct >= 1 or pct == 0 else f" ({pct:.2g}%)"
+        ax.text(c + 0.01 * top, yp, f"{c:,}{share}", va="center", ha="left", fontsize=10)
+    ax.set_yticks(ypos, names)
+    ax.invert_yaxis()
+    ax.set_xlim(0, top * 1.35)
+    ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:,.0f}")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("part")
+    ax.set_title(title or f"Where the parameters go: {total:,} in all")
+    ax.grid(axis="x", color="#E6E6E6", linewidth=0.8)
+    ax.set_axisbelow(True)
+    return fig
+
+
+@_styled
+def loss_curves(curves, title="Training loss", xlabel="step", ylabel="loss (log scale)"):
+    """Loss against step on a log y axis; `curves` maps label -> sequence of losses (> 0; exact 0 is masked)."""
+    if not isinstance(curves, Mapping) or not curves:
+        raise ValueError(f"curves should be a non-empty mapping label -> sequence of losses, got {curves!r}")
+    fig = _new_figure(7.0, 4.2)
+    ax = fig.subplots()
+    ax.set_yscale("log")
+    styles = ("-", "--", "-.", ":")
+    for k, (label, losses) in enumerate(curves.items()):
+        loss = as_float(losses, f"curves[{label!r}]")
+        if loss.ndim != 1 or loss.size == 0:
+            raise ValueError(f"curves[{label!r}] should be a non-empty 1-D sequence of losses, got shape {loss.shape}")
+        bad = ~np.isfinite(loss) | (loss < 0)
+        if bad.any():
+            step = int(np.argmax(bad))
+            raise ValueError(f"curves[{label!r}] should hold finite losses >= 0, got {loss[step]} at step {step}")
+        zero = loss == 0
+        text = str(label) + (f" ({int(zero.sum())} exact zeros not shown on the log axis)" if zero.any() else "")
+        ax.plot(np.arange(loss.size), np.where(zero, np.nan, loss), linewidth=1.8,
+                color=OKABE_ITO[k % len(OKABE_ITO)], linestyle=styles[(k // len(OKABE_ITO)) % len(styles)],
+                label=text)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(color="#E6E6E6", linewidth=0.8, which="major")
+    ax.legend(frameon=False)
+    return fig

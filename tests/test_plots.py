@@ -1,0 +1,396 @@
+"""The course's figures: each renders headless to PNG, and shows what it claims.
+
+The assertions read the figures' artists (bar colours, node face colours, line
+data, legend text), so a figure that draws the wrong thing fails here.
+Any warning while building or rendering a figure is an error.
+"""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import matplotlib
+import numpy as np
+import pytest
+from matplotlib.colors import same_color, to_rgba
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyBboxPatch
+from matplotlib.text import Text
+
+from ffn_helpers import examples as ex
+from ffn_helpers import ffn_param_count, ffn_trace, get_activation, plots
+
+pytestmark = pytest.mark.filterwarnings("error")
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _random_z(seed=0, shape=(64, 32), shift=0.3):
+    return np.random.default_rng(seed).standard_normal(shape) + shift
+
+
+FIGURES = {
+    "preactivation_bars W-2": lambda: plots.preactivation_bars(ex.W_2.z),
+    "preactivation_bars W-3": lambda: plots.preactivation_bars(ex.W_3.z, labels=["a", "b", "c", "d"]),
+    "activation_curves": lambda: plots.activation_curves(),
+    "ffn_dataflow W-2": lambda: plots.ffn_dataflow(ex.W_2.x, *ex.W_2.params),
+    "ffn_dataflow W-3": lambda: plots.ffn_dataflow(ex.W_3.x, *ex.W_3.params),
+    "ffn_dataflow W-4 gelu": lambda: plots.ffn_dataflow(ex.W_4.x, *ex.W_4.params, activation="gelu"),
+    "shape_trace_table": lambda: plots.shape_trace_table(plots.shape_trace(np.ones((5, 3)), *ex.W_2.params)),
+    "preactivation_histogram": lambda: plots.preactivation_histogram(_random_z()),
+    "preactivation_histogram zeros": lambda: plots.preactivation_histogram(np.r_[ex.W_3.z, -1.5, 0.25]),
+    "params_bar": lambda: plots.params_bar({"W1": 2_359_296, "b1": 3_072, "W2": 2_359_296, "b2": 768}),
+    "loss_curves": lambda: plots.loss_curves({"wide": np.geomspace(1, 1e-3, 50), "narrow": np.geomspace(1, 0.1, 50)}),
+    "tails_plot": lambda: plots.tails_plot(),
+    "tails_plot relu only": lambda: plots.tails_plot(["relu"]),
+}
+
+
+def _render(fig, tmp_path, name):
+    path = tmp_path / (re.sub(r"\W+", "_", name) + ".png")
+    fig.savefig(path)
+    data = path.read_bytes()
+    assert data.startswith(PNG_SIGNATURE), f"{path.name} is not a PNG"
+    return data
+
+
+def _legend_texts(fig):
+    legends = list(fig.legends) + [ax.get_legend() for ax in fig.axes if ax.get_legend() is not None]
+    return [t.get_text() for legend in legends for t in legend.get_texts()]
+
+
+def _by_gid(fig, kind):
+    return {a.get_gid(): a for ax in fig.axes for a in ax.findobj(kind) if a.get_gid()}
+
+
+# --- every figure -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_figure_renders_to_png_with_title_and_labelled_axes(name, tmp_path):
+    fig = FIGURES[name]()
+    assert isinstance(fig, Figure)
+    _render(fig, tmp_path, name)
+    assert fig.axes, f"{name} has no axes"
+    for ax in fig.axes:
+        assert ax.get_title().strip(), f"{name}: an axes has no title"
+        if ax.axison:  # a table's axes is switched off: its column headers label it
+            assert ax.get_xlabel().strip(), f"{name}: axes {ax.get_title()!r} has no x label"
+            assert ax.get_ylabel().strip(), f"{name}: axes {ax.get_title()!r} has no y label"
+
+
+def test_figure_shows_itself_as_png_in_jupyter():
+    # IPython calls _repr_png_ on a cell's last value; this works even when pyplot was never imported.
+    fig = plots.preactivation_bars(ex.W_2.z)
+    png = fig._repr_png_()
+    assert png.startswith(PNG_SIGNATURE)
+    width, height = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert 400 < width < 1400 and 200 < height < 900, (width, height)  # readable, and fits a notebook column
+
+
+def test_building_a_figure_leaves_rcparams_alone():
+    # "backend" is left out: reading it makes matplotlib resolve (and record) a backend.
+    def settings():
+        return {k: matplotlib.rcParams[k] for k in matplotlib.rcParams if k != "backend"}
+
+    before = settings()
+    plots.preactivation_bars(ex.W_2.z)
+    plots.tails_plot()
+    assert settings() == before
+
+
+def test_import_ffn_helpers_does_not_import_matplotlib():
+    code = "import sys, ffn_helpers; assert 'matplotlib' not in sys.modules, 'matplotlib was imported'"
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+
+
+def test_figures_never_touch_pyplot_so_nothing_is_shown():
+    # pyplot owns show() and the global figure list; if it is never imported, neither can be used.
+    code = (
+        "import sys, warnings\n"
+        "warnings.simplefilter('error')\n"
+        "import ffn_helpers\n"
+        "from tests.test_plots import FIGURES\n"
+        "figs = [build() for build in FIGURES.values()]\n"
+        "figs[0]._repr_png_()  # rendering takes the same path for every figure\n"
+        "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot was imported'\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+
+
+# --- preactivation_bars -----------------------------------------------------
+
+
+def test_preactivation_bars_colour_by_sign():
+    z = np.array([1.5, -0.7, 0.0, -0.0, 2.0, -3.0])
+    fig = plots.preactivation_bars(z)
+    ax_z, ax_h = fig.axes
+    expected_z = [plots.POSITIVE, plots.NEGATIVE, plots.ZERO, plots.ZERO, plots.POSITIVE, plots.NEGATIVE]
+    expected_h = [plots.POSITIVE, plots.ZERO, plots.ZERO, plots.ZERO, plots.POSITIVE, plots.ZERO]
+    for ax, values, colours in ((ax_z, z, expected_z), (ax_h, np.maximum(z, 0), expected_h)):
+        bars = ax.containers[0]
+        assert [b.get_height() for b in bars] == values.tolist()
+        for j, (bar, colour) in enumerate(zip(bars, colours, strict=True)):
+            assert same_color(bar.get_facecolor(), colour), f"{ax.get_title()}: bar {j} ({values[j]})"
+    assert len({plots.POSITIVE, plots.NEGATIVE, plots.ZERO}) == 3
+
+
+def test_preactivation_bars_w2_labels_values():
+    fig = plots.preactivation_bars(ex.W_2.z)
+    ax_z, ax_h = fig.axes
+    assert same_color(ax_z.containers[0][1].get_facecolor(), plots.NEGATIVE)
+    assert same_color(ax_h.containers[0][1].get_facecolor(), plots.ZERO)
+    texts_z = [t.get_text() for t in ax_z.texts]
+    texts_h = [t.get_text() for t in ax_h.texts]
+    assert texts_z == ["0.94", "-0.62", "0.55", "0.96"]
+    assert texts_h == ["0.94", "0", "0.55", "0.96"]
+
+
+def test_preactivation_bars_rejects_mismatched_h():
+    with pytest.raises(ValueError, match=r"h should have the shape of z, \(4,\), got \(3,\)"):
+        plots.preactivation_bars(ex.W_2.z, h=[1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match="1-D"):
+        plots.preactivation_bars(np.ones((2, 3)))
+    with pytest.raises(ValueError, match="finite"):
+        plots.preactivation_bars([1.0, np.nan])
+
+
+# --- ffn_dataflow -----------------------------------------------------------
+
+
+def _hidden_nodes(fig):
+    patches = _by_gid(fig, FancyBboxPatch)
+    texts = _by_gid(fig, Text)
+    d_ff = sum(1 for gid in patches if gid.startswith("hidden-"))
+    return [patches[f"hidden-{j}"] for j in range(d_ff)], [texts[f"hidden-{j}"] for j in range(d_ff)]
+
+
+@pytest.mark.parametrize(("example", "inactive"), [(ex.W_2, {1}), (ex.W_3, {1, 2})])
+def test_ffn_dataflow_greys_inactive_hidden_units(example, inactive):
+    trace = ffn_trace(example.x, *example.params)
+    assert set(np.flatnonzero(trace.h == 0)) == inactive  # the example is what the test assumes
+    fig = plots.ffn_dataflow(example.x, *example.params)
+    boxes, labels = _hidden_nodes(fig)
+    assert len(boxes) == example.W1.shape[1]
+    for j, (box, label) in enumerate(zip(boxes, labels, strict=True)):
+        face, text = (plots.INACTIVE_FACE, plots.INACTIVE_TEXT) if j in inactive else (plots.ACTIVE_FACE,
+                                                                                       plots.NODE_TEXT)
+        assert same_color(box.get_facecolor(), face), f"hidden unit {j}: face {box.get_facecolor()}"
+        assert same_color(label.get_color(), text), f"hidden unit {j}: label colour {label.get_color()}"
+        assert label.get_text() == f"z[{j}] = {plots.fmt(example.z[j])}\nh[{j}] = {plots.fmt(example.h[j])}"
+    assert not same_color(plots.INACTIVE_FACE, plots.ACTIVE_FACE)
+    # Edges leaving an inactive unit are grey; the others carry their weight's sign.
+    lines = _by_gid(fig, Line2D)
+    for (j, k), w in np.ndenumerate(example.W2):
+        gid = f"W2[{j},{k}]"
+        if w == 0:
+            assert gid not in lines
+        else:
+            colour = plots.GREY if j in inactive else (plots.POSITIVE if w > 0 else plots.NEGATIVE)
+            assert same_color(lines[gid].get_color(), colour), gid
+
+
+@pytest.mark.parametrize("example", [ex.W_2, ex.W_3])
+def test_ffn_dataflow_prints_the_worked_example(example):
+    fig = plots.ffn_dataflow(example.x, *example.params)
+    texts = _by_gid(fig, Text)
+    d_model = example.x.size
+    assert [texts[f"x-{i}"].get_text() for i in range(d_model)] == [
+        f"x[{i}] = {plots.fmt(v)}" for i, v in enumerate(example.x)]
+    shown_y = [float(texts[f"y-{k}"].get_text().split("= ")[1]) for k in range(example.y.size)]
+    np.testing.assert_allclose(shown_y, example.y, rtol=0, atol=5e-4)  # 3 significant digits
+    n_off = int(np.sum(example.h == 0))
+    assert f"{n_off} of {example.W1.shape[1]} hidden units inactive" in fig.axes[0].get_title()
+
+
+def test_ffn_dataflow_with_gelu_has_no_inactive_unit():
+    fig = plots.ffn_dataflow(ex.W_2.x, *ex.W_2.params, activation="gelu")
+    boxes, _ = _hidden_nodes(fig)
+    assert all(same_color(b.get_facecolor(), plots.ACTIVE_FACE) for b in boxes)
+    assert "h = GELU(z)" in fig.axes[0].get_xticklabels()[1].get_text()
+
+
+def test_ffn_dataflow_rejects_batches_and_big_layers():
+    with pytest.raises(ValueError, match=r"one token: x should have shape \(d_model,\), got \(2, 3\)"):
+        plots.ffn_dataflow(np.ones((2, 3)), *ex.W_2.params)
+    d_model, d_ff = 4, plots.MAX_DATAFLOW_D_FF + 1
+    with pytest.raises(ValueError, match=f"got d_model = 4, d_ff = {d_ff}"):
+        plots.ffn_dataflow(np.ones(d_model), np.ones((d_model, d_ff)), None, np.ones((d_ff, d_model)), None)
+    with pytest.raises(ValueError, match="W1 looks transposed"):
+        plots.ffn_dataflow(ex.W_2.x, ex.W_2.W1.T, ex.W_2.b1, ex.W_2.W2, ex.W_2.b2)
+
+
+# --- activation_curves and tails_plot ---------------------------------------
+
+
+def test_activation_curves_draw_the_reference_functions():
+    names = ("relu", "gelu", "gelu_tanh", "silu")
+    fig = plots.activation_curves(names, z_range=(-4, 4), zoom=(-6, -0.5))
+    ax_all, ax_zoom = fig.axes
+    for ax, (lo, hi) in ((ax_all, (-4, 4)), (ax_zoom, (-6, -0.5))):
+        lines = {line.get_gid(): line for line in ax.get_lines() if line.get_gid()}
+        assert set(lines) == set(names)
+        for name, line in lines.items():
+            z, y = line.get_xdata(), line.get_ydata()
+            assert (z[0], z[-1]) == (lo, hi)
+            np.testing.assert_array_equal(y, get_activation(name)(z), err_msg=name)
+        assert ax.get_xlim() == (lo, hi)
+    np.testing.assert_array_equal(_line(ax_all, "relu").get_ydata(), np.maximum(_line(ax_all, "relu").get_xdata(), 0))
+    assert "zoom" in ax_zoom.get_title()
+    assert {"ReLU", "GELU (exact)", "GELU (tanh approx.)", "SiLU"} <= set(_legend_texts(fig))
+
+
+def _line(ax, gid):
+    return next(line for line in ax.get_lines() if line.get_gid() == gid)
+
+
+def test_activation_curves_reject_bad_input():
+    with pytest.raises(ValueError, match="unknown activation 'swish'"):
+        plots.activation_curves(["relu", "swish"])
+    with pytest.raises(ValueError, match="z_range should be finite with low < high"):
+        plots.activation_curves(z_range=(4, -4))
+
+
+def test_tails_plot_masks_exact_zeros_and_says_so():
+    z = np.linspace(-40, -0.1, 400)
+    fig = plots.tails_plot(["relu", "silu", "gelu", "gelu_tanh"], z)
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log"
+    for name in ("silu", "gelu", "gelu_tanh"):
+        line = _line(ax, name)
+        mag = np.abs(get_activation(name)(line.get_xdata()))
+        y = line.get_ydata()
+        np.testing.assert_array_equal(np.isnan(y), mag == 0, err_msg=name)
+        np.testing.assert_array_equal(y[mag > 0], mag[mag > 0], err_msg=name)
+    assert _line(ax, "relu").get_xdata().size == 0  # nothing drawable, but still in the legend
+    legend = _legend_texts(fig)
+    assert "ReLU: exactly 0 everywhere here, not drawable on a log axis" in legend
+    assert "SiLU" in legend  # never 0 here, so no note
+    last_zero = z[get_activation("gelu_tanh")(z) == 0].max()
+    assert f"GELU (tanh approx.): exactly 0 for z ≤ {plots.fmt(last_zero)}, not shown" in legend
+    assert ax.get_ylim()[0] > 0
+
+
+def test_tails_plot_keeps_only_negative_z():
+    fig = plots.tails_plot(["silu"], [-2.0, 3.0, -1.0, 0.0])
+    np.testing.assert_array_equal(_line(fig.axes[0], "silu").get_xdata(), [-2.0, -1.0])
+    with pytest.raises(ValueError, match="at least one value < 0"):
+        plots.tails_plot(["silu"], [0.0, 1.0])
+
+
+# --- preactivation_histogram ------------------------------------------------
+
+
+def _inactive_share_text(fig):
+    (text,) = [t for t in _legend_texts(fig) if t.startswith("inactive")]
+    return re.search(r"([\d.]+)%", text).group(1)
+
+
+@pytest.mark.parametrize("shift", [0.0, 0.3, -1.0])
+def test_histogram_reports_the_inactive_share(shift):
+    z = _random_z(seed=1, shift=shift)
+    share = float(np.mean(z <= 0))
+    fig = plots.preactivation_histogram(z)
+    assert _inactive_share_text(fig) == f"{100 * share:.1f}"
+    assert f"{100 * share:.1f}%" in fig.axes[0].get_title()
+    bars = [b for c in fig.axes[0].containers for b in c]
+    assert sum(b.get_height() for b in bars) == z.size
+    for b in bars:  # no bar mixes active and inactive units
+        if same_color(b.get_facecolor(), plots.NEGATIVE):
+            assert b.get_x() + b.get_width() <= 1e-12
+        else:
+            assert same_color(b.get_facecolor(), plots.POSITIVE) and b.get_x() >= -1e-12
+
+
+def test_histogram_counts_exact_zeros_as_inactive():
+    z = np.r_[ex.W_3.z, -1.5, 0.25]  # [2, 0, 0, 5, -1.5, 0.25]: 3 of 6 inactive
+    fig = plots.preactivation_histogram(z)
+    assert _inactive_share_text(fig) == "50.0"
+    (zero_bar,) = [b for c in fig.axes[0].containers for b in c if same_color(b.get_facecolor(), plots.ZERO)]
+    assert zero_bar.get_height() == 2
+    assert "z = 0 exactly: 2 of 6" in _legend_texts(fig)
+
+
+def test_histogram_rejects_nan():
+    with pytest.raises(ValueError, match="finite"):
+        plots.preactivation_histogram([0.5, np.nan])
+
+
+# --- shape_trace and its table ----------------------------------------------
+
+
+def test_shape_trace_w2_and_batched():
+    assert plots.shape_trace(ex.W_2.x, *ex.W_2.params) == [
+        ("x", (3,)), ("x @ W1", (4,)), ("z = x @ W1 + b1", (4,)), ("h = σ(z)", (4,)), ("y = h @ W2 + b2", (3,))]
+    shapes = [s for _, s in plots.shape_trace(np.ones((2, 5, 3)), *ex.W_2.params)]
+    assert shapes == [(2, 5, 3), (2, 5, 4), (2, 5, 4), (2, 5, 4), (2, 5, 3)]
+
+
+def test_shape_trace_table_shows_each_stage():
+    stages = plots.shape_trace(np.ones((5, 3)), *ex.W_2.params)
+    stages.append(("an array", np.zeros((7, 2))))
+    fig = plots.shape_trace_table(stages)
+    (table,) = fig.axes[0].tables
+    cells = table.get_celld()
+    assert (cells[0, 0].get_text().get_text(), cells[0, 1].get_text().get_text()) == ("stage", "shape")
+    shown = [(cells[r, 0].get_text().get_text(), cells[r, 1].get_text().get_text()) for r in range(1, len(stages) + 1)]
+    assert shown == [("x", "(5, 3)"), ("x @ W1", "(5, 4)"), ("z = x @ W1 + b1", "(5, 4)"), ("h = σ(z)", "(5, 4)"),
+                     ("y = h @ W2 + b2", "(5, 3)"), ("an array", "(7, 2)")]
+
+
+def test_shape_trace_table_rejects_bad_rows():
+    with pytest.raises(ValueError, match=r"stages\[0\] should be a pair"):
+        plots.shape_trace_table(["x"])
+    with pytest.raises(ValueError, match=r"stages\[0\] \('x'\): expected a shape tuple or an array"):
+        plots.shape_trace_table([("x", "three")])
+
+
+# --- params_bar and loss_curves ---------------------------------------------
+
+
+def test_params_bar_bert_base_layer():
+    d_model, d_ff = ex.W_6["bert_base"]["d_model"], ex.W_6["bert_base"]["d_ff"]
+    items = {"W1": d_model * d_ff, "b1": d_ff, "W2": d_ff * d_model, "b2": d_model}
+    fig = plots.params_bar(items)
+    ax = fig.axes[0]
+    assert [b.get_width() for b in ax.containers[0]] == list(items.values())
+    assert [t.get_text() for t in ax.get_yticklabels()] == list(items)
+    total = ffn_param_count(d_model, d_ff)
+    assert total == ex.W_6["bert_base"]["per_layer"] == sum(items.values())
+    assert f"{total:,}" in ax.get_title()
+    # 3,072 / 4,722,432 = 0.065%, 768 / 4,722,432 = 0.016%: small shares keep two significant digits.
+    assert [t.get_text() for t in ax.texts] == ["2,359,296 (50.0%)", "3,072 (0.065%)", "2,359,296 (50.0%)",
+                                                "768 (0.016%)"]
+
+
+def test_params_bar_rejects_bad_counts():
+    with pytest.raises(ValueError, match=r"items\['W1'\] should be a non-negative whole number"):
+        plots.params_bar({"W1": -3})
+    with pytest.raises(ValueError, match="non-empty mapping"):
+        plots.params_bar([("W1", 3)])
+
+
+def test_loss_curves_log_scale_and_masked_zeros():
+    losses = {"a": [1.0, 0.5, 0.0, 0.25], "b": np.geomspace(2, 0.01, 4)}
+    fig = plots.loss_curves(losses)
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log"
+    a, b = ax.get_lines()
+    np.testing.assert_array_equal(a.get_ydata(), [1.0, 0.5, np.nan, 0.25])
+    np.testing.assert_array_equal(b.get_ydata(), losses["b"])
+    assert _legend_texts(fig) == ["a (1 exact zeros not shown on the log axis)", "b"]
+    assert not same_color(a.get_color(), b.get_color())
+    with pytest.raises(ValueError, match=r"curves\['a'\] should hold finite losses >= 0, got -1.0 at step 1"):
+        plots.loss_curves({"a": [1.0, -1.0]})
+
+
+def test_palette_is_okabe_ito():
+    assert len(set(plots.OKABE_ITO)) == 8
+    for colour in (plots.POSITIVE, plots.NEGATIVE):
+        assert colour in plots.OKABE_ITO
+    assert to_rgba(plots.ZERO)[:3] == to_rgba(plots.GREY)[:3]
