@@ -1,5 +1,7 @@
 """Input validation shared by the reference computations: float64 arrays with clear errors."""
 
+import numbers
+
 import numpy as np
 
 
@@ -13,6 +15,12 @@ def as_float(a, name):
         raise TypeError(f"{name} must be an array of numbers; could not convert it: {exc}") from exc
     if arr.dtype == np.float64:
         return arr
+    if arr.dtype.kind == "O":  # a list mixing numbers with something else (or ints too big for int64)
+        bad = [v for v in arr.ravel() if not isinstance(v, numbers.Real)][:1]
+        if bad:
+            raise TypeError(f"{name} must hold real numbers, but it contains {bad[0]!r} "
+                            f"of type {type(bad[0]).__name__}")
+        return arr.astype(np.float64)
     if arr.dtype.kind not in "biuf":
         raise TypeError(
             f"{name} must hold real numbers, got dtype {arr.dtype} "

@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
+from . import activations
 from ._lazy import special
 
 _N_THREADS = os.cpu_count() or 1
@@ -18,11 +19,19 @@ _pool = None
 
 
 def _gelu_inplace(z):
-    z *= special().ndtr(z)
+    if activations.has_neg_inf(z):  # -inf · Φ(-inf) is NaN; the public gelu returns the limit
+        z[...] = activations.gelu(z)
+    else:
+        with np.errstate(under="ignore"):
+            z *= special().ndtr(z)
 
 
 def _silu_inplace(z):
-    z *= special().expit(z)
+    if activations.has_neg_inf(z):
+        z[...] = activations.silu(z)
+    else:
+        with np.errstate(under="ignore"):
+            z *= special().expit(z)
 
 
 _INPLACE = {
@@ -37,12 +46,13 @@ def activate_inplace(z, name, fallback):
     kernel = _INPLACE.get(name) if isinstance(name, str) else None
     if kernel is None:
         return fallback(z)
-    if name == "relu" or z.size < _MIN_PARALLEL or _N_THREADS == 1 or z.ndim == 0:
+    # Threads only for large contiguous arrays: there, reshape(-1) is a view, so the
+    # blocks written in place are z itself.
+    if name == "relu" or z.size < _MIN_PARALLEL or _N_THREADS == 1 or not z.flags.c_contiguous:
         kernel(z)
         return z
     global _pool
     if _pool is None:
         _pool = ThreadPoolExecutor(_N_THREADS, thread_name_prefix="ffn_helpers")
-    flat = z.reshape(-1, z.shape[-1])  # a view: z is freshly made and contiguous
-    list(_pool.map(kernel, np.array_split(flat, _N_THREADS)))
+    list(_pool.map(kernel, np.array_split(z.reshape(-1), _N_THREADS)))
     return z

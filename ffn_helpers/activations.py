@@ -1,8 +1,9 @@
 r"""Activation functions σ, elementwise on float64 arrays of any shape.
 
 All are written so that every finite input gives a finite output with no
-floating-point warning (the textbook formulas overflow or cancel; see notebook 08).
-NaN propagates.
+floating-point warning, even under `np.errstate(all="raise")` (the textbook
+formulas overflow or cancel; see notebook 08). At ±inf they return their limits
+(-0.0 for the smooth ones at -inf). NaN propagates.
 """
 
 import math
@@ -31,10 +32,24 @@ def sigmoid(z):
     return special().expit(as_float(z, "z"))
 
 
+def has_neg_inf(z):
+    """Does float64 array z hold -inf? (fmin skips NaN; one pass, several times cheaper than isneginf.)"""
+    return z.size > 0 and np.fmin.reduce(z, axis=None) == -np.inf
+
+
+def _times_weight(z, weight):
+    """z · weight where weight → 0 as z → -inf; at z = -inf give the limit -0.0, not -inf · 0 = NaN."""
+    with np.errstate(invalid="ignore", under="ignore"):
+        out = z * weight
+    if has_neg_inf(z):
+        out = np.where(np.isneginf(z), -0.0, out)
+    return out
+
+
 def silu(z):
     r"""SiLU(z) = z · sigmoid(z) (also called swish)."""
     z = as_float(z, "z")
-    return z * special().expit(z)
+    return _times_weight(z, special().expit(z))
 
 
 def gelu(z):
@@ -44,19 +59,20 @@ def gelu(z):
     GELU(-10) ≈ -7.62e-23, where 0.5·z·(1 + erf(z/√2)) cancels to -0.0.
     """
     z = as_float(z, "z")
-    return z * special().ndtr(z)
+    return _times_weight(z, special().ndtr(z))
 
 
 def gelu_tanh(z):
     r"""The tanh approximation 0.5·z·(1 + tanh(√(2/π)(z + 0.044715 z³))).
 
-    Kept in the published form, so it underflows to -0.0 for z ≲ -10 as
-    frameworks' versions do; z³ may overflow to ±inf for |z| > 1e102, harmlessly.
+    Kept in the published form, so it cancels to -0.0 for z ≲ -7.19 (1 + tanh rounds to 0), as
+    frameworks' versions do; z³ may overflow to ±inf for |z| > 1e102, and
+    underflow for tiny |z|, harmlessly.
     """
     z = as_float(z, "z")
-    with np.errstate(over="ignore"):
+    with np.errstate(over="ignore", under="ignore"):
         inner = _SQRT_2_OVER_PI * (z + 0.044715 * z**3)
-    return 0.5 * z * (1.0 + np.tanh(inner))
+        return _times_weight(z, 0.5 * (1.0 + np.tanh(inner)))
 
 
 def identity(z):

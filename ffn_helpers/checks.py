@@ -8,6 +8,7 @@ raises AssertionError with that message, so an nbgrader test cell fails (and
 scores 0) exactly when the learner's function is wrong.
 """
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,26 +51,28 @@ def compare(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEFAULT_
         return Comparison(
             False, f"{name} has shape {got.shape}, expected {expected.shape}{hint}.\n"
             f"  expected: {_fmt(expected)}\n  got:      {_fmt(got)}")
-    lines = []
+    note = ""
     if expected.dtype.kind == "f" and got.dtype != expected.dtype:
-        lines.append(f"  note: dtype is {got.dtype}, expected {expected.dtype}")
+        note = f"\n  note: dtype is {got.dtype}, expected {expected.dtype}"
     g, e = got.astype(np.float64), expected.astype(np.float64)
     with np.errstate(all="ignore"):
         diff = np.abs(g - e)
         both_nan = np.isnan(g) & np.isnan(e)
         same_inf = np.isinf(g) & (g == e)
         diff = np.where(both_nan | same_inf, 0.0, diff)
-        diff = np.where(np.isnan(diff), np.inf, diff)
-        close = diff <= atol + rtol * np.abs(np.where(np.isinf(e), 0.0, e))
-        rel = np.where(e != 0, diff / np.abs(e), np.where(diff == 0, 0.0, np.inf))
+        diff = np.where(np.isnan(diff), np.inf, diff)  # NaN against a number: as far apart as can be
+        scale = np.abs(np.where(np.isfinite(e), e, 0.0))
+        close = diff <= atol + rtol * scale
+        rel = np.where(diff == 0, 0.0, np.where(scale != 0, diff / scale, np.inf))
     max_abs = float(diff.max()) if diff.size else 0.0
-    max_rel = float(np.nanmax(rel)) if rel.size else 0.0
+    max_rel = float(rel.max()) if rel.size else 0.0
     if close.all():
-        how = "equal" if max_abs == 0 else f"close (largest absolute difference {max_abs:.3g})"
-        return Comparison(True, f"{name}: {how}", max_abs, max_rel)
+        how = "equal" if max_abs == 0 else (
+            f"close (largest absolute difference {max_abs:.3g}, largest relative difference {max_rel:.3g})")
+        return Comparison(True, f"{name}: {how}{note}", max_abs, max_rel)
     worst = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
     n_bad = int((~close).sum())
-    lines[:0] = [
+    lines = [
         f"{name} is not close to the expected value: {n_bad} of {close.size} entries differ "
         f"(tolerance: |got - expected| <= {atol:g} + {rtol:g}·|expected|).",
         f"  largest absolute difference {max_abs:.6g} at index {tuple(int(i) for i in worst)}, "
@@ -77,7 +80,7 @@ def compare(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEFAULT_
         f"  expected: {_fmt(expected)}",
         f"  got:      {_fmt(got)}",
     ]
-    return Comparison(False, "\n".join(lines), max_abs, max_rel)
+    return Comparison(False, "\n".join(lines) + note, max_abs, max_rel)
 
 
 def diagnose(actual, mistakes, args, *, expected=None, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL):
@@ -88,14 +91,21 @@ def diagnose(actual, mistakes, args, *, expected=None, rtol=DEFAULT_RTOL, atol=D
     """
     if expected is not None and compare(actual, expected, rtol=rtol, atol=atol).ok:
         return []
+    try:
+        shape = np.shape(actual)
+    except ValueError:  # ragged: no catalogued mistake gives that
+        return []
     found = []
     for mistake in mistakes:
+        # A wrong formula may warn on these inputs (e.g. ddof=1 with d = 1); that is
+        # not the learner's output and must not reach stderr in a test cell.
         try:
-            with np.errstate(all="ignore"):
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
                 wrong = mistake.compute(*args)
         except Exception:  # the mistake may not even be possible for these shapes
             continue
-        if np.shape(wrong) == np.shape(actual) and compare(actual, wrong, rtol=rtol, atol=atol).ok:
+        if np.shape(wrong) == shape and compare(actual, wrong, rtol=rtol, atol=atol).ok:
             found.append(mistake)
     return found
 
@@ -134,15 +144,24 @@ def check(fn, args, expected, *, name=None, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL
     return actual
 
 
+# numpy's scalars stand in for Python's: np.bool_ for bool, np.int64 for int, np.str_ for str.
+_KINDS = (((bool, np.bool_), "bool"), ((int, np.integer), "int"), ((str, np.str_), "str"),
+          ((float, np.floating), "float"))
+
+
+def _kind(value):
+    for types, kind in _KINDS:  # bool first: True is an int too
+        if isinstance(value, types):
+            return kind
+    return type(value).__name__
+
+
 def check_equal(actual, expected, *, name="result"):
     """Assert exact equality for non-array answers (strings, booleans, integers)."""
-    if type(actual) is not type(expected) and not (
-        isinstance(actual, (int, np.integer)) and isinstance(expected, (int, np.integer))
-        and not isinstance(actual, bool)
-    ):
+    if _kind(actual) != _kind(expected):
         raise AssertionError(
-            f"{name} should be a {type(expected).__name__} ({expected!r}), "
-            f"got a {type(actual).__name__}: {actual!r}")
+            f"{name} should be of type {_kind(expected)} ({expected!r}), "
+            f"got type {type(actual).__name__}: {actual!r}")
     if actual != expected:
         raise AssertionError(f"{name}: expected {expected!r}, got {actual!r}")
 

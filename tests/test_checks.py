@@ -1,0 +1,262 @@
+"""The feedback learners see: compare's messages, check's handling of unfinished or crashing code."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+from ffn_helpers import checks, mistakes
+from ffn_helpers.checks import assert_close, call, check, check_equal, compare, diagnose
+
+
+@pytest.fixture(autouse=True)
+def no_warnings():
+    """Feedback must never write a warning: nbgrader gives 0 points to a cell with stderr output."""
+    with warnings.catch_warnings(), np.errstate(all="raise"):
+        warnings.simplefilter("error")
+        yield
+
+
+# --- compare ---------------------------------------------------------------------------------------
+
+def test_equal_says_equal():
+    r = compare([1.0, 2.0], np.array([1.0, 2.0]), name="y")
+    assert r.ok and r.message == "y: equal" and r.max_abs == 0.0 and r.max_rel == 0.0
+
+
+def test_close_reports_largest_absolute_and_relative_difference():
+    r = compare([1.0 + 1e-9, 2.0], [1.0, 2.0], name="y")
+    assert r.ok
+    assert r.message.startswith("y: close (largest absolute difference 1e-09, largest relative difference 1e-09")
+    assert r.max_abs == pytest.approx(1e-9, rel=1e-6, abs=0) and r.max_rel == pytest.approx(1e-9, rel=1e-6, abs=0)
+
+
+def test_not_close_reports_count_tolerance_worst_index_and_both_values():
+    expected = np.array([[1.0, 2.0], [3.0, 4.0]])
+    got = np.array([[1.0, 2.5], [3.0, 4.0 + 1e-3]])
+    r = compare(got, expected, name="ffn_forward(...)")
+    assert not r.ok
+    lines = r.message.splitlines()
+    assert lines[0] == ("ffn_forward(...) is not close to the expected value: 2 of 4 entries differ "
+                        "(tolerance: |got - expected| <= 1e-12 + 1e-07·|expected|).")
+    assert lines[1] == "  largest absolute difference 0.5 at index (0, 1), largest relative difference 0.25"
+    assert lines[2].startswith("  expected: [[1. 2.]") and lines[4].startswith("  got:      [[1.    2.5  ]")
+    assert r.max_abs == 0.5 and r.max_rel == 0.25
+
+
+def test_tolerances_are_the_ones_given():
+    assert not compare([1.001], [1.0]).ok
+    r = compare([1.001], [1.0], rtol=1e-2, atol=0)
+    assert r.ok and "close" in r.message
+    assert "(tolerance: |got - expected| <= 0 + 1e-05·|expected|)" in compare([1.001], [1.0], rtol=1e-5,
+                                                                              atol=0).message
+    assert not compare([1e-13], [0.0], atol=0).ok and compare([1e-13], [0.0]).ok
+
+
+def test_relative_difference_against_zero_is_infinite():
+    r = compare([1e-3], [0.0])
+    assert not r.ok and r.max_rel == np.inf and "largest relative difference inf" in r.message
+
+
+@pytest.mark.parametrize("got, expected, hint", [
+    (np.ones((3, 2)), np.ones((2, 3)), "the axes are swapped: check for a missing or extra transpose"),
+    (np.ones(6), np.ones((2, 3)), "same number of elements: check for a reshape, a squeeze or a flattening"),
+    (np.ones((1, 3)), np.ones(3), "same number of elements"),
+    (np.ones(4), np.ones(3), None),
+    (5.0, np.ones(3), None),
+])
+def test_shape_mismatch_message(got, expected, hint):
+    r = compare(got, expected, name="y")
+    assert not r.ok
+    assert r.message.startswith(f"y has shape {np.shape(got)}, expected {np.shape(expected)}")
+    assert "expected: " in r.message and "got: " in r.message
+    if hint:
+        assert hint in r.message
+    else:
+        assert "the axes" not in r.message and "same number" not in r.message
+
+
+def test_dtype_note_when_equal_close_or_not():
+    for got in (np.array([1, 2]), np.array([1.0, 2.0], dtype=np.float32)):
+        r = compare(got, np.array([1.0, 2.0]))
+        assert r.ok and f"note: dtype is {got.dtype}, expected float64" in r.message
+    r = compare(np.array([1.0, 2.5], dtype=np.float32), np.array([1.0, 2.0]))
+    assert not r.ok and "note: dtype is float32, expected float64" in r.message
+    assert "note" not in compare(np.array([1.0, 2.0]), np.array([1.0, 2.0])).message
+
+
+def test_nan_equals_nan_without_warning():
+    assert compare(np.nan, np.nan).ok
+    r = compare([1.0, np.nan], [1.0, np.nan])
+    assert r.ok and r.message == "result: equal"
+    assert compare([[np.nan, np.nan]], [[np.nan, np.nan]]).ok
+
+
+def test_nan_against_a_number_is_a_difference():
+    for got, expected in (([np.nan], [1.0]), ([1.0], [np.nan])):
+        r = compare(got, expected)
+        assert not r.ok and "1 of 1 entries differ" in r.message and r.max_abs == np.inf
+
+
+def test_infinities():
+    assert compare([np.inf, -np.inf], [np.inf, -np.inf]).ok
+    assert not compare([np.inf], [-np.inf]).ok
+    assert not compare([1e308], [np.inf]).ok
+    assert not compare([np.inf], [1.0]).ok
+
+
+def test_none_says_forgot_to_return():
+    r = compare(None, [1.0], name="relu(...)")
+    assert not r.ok and r.message == "relu(...) is None: did the function forget to `return` its result?"
+
+
+@pytest.mark.parametrize("got, part", [("abc", "should hold numbers, got dtype <U3"),
+                                       ([1 + 1j], "should hold numbers, got dtype complex128"),
+                                       ([[1.0, 2.0], [3.0]], "could not be read as an array")])
+def test_non_numeric_results(got, part):
+    r = compare(got, [1.0])
+    assert not r.ok and part in r.message
+
+
+def test_empty_arrays_are_equal():
+    assert compare(np.zeros((0, 3)), np.zeros((0, 3))).ok
+
+
+def test_booleans_and_ints_compare_as_numbers():
+    assert compare(np.array([True, False]), np.array([True, False])).ok
+    assert not compare(np.array([True, True]), np.array([True, False])).ok
+
+
+# --- call / check --------------------------------------------------------------------------------
+
+def unfinished(x):
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+def test_check_turns_not_implemented_into_implement_it():
+    with pytest.raises(AssertionError) as info:
+        check(unfinished, ([1.0],), [1.0])
+    message = str(info.value)
+    assert message.startswith("unfinished is not implemented yet: replace `raise NotImplementedError()`")
+    assert "run that cell, then run this test again" in message
+    assert info.value.__cause__ is None and info.value.__suppress_context__  # no traceback noise
+
+
+def test_check_turns_a_crash_into_a_message_naming_the_exception():
+    def crashes(x):
+        return x @ np.ones((5, 5))
+
+    with pytest.raises(AssertionError, match=r"^crashes raised ValueError: matmul") as info:
+        check(crashes, (np.ones((2, 3)),), np.ones((2, 5)))
+    assert isinstance(info.value.__cause__, ValueError)
+
+    def key_error(x):
+        return {}["missing"]
+
+    with pytest.raises(AssertionError, match=r"^key_error raised KeyError: 'missing'"):
+        check(key_error, (1,), 1.0)
+
+
+def test_check_with_a_function_returning_none():
+    def forgot_return(x):
+        np.maximum(x, 0)
+
+    with pytest.raises(AssertionError, match=r"forgot_return\(\.\.\.\) is None: did the function forget to `return`"):
+        check(forgot_return, ([1.0],), [1.0])
+
+
+def test_check_returns_the_result_when_right_and_raises_the_compare_message_when_wrong():
+    def double(x):
+        return 2 * np.asarray(x, float)
+
+    out = check(double, ([1.0, 2.0],), [2.0, 4.0])
+    np.testing.assert_array_equal(out, [2.0, 4.0])
+    with pytest.raises(AssertionError) as info:
+        check(double, ([1.0, 2.0],), [2.0, 5.0], name="twice")
+    assert str(info.value) == compare([2.0, 4.0], [2.0, 5.0], name="twice(...)").message
+
+
+def test_check_passes_its_tolerances():
+    def nearly(x):
+        return np.asarray(x, float) + 1e-6
+
+    with pytest.raises(AssertionError):
+        check(nearly, ([1.0],), [1.0])
+    check(nearly, ([1.0],), [1.0], rtol=1e-5)
+
+
+def test_call_passes_arguments_and_returns():
+    assert call(lambda a, b: a - b, 5, 3) == 2
+
+
+def test_assert_close_adds_the_likely_mistake():
+    x = np.array([[1.0, -1.0]])
+    W1, b1 = np.array([[1.0, 0.0, 2.0], [0.0, 1.0, -1.0]]), np.array([0.5, -0.5, 0.5])
+    W2, b2 = np.array([[1.0, -1.0], [0.0, 1.0], [1.0, 0.0]]), np.array([0.0, 1.0])
+    right = np.maximum(x @ W1 + b1, 0) @ W2 + b2
+    no_b2 = np.maximum(x @ W1 + b1, 0) @ W2
+    with pytest.raises(AssertionError) as info:
+        assert_close(no_b2, right, mistakes=mistakes.FFN, args=(x, W1, b1, W2, b2))
+    assert str(info.value).endswith("\nLikely mistake (missing_b2): " + mistakes.by_key("missing_b2")[0].explanation)
+
+
+# --- diagnose -------------------------------------------------------------------------------------
+
+def test_diagnose_names_nothing_when_the_answer_is_right():
+    z = np.array([-1.0, 2.0])
+    assert diagnose(z * 0, mistakes.SILU, (z,), expected=z * 0) == []
+
+
+def test_diagnose_survives_ragged_and_none_results():
+    x = np.ones((2, 3))
+    args = (x, np.ones((3, 4)), np.ones(4), np.ones((4, 3)), np.ones(3))
+    assert diagnose([[1, 2], [3]], mistakes.FFN, args) == []
+    assert diagnose(None, mistakes.FFN, args) == []
+
+
+def test_diagnose_silences_warnings_from_the_wrong_formulas():
+    # The unbiased variance divides by d - 1 = 0 for d = 1: numpy warns, the feedback must not.
+    # Dividing 0 by 0 without eps warns too. A learner's all-NaN output matches both.
+    x = np.array([[3.0], [4.0]])
+    found = diagnose(np.full((2, 1), np.nan), mistakes.LAYER_NORM, (x,))
+    assert [m.key for m in found] == ["unbiased_variance", "no_eps"]
+
+
+def test_diagnose_skips_mistakes_that_crash_on_these_inputs():
+    class Boom:
+        key, explanation = "boom", "never"
+
+        @staticmethod
+        def compute(*args):
+            raise RuntimeError("not possible here")
+
+    assert diagnose(np.ones(2), [Boom], (np.ones(2),)) == []
+
+
+# --- check_equal and ok --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("actual, expected", [("A", "A"), (np.str_("C"), "C"), (True, True), (np.bool_(False), False),
+                                              (3, 3), (np.int64(3), 3), (2.5, 2.5), (np.float64(2.5), 2.5)])
+def test_check_equal_accepts_numpy_scalars_for_python_ones(actual, expected):
+    check_equal(actual, expected)
+
+
+@pytest.mark.parametrize("actual, expected, message", [
+    ("B", "A", "sign_case: expected 'A', got 'B'"),
+    (1, True, "sign_case should be of type bool (True), got type int: 1"),
+    (True, 1, "sign_case should be of type int (1), got type bool: True"),
+    (1.0, 1, "sign_case should be of type int (1), got type float: 1.0"),
+    (np.array(["A"]), "A", "sign_case should be of type str ('A'), got type ndarray"),
+    (None, "A", "sign_case should be of type str ('A'), got type NoneType: None"),
+])
+def test_check_equal_rejects_wrong_values_and_types(actual, expected, message):
+    with pytest.raises(AssertionError) as info:
+        check_equal(actual, expected, name="sign_case")
+    assert str(info.value).startswith(message)
+
+
+def test_ok_prints_to_stdout_only(capsys):
+    checks.ok("relu passes the positives.")
+    out, err = capsys.readouterr()
+    assert out == "✔ relu passes the positives.\n" and err == ""

@@ -1,0 +1,333 @@
+"""Every mistake in the catalogue is recognised when a learner makes it, and never otherwise.
+
+For each exercise the wrong functions below are written the way a learner would
+write them (not by calling the catalogue); each must fail `checks.check` with the
+catalogue's explanation of exactly its mistake. Two different correct
+implementations must pass, and on the chosen inputs no catalogued mistake may give
+the right answer (so the inputs tell every mistake apart from the truth).
+"""
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import pytest
+from scipy import special, stats
+
+import ffn_helpers as fh
+from ffn_helpers import checks, mistakes
+
+
+@dataclass
+class Exercise:
+    reference: object  # the reference implementation, gives the expected value
+    args: tuple  # inputs chosen so that every mistake shows
+    catalogue: tuple
+    wrong: dict  # mistake key -> a learner's wrong function
+    correct: list  # two different right functions
+    tolerances: dict = field(default_factory=dict)
+
+
+# --- ffn_forward (ReLU) ----------------------------------------------------------------------
+
+def ffn_args():
+    rng = np.random.default_rng(42)
+    x = rng.standard_normal((4, 3))
+    W1, b1 = rng.standard_normal((3, 5)), rng.standard_normal(5)
+    W2, b2 = rng.standard_normal((5, 3)), rng.standard_normal(3)
+    return x, W1, b1, W2, b2
+
+
+def ffn_ok_matrix(x, W1, b1, W2, b2):
+    return np.maximum(x @ W1 + b1, 0) @ W2 + b2
+
+
+def ffn_ok_loop(x, W1, b1, W2, b2):
+    out = []
+    for token in np.atleast_2d(x):
+        h = [max(0.0, sum(token[i] * W1[i, j] for i in range(len(token))) + b1[j]) for j in range(W1.shape[1])]
+        out.append([sum(h[j] * W2[j, k] for j in range(len(h))) + b2[k] for k in range(W2.shape[1])])
+    return np.array(out).reshape(np.shape(x))
+
+
+FFN_WRONG = {
+    "missing_b1": lambda x, W1, b1, W2, b2: np.maximum(x @ W1, 0) @ W2 + b2,
+    "missing_b2": lambda x, W1, b1, W2, b2: np.maximum(x @ W1 + b1, 0) @ W2,
+    "no_activation": lambda x, W1, b1, W2, b2: (x @ W1 + b1) @ W2 + b2,
+    "activation_on_output": lambda x, W1, b1, W2, b2: np.maximum(np.maximum(x @ W1 + b1, 0) @ W2 + b2, 0),
+    "bias_after_activation": lambda x, W1, b1, W2, b2: (np.maximum(x @ W1, 0) + b1) @ W2 + b2,
+}
+
+
+# --- linear_torch: nn.Linear semantics, weight (out_features, in_features) --------------------
+
+def linear_args():
+    rng = np.random.default_rng(7)
+    return rng.standard_normal((4, 3)), rng.standard_normal((3, 3)), rng.standard_normal(3)  # square: both layouts run
+
+
+def linear_reference(x, weight, bias):
+    return x @ weight.T + bias
+
+
+LINEAR_WRONG = {
+    "torch_layout": lambda x, weight, bias: x @ weight + bias,
+    "missing_bias": lambda x, weight, bias: x @ weight.T,
+}
+
+
+def linear_ok_einsum(x, weight, bias):
+    return np.einsum("...i,oi->...o", x, weight) + bias
+
+
+def linear_ok_transpose_first(x, weight, bias):
+    W = np.transpose(weight)
+    return np.dot(x, W) + bias
+
+
+# --- gelu (exact) ----------------------------------------------------------------------------------
+
+GELU_Z = np.array([-10.0, -3.0, -0.5, 0.0, 0.5, 2.0, 4.0])
+
+GELU_WRONG = {
+    "gelu_tanh_for_exact": lambda z: 0.5 * z * (1 + np.tanh(math.sqrt(2 / math.pi) * (z + 0.044715 * z**3))),
+    "gelu_sigmoid_approx": lambda z: z / (1 + np.exp(-1.702 * z)),
+    "silu_for_gelu": lambda z: z / (1 + np.exp(-z)),
+    "sigmoid_for_gelu": lambda z: 1 / (1 + np.exp(-z)),
+    "erf_cancellation": lambda z: np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in z]),
+}
+
+
+def gelu_ok_norm_cdf(z):
+    return z * stats.norm.cdf(z)
+
+
+def gelu_ok_erfc(z):
+    return 0.5 * z * special.erfc(-z / np.sqrt(2))
+
+
+# --- silu ------------------------------------------------------------------------------------------
+
+SILU_Z = np.array([-8.0, -1.0, -0.25, 0.0, 0.75, 3.0])
+
+SILU_WRONG = {
+    "sigmoid_for_silu": lambda z: 1 / (1 + np.exp(-z)),
+    "gelu_for_silu": lambda z: z * stats.norm.cdf(z),
+}
+
+
+def silu_ok_division(z):
+    return z / (1 + np.exp(-z))
+
+
+def silu_ok_expit(z):
+    return z * special.expit(z)
+
+
+# --- layer_norm(x, gamma, beta, eps) -----------------------------------------------------------------
+
+def layer_norm_args():
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 4)) * np.array([[1.0], [5.0], [0.01]]) + np.array([[0.0], [2.0], [-1.0]])
+    gamma, beta = 1 + rng.random(4), rng.standard_normal(4)
+    return x, gamma, beta, 1e-5  # the third row's variance (~1e-4) makes eps matter
+
+
+def _ln_normed(x, eps, axis=-1, ddof=0, eps_outside=False):
+    mu = x.mean(axis=axis, keepdims=True)
+    var = x.var(axis=axis, keepdims=True, ddof=ddof)
+    return (x - mu) / (np.sqrt(var) + eps if eps_outside else np.sqrt(var + eps))
+
+
+LAYER_NORM_WRONG = {
+    "unbiased_variance": lambda x, gamma, beta, eps: _ln_normed(x, eps, ddof=1) * gamma + beta,
+    "eps_outside_sqrt": lambda x, gamma, beta, eps: (x - x.mean(-1, keepdims=True)) / (x.std(-1, keepdims=True)
+                                                                                      + eps) * gamma + beta,
+    "wrong_axis": lambda x, gamma, beta, eps: (x - x.mean(axis=0)) / np.sqrt(x.var(axis=0) + eps) * gamma + beta,
+    "no_eps": lambda x, gamma, beta, eps: (x - x.mean(-1, keepdims=True)) / x.std(-1, keepdims=True) * gamma + beta,
+    "ignored_gamma_beta": lambda x, gamma, beta, eps: _ln_normed(x, eps),
+    "ignored_gamma": lambda x, gamma, beta, eps: _ln_normed(x, eps) + beta,
+    "ignored_beta": lambda x, gamma, beta, eps: _ln_normed(x, eps) * gamma,
+}
+
+
+def layer_norm_ok_numpy(x, gamma=None, beta=None, eps=1e-5):
+    out = _ln_normed(x, eps)
+    if gamma is not None:
+        out = out * gamma
+    if beta is not None:
+        out = out + beta
+    return out
+
+
+def layer_norm_ok_rows(x, gamma=None, beta=None, eps=1e-5):
+    out = np.empty_like(x)
+    d = x.shape[-1]
+    for i, row in enumerate(x.reshape(-1, d)):
+        mean = sum(row) / d
+        var = sum((v - mean) ** 2 for v in row) / d
+        out.reshape(-1, d)[i] = [(v - mean) / math.sqrt(var + eps) for v in row]
+    g = np.ones(d) if gamma is None else gamma
+    b = np.zeros(d) if beta is None else beta
+    return out * g + b
+
+
+# --- post_ln / pre_ln with a ReLU FFN as the sublayer -------------------------------------------------
+
+def _sublayer():
+    rng = np.random.default_rng(11)
+    W1, b1, W2, b2 = rng.standard_normal((3, 6)), rng.standard_normal(6), rng.standard_normal((6, 3)), rng.random(3)
+
+    def ffn(x):
+        return fh.ffn_forward(x, W1, b1, W2, b2)
+
+    return ffn
+
+
+def wrapper_args():
+    x = np.array([[4.0, 1.0, -2.0], [0.5, 3.0, 7.0]])  # far from normalised: LN(x) differs a lot from x
+    return x, _sublayer(), 1e-5
+
+
+ln = fh.layer_norm  # a learner's own, correct, layer_norm from the earlier exercise
+
+POST_LN_WRONG = {
+    "normalised_before_add": lambda x, sublayer, eps: ln(x, eps=eps) + sublayer(x),
+    "pre_ln_for_post_ln": lambda x, sublayer, eps: x + sublayer(ln(x, eps=eps)),
+    "missing_residual": lambda x, sublayer, eps: ln(sublayer(x), eps=eps),
+}
+
+
+def post_ln_ok(x, sublayer, eps=1e-5):
+    return ln(x + sublayer(x), eps=eps)
+
+
+def post_ln_ok_by_hand(x, sublayer, eps=1e-5):
+    r = x + sublayer(x)
+    centred = r - r.mean(axis=-1, keepdims=True)
+    return centred / np.sqrt((centred**2).mean(axis=-1, keepdims=True) + eps)
+
+
+PRE_LN_WRONG = {
+    "post_ln_for_pre_ln": lambda x, sublayer, eps: ln(x + sublayer(x), eps=eps),
+    "normalised_residual": lambda x, sublayer, eps: (lambda n: n + sublayer(n))(ln(x, eps=eps)),
+    "missing_residual": lambda x, sublayer, eps: sublayer(ln(x, eps=eps)),
+}
+
+
+def pre_ln_ok(x, sublayer, eps=1e-5):
+    return x + sublayer(ln(x, eps=eps))
+
+
+def pre_ln_ok_by_hand(x, sublayer, eps=1e-5):
+    centred = x - x.mean(axis=-1, keepdims=True)
+    normed = centred / np.sqrt(centred.var(axis=-1, keepdims=True) + eps)
+    y = sublayer(normed)
+    return np.add(y, x)
+
+
+EXERCISES = {
+    "ffn": Exercise(fh.ffn_forward, ffn_args(), mistakes.FFN, FFN_WRONG, [ffn_ok_matrix, ffn_ok_loop]),
+    "linear_torch": Exercise(linear_reference, linear_args(), mistakes.LINEAR_TORCH, LINEAR_WRONG,
+                             [linear_ok_einsum, linear_ok_transpose_first]),
+    # The erf cancellation loses only ~1e-23 at z = -10: visible with a relative tolerance alone.
+    "gelu": Exercise(fh.gelu, (GELU_Z,), mistakes.GELU, GELU_WRONG, [gelu_ok_norm_cdf, gelu_ok_erfc],
+                     {"atol": 0.0}),
+    "silu": Exercise(fh.silu, (SILU_Z,), mistakes.SILU, SILU_WRONG, [silu_ok_division, silu_ok_expit]),
+    "layer_norm": Exercise(fh.layer_norm, layer_norm_args(), mistakes.LAYER_NORM, LAYER_NORM_WRONG,
+                           [layer_norm_ok_numpy, layer_norm_ok_rows]),
+    "post_ln": Exercise(fh.post_ln, wrapper_args(), mistakes.POST_LN, POST_LN_WRONG, [post_ln_ok, post_ln_ok_by_hand]),
+    "pre_ln": Exercise(fh.pre_ln, wrapper_args(), mistakes.PRE_LN, PRE_LN_WRONG, [pre_ln_ok, pre_ln_ok_by_hand]),
+}
+
+WRONG_CASES = [(name, key) for name, ex in EXERCISES.items() for key in ex.wrong]
+CORRECT_CASES = [(name, i) for name, ex in EXERCISES.items() for i in range(len(ex.correct))]
+
+
+@pytest.fixture(autouse=True)
+def no_warnings():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+
+
+def test_every_core_catalogue_entry_has_a_learner_style_wrong_function():
+    # The core exercises' groups; notebooks add groups of their own, tested with their notebooks.
+    assert set(EXERCISES) <= set(mistakes.CATALOGUE)
+    for name, ex in EXERCISES.items():
+        assert ex.catalogue is mistakes.CATALOGUE[name]
+        assert set(ex.wrong) == {m.key for m in ex.catalogue}, name
+
+
+def test_catalogue_entries_are_well_formed():
+    for name, group in mistakes.CATALOGUE.items():
+        keys = [m.key for m in group]
+        assert len(keys) == len(set(keys)), f"duplicate key in {name}"
+        for m in group:
+            assert isinstance(m, mistakes.Mistake) and m.key.isidentifier() and callable(m.compute)
+            assert m.explanation.strip() and "\n" not in m.explanation
+
+
+def test_the_brief_list_of_misconceptions_is_in_the_catalogue():
+    listed = {"missing_b1", "missing_b2", "no_activation", "activation_on_output", "bias_after_activation",
+              "torch_layout", "missing_bias", "gelu_tanh_for_exact", "gelu_sigmoid_approx", "silu_for_gelu",
+              "sigmoid_for_gelu", "erf_cancellation", "unbiased_variance", "eps_outside_sqrt", "wrong_axis",
+              "no_eps", "ignored_gamma_beta", "pre_ln_for_post_ln", "post_ln_for_pre_ln", "missing_residual",
+              "normalised_before_add"}
+    assert listed <= {m.key for group in mistakes.CATALOGUE.values() for m in group}
+    assert len(mistakes.by_key("missing_residual")) == 2  # one for post-LN, one for pre-LN
+    assert mistakes.by_key("no_such_mistake") == []
+
+
+@pytest.mark.parametrize("name, key", WRONG_CASES, ids=[f"{n}-{k}" for n, k in WRONG_CASES])
+def test_a_learner_mistake_fails_the_check_and_is_named(name, key):
+    ex = EXERCISES[name]
+    expected = ex.reference(*ex.args)
+    wrong = ex.wrong[key]
+    with pytest.raises(AssertionError) as info:
+        checks.check(wrong, ex.args, expected, name=name, mistakes=ex.catalogue, **ex.tolerances)
+    message = str(info.value)
+    explanation = next(m.explanation for m in ex.catalogue if m.key == key)
+    assert f"\nLikely mistake ({key}): {explanation}" in message
+    assert message.count("Likely mistake") == 1, message  # the inputs single out this mistake
+    found = checks.diagnose(wrong(*ex.args), ex.catalogue, ex.args, expected=expected, **ex.tolerances)
+    assert [m.key for m in found] == [key]
+
+
+@pytest.mark.parametrize("name, i", CORRECT_CASES, ids=[f"{n}-{i}" for n, i in CORRECT_CASES])
+def test_a_correct_function_passes_and_no_mistake_gives_the_right_answer(name, i):
+    ex = EXERCISES[name]
+    expected = ex.reference(*ex.args)
+    right = ex.correct[i]
+    out = checks.check(right, ex.args, expected, name=name, mistakes=ex.catalogue, **ex.tolerances)
+    np.testing.assert_allclose(out, expected, rtol=1e-12, atol=0)
+    # Without `expected`, diagnose lists every mistake that would give this very result:
+    # none may, or a right answer could not be told from that mistake.
+    assert checks.diagnose(out, ex.catalogue, ex.args, **ex.tolerances) == []
+
+
+def test_gelu_erf_cancellation_passes_the_default_absolute_tolerance():
+    # Why the gelu exercise checks with atol=0: the loss is ~1e-23, far below atol = 1e-12.
+    wrong = GELU_WRONG["erf_cancellation"]
+    checks.check(wrong, (GELU_Z,), fh.gelu(GELU_Z))
+    with pytest.raises(AssertionError, match=r"Likely mistake \(erf_cancellation\)"):
+        checks.check(wrong, (GELU_Z,), fh.gelu(GELU_Z), atol=0, mistakes=mistakes.GELU)
+
+
+def test_a_mistake_that_makes_no_difference_on_these_inputs_is_not_named():
+    x, W1, b1, W2, b2 = ffn_args()
+    zero_b1 = np.zeros_like(b1)
+    out = FFN_WRONG["missing_b1"](x, W1, zero_b1, W2, b2)
+    checks.check(FFN_WRONG["missing_b1"], (x, W1, zero_b1, W2, b2), fh.ffn_forward(x, W1, zero_b1, W2, b2),
+                 mistakes=mistakes.FFN)
+    assert checks.diagnose(out, mistakes.FFN, (x, W1, zero_b1, W2, b2),
+                           expected=fh.ffn_forward(x, W1, zero_b1, W2, b2)) == []
+
+
+def test_torch_layout_with_a_non_square_weight_crashes_with_a_named_exception():
+    rng = np.random.default_rng(0)
+    x, weight, bias = rng.standard_normal((2, 3)), rng.standard_normal((5, 3)), rng.standard_normal(5)
+    with pytest.raises(AssertionError, match=r"^linear_torch raised ValueError: matmul"):
+        checks.check(LINEAR_WRONG["torch_layout"], (x, weight, bias), linear_reference(x, weight, bias),
+                     name="linear_torch", mistakes=mistakes.LINEAR_TORCH)
