@@ -1,0 +1,597 @@
+"""The class report: what the class got wrong, per exercise and per misconception, as one HTML file.
+
+    python -m autograder report ASSIGNMENT [ASSIGNMENT ...] --results RESULTS_DIR --out REPORT.html
+        [--csv REPORT.csv] [--anonymise] [--threshold 0.5]
+
+It reads the per-student JSON that `python -m autograder grade` wrote (see
+report_results.py) and writes one self-contained HTML page: the score
+distribution, the share of full, partial and zero credit per exercise (hardest
+first), the misconceptions the diagnosis named (with how many of the students who
+failed the exercise they explain), and the students who need attention. `--csv`
+writes the per-exercise and per-misconception table for the instructor's own tools.
+
+Definitions: a student is *scored* when the grader produced test-cell scores (a
+missing or unreadable notebook is not). An exercise's credit is the sum of its test
+cells (`test_<f>`, `test_<f>_hidden`); a student *failed* an exercise when that
+credit is below its maximum. "missing_b1: 7 of 27" means 7 of the 27 students who
+failed the exercise had a failure message naming that misconception.
+"""
+
+import argparse
+import csv
+import hmac
+import html
+import io
+import os
+import re
+import secrets
+import statistics
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from . import COURSE_ROOT
+from .report_results import ReportError, read_results
+
+EPS = 1e-9
+DEFAULT_THRESHOLD = 0.5
+DEFAULT_SALT_FILE = COURSE_ROOT / ".report_salt"  # per course; keep it private and out of version control
+CSV_COLUMNS = ("assignment", "exercise", "misconception", "max_points", "students_scored", "full", "partial",
+               "zero", "failed", "failed_unexplained", "failed_flagged", "mean_credit", "students_named",
+               "share_of_failed", "explanation")
+
+
+# ---------------------------------------------------------------- statistics
+
+
+@dataclass(frozen=True)
+class MistakeRow:
+    key: str
+    students: int  # failed students whose failure names it
+    failed: int
+    explanation: str
+    catalogued: bool  # the key is in ffn_helpers.mistakes
+
+    @property
+    def share(self):
+        return self.students / self.failed if self.failed else 0.0
+
+
+@dataclass
+class ExerciseRow:
+    exercise: str
+    max_points: float
+    scored: int = 0
+    full: int = 0
+    partial: int = 0
+    zero: int = 0
+    credit: float = 0.0  # sum of earned / max over scored students
+    mistakes: list = field(default_factory=list)  # MistakeRow, most common first
+    undiagnosed: int = 0  # failed students whose failure names no misconception (and who were not flagged)
+    flagged: int = 0  # failed students who lost the exercise to an integrity flag
+
+    @property
+    def failed(self):
+        return self.partial + self.zero
+
+    @property
+    def mean_credit(self):
+        return self.credit / self.scored if self.scored else 0.0
+
+
+@dataclass(frozen=True)
+class Attention:
+    student: str
+    assignment: str
+    status: str  # label
+    reason: str
+    score: float | None
+    max_score: float
+    rank: int  # 0 no score, 1 a grading problem, 2 only below the threshold
+
+
+@dataclass
+class AssignmentReport:
+    assignment: str
+    students: list  # StudentResult
+    max_score: float
+    scores: list  # totals of the scored students, in student order
+    exercises: list  # ExerciseRow, hardest first
+    in_course: bool
+
+    @property
+    def scored(self):
+        return len(self.scores)
+
+    @property
+    def mean(self):
+        return statistics.fmean(self.scores) if self.scores else None
+
+    @property
+    def median(self):
+        return statistics.median(self.scores) if self.scores else None
+
+    @property
+    def full_share(self):
+        if not self.scores:
+            return None
+        return sum(s >= self.max_score - EPS for s in self.scores) / len(self.scores)
+
+
+def _explanation(key, exercise, texts):
+    """The teacher-readable one-liner for `key`: the catalogue's, as the failure messages gave it where possible."""
+    from ffn_helpers import mistakes
+
+    entries = mistakes.by_key(key)
+    catalogued = {m.explanation for m in entries}
+    seen = Counter(t for t in texts if t in catalogued)
+    if seen:
+        return seen.most_common(1)[0][0], True
+    if entries:
+        own = [m for m in mistakes.CATALOGUE.get(exercise, ()) if m.key == key]
+        return (own or entries)[0].explanation, True
+    if texts:
+        return Counter(texts).most_common(1)[0][0], False
+    return "", False
+
+
+def _exercise_credit(student, layout):
+    """{exercise: (earned, max)} for one scored student; test cells the results lack count as 0."""
+    credit = {}
+    cells = {c.grade_id: c for c in student.cells}
+    if layout is not None:
+        for grade_id, exercise, points in layout.cells:
+            cell = cells.pop(grade_id, None)
+            earned, top = credit.get(exercise, (0.0, 0.0))
+            credit[exercise] = (earned + (cell.points if cell else 0.0), top + points)
+    for cell in cells.values():  # cells the course does not have (another version): taken as they come
+        earned, top = credit.get(cell.exercise, (0.0, 0.0))
+        credit[cell.exercise] = (earned + cell.points, top + cell.max_points)
+    return credit
+
+
+def assignment_report(assignment, students, layout):
+    """The statistics of one assignment."""
+    scored = [s for s in students if s.scored]
+    credits = {s.student: _exercise_credit(s, layout) for s in scored}
+    exercises = {}
+    if layout is not None:
+        for _, exercise, points in layout.cells:
+            row = exercises.setdefault(exercise, ExerciseRow(exercise, 0.0))
+            row.max_points += points
+    for credit in credits.values():
+        for exercise, (_, top) in credit.items():
+            if exercise not in exercises:
+                exercises[exercise] = ExerciseRow(exercise, top)
+            exercises[exercise].max_points = max(exercises[exercise].max_points, top)
+    if layout is not None:
+        max_score = layout.max_score
+    else:
+        max_score = max((sum(top for _, top in c.values()) for c in credits.values()), default=0.0)
+    named = {e: {} for e in exercises}  # exercise -> key -> students
+    texts = {e: {} for e in exercises}  # exercise -> key -> explanations seen
+    for s in scored:
+        credit = credits[s.student]
+        for exercise, row in exercises.items():
+            earned, top = credit.get(exercise, (0.0, row.max_points))
+            top = top or row.max_points
+            if top <= EPS:
+                continue
+            row.scored += 1
+            row.credit += min(max(earned / top, 0.0), 1.0)
+            if earned >= top - EPS:
+                row.full += 1
+                continue
+            if earned <= EPS:
+                row.zero += 1
+            else:
+                row.partial += 1
+            keys, flagged = set(), False
+            for cell in s.cells:
+                if cell.exercise == exercise:
+                    keys.update(cell.mistakes)
+                    flagged |= cell.status == "flagged"
+                    for key, text in cell.explanations:
+                        texts[exercise].setdefault(key, []).append(text)
+            for key in keys:
+                named[exercise].setdefault(key, set()).add(s.student)
+            if flagged:
+                row.flagged += 1
+            elif not keys:
+                row.undiagnosed += 1
+    for exercise, row in exercises.items():
+        for key, who in named[exercise].items():
+            text, catalogued = _explanation(key, exercise, texts[exercise].get(key, []))
+            row.mistakes.append(MistakeRow(key, len(who), row.failed, text, catalogued))
+        row.mistakes.sort(key=lambda m: (-m.students, m.key))
+    order = list(exercises)
+    rows = sorted((r for r in exercises.values() if r.max_points > EPS),
+                  key=lambda r: (r.mean_credit if r.scored else 2.0, -r.zero, order.index(r.exercise)))
+    scores = [sum(earned for earned, _ in credits[s.student].values()) for s in scored]
+    return AssignmentReport(assignment, students, max_score, scores, rows, layout is not None)
+
+
+def needing_attention(report, threshold):
+    """The students of one assignment who need a look, with the reason.
+
+    rank 0: no score at all; 1: graded with a problem (a flag, a timeout, ...); 2: only below the threshold.
+    """
+    out = []
+    totals = dict(zip((s.student for s in report.students if s.scored), report.scores, strict=True))
+    for s in report.students:
+        score = totals.get(s.student)
+        reasons = [s.reason] if s.reason else []
+        reasons += [f.describe() if f.costs_points else f"for review (no points lost): {f.describe()}"
+                    for f in s.flags]
+        below = score is not None and report.max_score > EPS and score / report.max_score < threshold - EPS
+        if below:
+            reasons.append(f"score below {threshold:.0%} of the points")
+        if s.status == "graded" and not s.flags and not below:
+            continue
+        rank = 0 if not s.scored else 1 if (s.status != "graded" or s.flags) else 2
+        out.append(Attention(s.student, report.assignment, s.status_label, "; ".join(reasons) or s.status_label,
+                             score, report.max_score, rank))
+    return out
+
+
+# ---------------------------------------------------------------- pseudonyms
+
+
+def load_salt(salt=None, salt_file=None):
+    """The secret that keys the pseudonyms: given, or read from (and on first use written to) a salt file."""
+    if salt is not None:
+        if not salt:
+            raise ReportError("--salt should be a non-empty secret text, got an empty one")
+        return salt
+    path = Path(salt_file or DEFAULT_SALT_FILE)
+    if path.is_file():
+        text = path.read_text(encoding="utf-8").strip()
+        if not text:
+            raise ReportError(f"the salt file {path} is empty: delete it to make a new one, or pass --salt")
+        return text
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        raise ReportError(f"could not create the salt file {path} ({exc.strerror}); "
+                          "pass --salt or --salt-file") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(secrets.token_hex(32) + "\n")
+    return path.read_text(encoding="utf-8").strip()
+
+
+def pseudonym(student, salt):
+    """A stable pseudonym: the same id and salt always give the same one; without the salt it cannot be reversed."""
+    digest = hmac.new(salt.encode("utf-8"), str(student).encode("utf-8"), "sha256").hexdigest()
+    return f"S-{digest[:10]}"
+
+
+def pseudonyms(students, salt):
+    names = {s: pseudonym(s, salt) for s in students}
+    clashes = [p for p, n in Counter(names.values()).items() if n > 1]
+    if clashes:  # 40 bits: not expected below millions of students
+        raise ReportError(f"two student ids got the same pseudonym {clashes[0]}; run again with another --salt")
+    return names
+
+
+def _scrubber(names):
+    """A function that replaces every student id in a text with its pseudonym."""
+    if not names:
+        return lambda text: text
+    ids = sorted(names, key=len, reverse=True)
+    pattern = re.compile(r"(?<![A-Za-z0-9])(" + "|".join(map(re.escape, ids)) + r")(?![A-Za-z0-9])")
+    return lambda text: pattern.sub(lambda m: names[m.group(1)], text)
+
+
+# ---------------------------------------------------------------- CSV
+
+
+def csv_rows(reports):
+    """The per-exercise rows (misconception empty) each followed by its per-misconception rows."""
+    rows = []
+    for rep in reports:
+        for ex in rep.exercises:
+            base = dict(assignment=rep.assignment, exercise=ex.exercise, max_points=_num(ex.max_points),
+                        students_scored=ex.scored, full=ex.full, partial=ex.partial, zero=ex.zero, failed=ex.failed,
+                        failed_unexplained=ex.undiagnosed, failed_flagged=ex.flagged,
+                        mean_credit=f"{ex.mean_credit:.4f}")
+            rows.append(base | dict(misconception="", students_named="", share_of_failed="", explanation=""))
+            for m in ex.mistakes:
+                rows.append(base | dict(misconception=m.key, students_named=m.students,
+                                        share_of_failed=f"{m.share:.4f}", explanation=m.explanation))
+    return rows
+
+
+def write_csv(reports, path):
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(csv_rows(reports))
+    Path(path).write_text(buf.getvalue(), encoding="utf-8")
+
+
+# ---------------------------------------------------------------- HTML
+
+
+def _num(v):
+    return str(int(v)) if abs(v - round(v)) < EPS else f"{v:.2f}".rstrip("0").rstrip(".")
+
+
+def _pct(v):
+    return "–" if v is None else f"{v:.0%}"
+
+
+def _e(text):
+    return html.escape(str(text), quote=True)
+
+
+def _figure(image, caption):
+    return (f'<figure><img src="data:image/png;base64,{image.png_base64}" alt="{_e(image.alt)}" '
+            f'width="{image.width}" height="{image.height}"><figcaption>{_e(caption)}</figcaption></figure>')
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;
+color:#1a1a1a;line-height:1.45}
+h1{font-size:1.7em;margin-bottom:.2em}h2{margin-top:2em;border-bottom:2px solid #0072B2;padding-bottom:.2em}
+h3{margin-top:1.6em}h4{margin:1.2em 0 .4em}
+table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.93em}
+th,td{border:1px solid #c8c8c8;padding:.3em .6em;text-align:left;vertical-align:top}
+th{background:#eef4fa}th[scope=row]{white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums}
+caption{text-align:left;font-weight:600;padding:.3em 0}
+figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #e0e0e0}
+figcaption{font-size:.9em;color:#444}
+.meta{color:#555;font-size:.92em}.note{background:#fff7e0;border-left:4px solid #E69F00;padding:.5em .8em}
+code{background:#f2f2f2;padding:0 .25em;border-radius:3px}
+dl.stats{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dl.stats dt{font-weight:600}
+dl.stats dd{margin:0}
+nav ul{columns:2}
+@media print{h2{page-break-before:auto}figure{page-break-inside:avoid}}
+"""
+
+
+def _summary_table(reports, attention):
+    by_assignment = Counter(a.assignment for a in attention)
+    head = ("<table><caption>Overview</caption><tr><th scope='col'>assignment</th><th scope='col'>students</th>"
+            "<th scope='col'>scored</th><th scope='col'>mean</th><th scope='col'>median</th>"
+            "<th scope='col'>max</th><th scope='col'>at full marks</th><th scope='col'>needing attention</th></tr>")
+    rows = []
+    for rep in reports:
+        mean = "–" if rep.mean is None else f"{rep.mean:.2f}"
+        median = "–" if rep.median is None else _num(rep.median)
+        rows.append(f"<tr><th scope='row'><a href='#{_e(rep.assignment)}'>{_e(rep.assignment)}</a></th>"
+                    f"<td class='n'>{len(rep.students)}</td><td class='n'>{rep.scored}</td><td class='n'>{mean}</td>"
+                    f"<td class='n'>{median}</td><td class='n'>{_num(rep.max_score)}</td>"
+                    f"<td class='n'>{_pct(rep.full_share)}</td>"
+                    f"<td class='n'>{by_assignment.get(rep.assignment, 0)}</td></tr>")
+    return head + "".join(rows) + "</table>"
+
+
+def _assignment_section(rep, figures):
+    aid = rep.assignment
+    out = [f"<section id='{_e(aid)}'><h2>{_e(aid)}</h2>"]
+    if not rep.in_course:
+        out.append(f"<p class='note'>{_e(aid)} is not an assignment of this course's source: its exercises and "
+                   "points are taken from the results as they are.</p>")
+    unscored = len(rep.students) - rep.scored
+    if not rep.students:
+        out.append(f"<p class='note'>The results hold no student of {_e(aid)}.</p></section>")
+        return "".join(out)
+    out.append("<h3>Score distribution</h3>")
+    if not rep.scores:
+        out.append(f"<p class='note'>No submission of {_e(aid)} could be scored: all {len(rep.students)} students "
+                   "are listed under <a href='#attention'>students needing attention</a>.</p></section>")
+        return "".join(out)
+    out.append(
+        f"<dl class='stats'><dt>scored submissions</dt><dd>{rep.scored} of {len(rep.students)} students"
+        + (f" ({unscored} without a score: see <a href='#attention'>students needing attention</a>)"
+           if unscored else "")
+        + f"</dd><dt>mean</dt><dd>{rep.mean:.2f} of {_num(rep.max_score)} points</dd>"
+        f"<dt>median</dt><dd>{_num(rep.median)} of {_num(rep.max_score)} points</dd>"
+        f"<dt>at full marks</dt><dd>{_pct(rep.full_share)} "
+        f"({sum(s >= rep.max_score - EPS for s in rep.scores)} of {rep.scored})</dd></dl>")
+    if rep.max_score > EPS:
+        image = figures.score_histogram(aid, rep.scores, rep.max_score, rep.mean, rep.median, rep.full_share)
+        out.append(_figure(image, f"Figure: total scores of the {rep.scored} scored students of {aid}; "
+                                  "dashed line the mean, dotted line the median."))
+    out.append("<h3>Credit per exercise, hardest first</h3>")
+    if rep.exercises:
+        image = figures.exercise_bars(aid, [(e.exercise, e.full, e.partial, e.zero) for e in rep.exercises])
+        out.append(_figure(image, "Figure: the share of students with full, partial and zero credit on each "
+                                  "exercise (its test cells together), hardest at the top."))
+        out.append("<table><caption>Credit per exercise</caption><tr><th scope='col'>exercise</th>"
+                   "<th scope='col'>points</th><th scope='col'>full</th><th scope='col'>partial</th>"
+                   "<th scope='col'>zero</th><th scope='col'>mean credit</th></tr>")
+        for e in rep.exercises:
+            n = max(e.scored, 1)
+            out.append(f"<tr><th scope='row'><a href='#{_e(aid)}-{_e(e.exercise)}'>{_e(e.exercise)}</a></th>"
+                       f"<td class='n'>{_num(e.max_points)}</td>"
+                       + "".join(f"<td class='n'>{k} ({k / n:.0%})</td>" for k in (e.full, e.partial, e.zero))
+                       + f"<td class='n'>{e.mean_credit:.0%}</td></tr>")
+        out.append("</table>")
+    else:
+        out.append("<p class='note'>The results hold no graded test cells for this assignment.</p>")
+    out.append("<h3>What the failures were: misconceptions per exercise</h3>")
+    ranked = sorted(((e.exercise, m) for e in rep.exercises for m in e.mistakes), key=lambda em: -em[1].students)
+    if ranked:
+        image = figures.mistake_bars(aid, [(f"{ex}: {m.key}", m.students) for ex, m in ranked[:20]])
+        out.append(_figure(image, "Figure: the misconceptions the course's diagnosis named in failure messages, "
+                                  "by the number of students" + (" (the 20 most common)" if len(ranked) > 20 else "")
+                           + "."))
+    for e in rep.exercises:
+        out.append(f"<h4 id='{_e(aid)}-{_e(e.exercise)}'>{_e(e.exercise)}: {e.failed} of {e.scored} students "
+                   "failed it</h4>")
+        if not e.failed:
+            out.append("<p>Everyone scored full marks here.</p>")
+            continue
+        if e.mistakes:
+            out.append(f"<table><caption>{_e(e.exercise)}: misconceptions named</caption><tr>"
+                       "<th scope='col'>misconception</th><th scope='col'>students</th>"
+                       "<th scope='col'>share of those who failed</th><th scope='col'>what to tell the class</th></tr>")
+            for m in e.mistakes:
+                note = "" if m.catalogued else " <em>(not in the course's mistake catalogue)</em>"
+                out.append(f"<tr><th scope='row'><code>{_e(m.key)}</code></th>"
+                           f"<td class='n'>{m.students} of {m.failed}</td><td class='n'>{m.share:.0%}</td>"
+                           f"<td>{_e(m.explanation)}{note}</td></tr>")
+            out.append("</table>")
+        if e.undiagnosed:
+            out.append(f"<p>{e.undiagnosed} of {e.failed} failed without a named misconception (an error, a wrong "
+                       "shape, or a wrong answer no catalogued mistake explains): read their feedback.</p>")
+        if e.flagged:
+            out.append(f"<p>{e.flagged} of {e.failed} lost it to an integrity flag: see "
+                       "<a href='#attention'>students needing attention</a>.</p>")
+    out.append("</section>")
+    return "".join(out)
+
+
+def _attention_section(attention, threshold):
+    out = ["<section id='attention'><h2>Students needing attention</h2>",
+           "<p>Submissions the grader could not grade normally (integrity flags, timeouts, out of memory, a kernel "
+           f"that died, unreadable or missing notebooks), then scored students below {threshold:.0%} of the "
+           "points.</p>"]
+    if not attention:
+        out.append("<p>Nobody: every submission was graded normally and scored at least the threshold.</p>")
+        return "".join(out) + "</section>"
+    out.append("<table><caption>Students needing attention</caption><tr><th scope='col'>student</th>"
+               "<th scope='col'>assignment</th><th scope='col'>status</th><th scope='col'>score</th>"
+               "<th scope='col'>reason</th></tr>")
+    for a in attention:
+        score = "–" if a.score is None else f"{_num(a.score)} / {_num(a.max_score)}"
+        out.append(f"<tr><th scope='row'>{_e(a.student)}</th><td>{_e(a.assignment)}</td><td>{_e(a.status)}</td>"
+                   f"<td class='n'>{score}</td><td>{_e(a.reason)}</td></tr>")
+    return "".join(out) + "</table></section>"
+
+
+def render_html(reports, attention, notes, *, threshold, source, anonymised):
+    """The whole report as one HTML page (figures embedded)."""
+    from . import report_figures as figures
+
+    names = ", ".join(r.assignment for r in reports)
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
+        f"<title>Class report: {_e(names)}</title><style>{_CSS}</style></head><body>",
+        f"<h1>Class report: {_e(names)}</h1>",
+        f"<p class='meta'>Made {datetime.now():%Y-%m-%d %H:%M} from {_e(source)}"
+        + (". Students appear under pseudonyms (stable for the course's salt)." if anonymised else ".") + "</p>",
+        "<nav><ul>" + "".join(f"<li><a href='#{_e(r.assignment)}'>{_e(r.assignment)}</a></li>" for r in reports)
+        + "<li><a href='#attention'>students needing attention</a></li>"
+        + ("<li><a href='#notes'>notes on the results</a></li>" if notes else "") + "</ul></nav>",
+        _summary_table(reports, attention),
+    ]
+    parts += [_assignment_section(r, figures) for r in reports]
+    parts.append(_attention_section(attention, threshold))
+    if notes:
+        parts.append("<section id='notes'><h2>Notes on the results</h2><ul>"
+                     + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul></section>")
+    parts.append("<footer><p class='meta'>A student <em>failed</em> an exercise when its test cells together "
+                 "scored below their maximum. A misconception's share is of the students who failed that exercise; "
+                 "one failure can name several. Made by <code>python -m autograder report</code>.</p></footer>")
+    parts.append("</body></html>\n")
+    return "".join(parts)
+
+
+# ---------------------------------------------------------------- command line
+
+
+@dataclass
+class Built:
+    html: str
+    reports: list
+    attention: list
+    notes: list
+
+
+def build(assignments, results, *, threshold=DEFAULT_THRESHOLD, anonymise=False, salt=None, salt_file=None):
+    """Read the results and build the report (nothing written)."""
+    if not 0.0 <= threshold <= 1.0:
+        raise ReportError(f"--threshold should be a share of the points between 0 and 1, got {threshold}")
+    if not assignments:
+        raise ReportError("name at least one assignment, e.g. 02_forward_pass")
+    data = read_results(results, assignments)
+    reports = [assignment_report(aid, data.students[aid], data.layouts[aid]) for aid in data.students]
+    notes = list(data.notes)
+    for rep in reports:
+        if not rep.students:
+            notes.append(f"no results for {rep.assignment}")
+    attention = [a for rep in reports for a in needing_attention(rep, threshold)]
+    attention.sort(key=lambda a: (a.rank, a.assignment, -1 if a.score is None else a.score / max(a.max_score, EPS),
+                                  a.student))
+    if anonymise:
+        ids = {s.student for rep in reports for s in rep.students}
+        names = pseudonyms(ids, load_salt(salt, salt_file))
+        scrub = _scrubber(names)
+        attention = [Attention(names[a.student], a.assignment, a.status, scrub(a.reason), a.score, a.max_score,
+                               a.rank) for a in attention]
+        notes = [scrub(n) for n in notes]
+    source = ", ".join(map(str, results if isinstance(results, list | tuple) else [results]))
+    page = render_html(reports, attention, notes, threshold=threshold, source=source, anonymised=anonymise)
+    return Built(page, reports, attention, notes)
+
+
+def _threshold(text):
+    try:
+        value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a share of the points such as 0.5 or 50%, got {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a share of the points between 0 and 1 (or 0% to 100%), "
+                                         f"got {text!r}")
+    return value
+
+
+def add_arguments(parser):
+    parser.add_argument("assignments", nargs="+", metavar="ASSIGNMENT", help="assignment ids, e.g. 02_forward_pass")
+    parser.add_argument("--results", required=True, action="append", metavar="RESULTS_DIR",
+                        help="the folder `grade --out` wrote (<student>.json, or <assignment>/<student>.json); "
+                             "may be given once per assignment")
+    parser.add_argument("--out", required=True, metavar="REPORT.html", help="the HTML report to write")
+    parser.add_argument("--csv", metavar="REPORT.csv", help="also write the per-exercise and per-misconception table")
+    parser.add_argument("--threshold", type=_threshold, default=DEFAULT_THRESHOLD, metavar="SHARE",
+                        help="list scored students below this share of the points (default 0.5)")
+    parser.add_argument("--anonymise", "--anonymize", action="store_true",
+                        help="show stable pseudonyms instead of student ids (keyed by the course's salt)")
+    salt = parser.add_mutually_exclusive_group()
+    salt.add_argument("--salt", help="the secret that keys the pseudonyms (default: read from --salt-file)")
+    salt.add_argument("--salt-file", type=Path,
+                      help="file holding the secret; made on first use (default: autograder/.report_salt)")
+
+
+def add_parser(subparsers):
+    """Register `report` on the `python -m autograder` command line."""
+    parser = subparsers.add_parser("report", help="the class report: what the class got wrong, as one HTML file",
+                                   description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    return parser
+
+
+def run(args):
+    """Build and write the report for parsed arguments; 0 on success, 2 (with a message on stderr) on bad input."""
+    try:
+        built = build(args.assignments, args.results, threshold=args.threshold, anonymise=args.anonymise,
+                      salt=args.salt, salt_file=args.salt_file)
+        Path(args.out).write_text(built.html, encoding="utf-8")
+        if args.csv:
+            write_csv(built.reports, args.csv)
+    except ReportError as exc:
+        print(f"report: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"report: error: could not write {exc.filename}: {exc.strerror}", file=sys.stderr)
+        return 2
+    students = sum(len(r.students) for r in built.reports)
+    print(f"wrote {args.out}: {students} students, {len(built.attention)} needing attention"
+          + (f"; table in {args.csv}" if args.csv else ""))
+    return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m autograder report", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

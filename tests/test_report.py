@@ -1,0 +1,642 @@
+"""The class report (`python -m autograder report`), on results JSON built with known numbers.
+
+The hand-built class below is the construction every count is asserted against;
+the grading-driven test at the end grades real submissions of 02_forward_pass
+through `python -m autograder grade` first.
+"""
+
+import base64
+import csv
+import html.parser
+import json
+import re
+import statistics
+import subprocess
+import sys
+
+import pytest
+from report_fixtures import (
+    cell,
+    flag,
+    graded_cells,
+    not_run_cells,
+    student_record,
+    synthetic_class,
+    write_class,
+)
+
+from autograder import REPO_ROOT, assignments, report, report_figures
+from autograder.report_results import ReportError, course_layout, exercise_of, read_results
+from ffn_helpers import mistakes, plots
+
+AID = "02_forward_pass"
+LAYOUT = course_layout(AID)
+FFN_ALL = ("test_ffn_forward", "test_ffn_forward_hidden")
+LIN_ALL = ("test_linear_torch", "test_linear_torch_hidden")
+DEAD_HIDDEN = ("test_dead_fraction_hidden",)
+WRONG_SHAPE = ()  # a failure no catalogued mistake explains
+
+
+def _explanation(group, key):
+    return next(m.explanation for m in group if m.key == key)
+
+
+# Student id prefix -> (how many, what went wrong); every number below follows from this table.
+CLASS = {
+    "ok": (12, {}),
+    "b1": (7, {"ffn_forward": (("missing_b1",), FFN_ALL)}),
+    "noact": (4, {"ffn_forward": (("no_activation",), FFN_ALL)}),
+    "ffnshape": (3, {"ffn_forward": (WRONG_SHAPE, FFN_ALL)}),
+    "torch": (5, {"linear_torch": (("torch_layout",), LIN_ALL)}),
+    "colvec": (3, {"linear_torch": (WRONG_SHAPE, ("test_linear_torch_hidden",))}),
+    "deadb1": (2, {"dead_fraction": (("missing_b1",), DEAD_HIDDEN)}),
+    "weak": (2, {"ffn_forward": (WRONG_SHAPE, FFN_ALL), "linear_torch": (WRONG_SHAPE, LIN_ALL),
+                 "dead_fraction": (WRONG_SHAPE, ("test_dead_fraction", "test_dead_fraction_hidden"))}),
+}
+SCORED = sum(n for n, _ in CLASS.values()) + 3  # + the timeout, the flagged and the review-flag students
+MISSING, UNREADABLE = ("miss-1", "miss-2"), ("broken-1",)
+
+
+def hand_built_class(folder):
+    """Write the class of CLASS plus one timeout, one flagged, one review flag, 2 missing and 1 unreadable."""
+    records = []
+    for prefix, (n, wrong) in CLASS.items():
+        for i in range(1, n + 1):
+            records.append(student_record(f"{prefix}-{i}", AID, graded_cells(LAYOUT, wrong)))
+    records.append(student_record("slow-1", AID, graded_cells(LAYOUT, {}, timed_out=DEAD_HIDDEN), status="timeout"))
+    reference = flag("reference", "ffn_forward", "calls the reference ffn_helpers.ffn_forward")
+    records.append(student_record("cheat-1", AID, graded_cells(LAYOUT, {}, flagged=("ffn_forward",)),
+                                  status="flagged", flags=[reference]))
+    records.append(student_record("shell-1", AID, graded_cells(LAYOUT, {}),
+                                  flags=[flag("review", "dead_fraction", "runs a shell command")]))
+    for student in MISSING:
+        records.append(student_record(student, AID, not_run_cells(LAYOUT, f"no notebook in submitted/{student}/{AID}/"),
+                                      status="missing notebook"))
+    records.append(student_record("broken-1", AID, not_run_cells(LAYOUT, "submitted/broken-1/02_forward_pass/"
+                                                                           "02_forward_pass.ipynb is not JSON"),
+                                  status="unreadable notebook"))
+    return write_class(folder, records)
+
+
+def expected_scores():
+    """Every scored student's total, from the construction (ffn_forward 4 points, linear_torch 3, dead_fraction 3)."""
+    points = {g: p for g, _, p in LAYOUT.cells}
+    scores = {}
+    for prefix, (n, wrong) in CLASS.items():
+        lost = sum(points[g] for _, cells in wrong.values() for g in cells)
+        scores.update({f"{prefix}-{i}": 10 - lost for i in range(1, n + 1)})
+    scores.update({"slow-1": 10 - points["test_dead_fraction_hidden"], "cheat-1": 6, "shell-1": 10})
+    return scores
+
+
+class Tables(html.parser.HTMLParser):
+    """The report's tables, by caption: each a list of rows, each a list of cell texts."""
+
+    def __init__(self, text):
+        super().__init__()
+        self.tables, self._caption, self._rows, self._cell, self._in_caption = {}, None, None, None, False
+        self.images = []
+        self.feed(text)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self._rows, self._caption = [], ""
+        elif tag == "caption":
+            self._in_caption = True
+        elif tag == "tr" and self._rows is not None:
+            self._rows.append([])
+        elif tag in ("td", "th") and self._rows is not None:
+            self._cell = ""
+        elif tag == "img":
+            self.images.append(dict(attrs))
+
+    def handle_endtag(self, tag):
+        if tag == "table":
+            self.tables[self._caption] = self._rows
+            self._rows = None
+        elif tag == "caption":
+            self._in_caption = False
+        elif tag in ("td", "th") and self._cell is not None:
+            self._rows[-1].append(self._cell.strip())
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._in_caption:
+            self._caption += data
+        elif self._cell is not None:
+            self._cell += data
+
+    def rows(self, caption):
+        """{first cell: the other cells} of a table, header row dropped."""
+        return {r[0]: r[1:] for r in self.tables[caption][1:]}
+
+
+@pytest.fixture
+def built(tmp_path):
+    results = hand_built_class(tmp_path / "results")
+    return report.build([AID], results, anonymise=False), results
+
+
+def _exercise(b, name):
+    return next(e for e in b.reports[0].exercises if e.exercise == name)
+
+
+# ---------------------------------------------------------------- the numbers against the construction
+
+
+def test_misconception_counts_match_the_construction(built):
+    b, _ = built
+    ffn = _exercise(b, "ffn_forward")
+    failed_ffn = 7 + 4 + 3 + 2 + 1  # b1, noact, ffnshape, weak, and the flagged student's zero
+    assert (ffn.scored, ffn.full, ffn.partial, ffn.zero) == (SCORED, SCORED - failed_ffn, 0, failed_ffn)
+    named = {m.key: (m.students, m.failed) for m in ffn.mistakes}
+    assert named == {"missing_b1": (7, failed_ffn), "no_activation": (4, failed_ffn)}
+    assert (ffn.undiagnosed, ffn.flagged) == (3 + 2, 1)
+    assert [m.key for m in ffn.mistakes] == ["missing_b1", "no_activation"]  # most common first
+    assert ffn.mistakes[0].explanation == _explanation(mistakes.FFN, "missing_b1")
+
+    lin = _exercise(b, "linear_torch")
+    assert (lin.full, lin.partial, lin.zero) == (SCORED - 10, 3, 5 + 2)
+    assert {m.key: m.students for m in lin.mistakes} == {"torch_layout": 5}
+    assert lin.mistakes[0].explanation == _explanation(mistakes.LINEAR_TORCH, "torch_layout")
+
+    dead = _exercise(b, "dead_fraction")  # missing_b1 here is dead_fraction's own, with its own explanation
+    assert (dead.full, dead.partial, dead.zero) == (SCORED - 5, 2 + 1, 2)
+    assert {m.key: (m.students, m.failed) for m in dead.mistakes} == {"missing_b1": (2, 5)}
+    assert dead.mistakes[0].explanation == _explanation(mistakes.DEAD_FRACTION, "missing_b1")
+    assert dead.mistakes[0].explanation != ffn.mistakes[0].explanation
+
+
+def test_the_html_states_the_counts_and_the_explanations(built):
+    b, _ = built
+    tables = Tables(b.html)
+    ffn = tables.rows("ffn_forward: misconceptions named")
+    assert ffn["missing_b1"] == ["7 of 17", "41%", _explanation(mistakes.FFN, "missing_b1")]
+    assert ffn["no_activation"][:2] == ["4 of 17", "24%"]
+    assert tables.rows("linear_torch: misconceptions named")["torch_layout"][:2] == ["5 of 10", "50%"]
+    dead = tables.rows("dead_fraction: misconceptions named")
+    assert dead["missing_b1"] == ["2 of 5", "40%", _explanation(mistakes.DEAD_FRACTION, "missing_b1")]
+    assert "5 of 17 failed without a named misconception" in b.html
+    assert "1 of 17 lost it to an integrity flag" in b.html
+
+
+def test_exercises_are_sorted_hardest_first_with_their_credit(built):
+    b, _ = built
+    rows = Tables(b.html).tables["Credit per exercise"][1:]
+    assert [r[0] for r in rows] == ["ffn_forward", "linear_torch", "dead_fraction"]
+    n = SCORED
+    assert rows[0][1:] == ["4", f"{n - 17} ({(n - 17) / n:.0%})", f"0 ({0:.0%})", f"17 ({17 / n:.0%})",
+                           f"{(n - 17) / n:.0%}"]
+    mean_lin = (n - 10 + 3 * (1 / 3)) / n  # the partial ones lost the 2-point hidden test of 3 points
+    assert rows[1][-1] == f"{mean_lin:.0%}" and abs(_exercise(b, "linear_torch").mean_credit - mean_lin) < 1e-12
+
+
+def test_score_statistics_match_the_construction(built):
+    b, _ = built
+    scores = expected_scores()
+    rep = b.reports[0]
+    assert sorted(rep.scores) == sorted(scores.values())
+    assert rep.max_score == 10 and rep.scored == SCORED == len(scores)
+    assert abs(rep.mean - statistics.fmean(scores.values())) < 1e-12
+    assert rep.median == statistics.median(scores.values())
+    full = sum(s == 10 for s in scores.values())
+    assert rep.full_share == full / len(scores)
+    overview = Tables(b.html).rows("Overview")[AID]
+    assert overview[:6] == [str(len(scores) + 3), str(len(scores)), f"{statistics.fmean(scores.values()):.2f}",
+                            f"{statistics.median(scores.values()):g}", "10", f"{full / len(scores):.0%}"]
+
+
+def test_students_needing_attention_with_their_reasons(built):
+    b, _ = built
+    rows = Tables(b.html).rows("Students needing attention")
+    assert set(rows) == {*MISSING, *UNREADABLE, "slow-1", "cheat-1", "shell-1", "weak-1", "weak-2"}
+    assert rows["miss-1"][:3] == [AID, "missing notebook", "–"]
+    assert "no notebook in submitted/miss-1" in rows["miss-1"][3]
+    assert rows["broken-1"][1] == "unreadable notebook" and "is not JSON" in rows["broken-1"][3]
+    assert rows["slow-1"][1:3] == ["timeout", "8 / 10"]
+    assert "timed out in test_dead_fraction_hidden" in rows["slow-1"][3]
+    assert rows["cheat-1"][1] == "flagged" and "reference in ffn_forward" in rows["cheat-1"][3]
+    assert rows["shell-1"][1] == "graded" and "for review (no points lost)" in rows["shell-1"][3]
+    assert rows["weak-1"][1:] == ["graded", "0 / 10", "score below 50% of the points"]
+    order = list(rows)
+    assert order.index("miss-1") < order.index("slow-1") < order.index("weak-1")  # no score, problem, low score
+
+
+def test_threshold_lists_every_scored_student_below_it(tmp_path):
+    results = hand_built_class(tmp_path / "results")
+    b = report.build([AID], results, threshold=0.7)
+    below = {s for s, score in expected_scores().items() if score < 7}
+    listed = {a.student for a in b.attention if "score below 70%" in a.reason}
+    assert listed == below and len(below) == 7 + 4 + 3 + 2 + 1  # b1, noact, ffnshape, weak, cheat (6 points)
+
+
+def test_csv_has_the_same_table(tmp_path):
+    results = hand_built_class(tmp_path / "results")
+    out, table = tmp_path / "report.html", tmp_path / "report.csv"
+    assert report.main([AID, "--results", str(results), "--out", str(out), "--csv", str(table)]) == 0
+    rows = list(csv.DictReader(table.open(encoding="utf-8")))
+    assert tuple(rows[0]) == report.CSV_COLUMNS
+    exercise_rows = [r for r in rows if not r["misconception"]]
+    assert [r["exercise"] for r in exercise_rows] == ["ffn_forward", "linear_torch", "dead_fraction"]
+    ffn = exercise_rows[0]
+    assert (ffn["students_scored"], ffn["full"], ffn["zero"], ffn["failed"]) == (str(SCORED), str(SCORED - 17),
+                                                                                   "17", "17")
+    assert (ffn["failed_unexplained"], ffn["failed_flagged"]) == ("5", "1")
+    b1 = [r for r in rows if r["misconception"] == "missing_b1"]
+    assert [(r["exercise"], r["students_named"], r["failed"]) for r in b1] == [("ffn_forward", "7", "17"),
+                                                                                ("dead_fraction", "2", "5")]
+    assert float(b1[0]["share_of_failed"]) == pytest.approx(7 / 17, abs=5e-5)
+    assert b1[1]["explanation"] == _explanation(mistakes.DEAD_FRACTION, "missing_b1")
+
+
+# ---------------------------------------------------------------- self-contained, with described figures
+
+
+def test_the_html_is_self_contained_and_every_figure_has_alt_text(built):
+    b, _ = built
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", b.html)
+    assert "<script" not in b.html and "@import" not in b.html and "url(" not in b.html
+    images = Tables(b.html).images
+    assert len(images) == 3  # score histogram, credit per exercise, misconceptions
+    for img in images:
+        assert img["src"].startswith("data:image/png;base64,")
+        assert base64.b64decode(img["src"].split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+        assert len(img["alt"]) > 40 and int(img["width"]) > 0 and int(img["height"]) > 0
+    hist_alt = images[0]["alt"]
+    scores = expected_scores().values()
+    assert f"Mean {statistics.fmean(scores):.2f}" in hist_alt and f"{len(scores)} students" in hist_alt
+    assert "ffn_forward: 59% full, 0% partial, 41% zero" in images[1]["alt"]
+    assert "ffn_forward: missing_b1: 7" in images[2]["alt"]
+
+
+def test_figures_have_titles_labelled_axes_and_the_course_palette():
+    hist = report_figures.score_histogram(AID, [2, 6, 6, 10, 10], 10, 6.8, 6, 0.4)
+    bars = report_figures.exercise_bars(AID, [("ffn_forward", 3, 1, 1), ("linear_torch", 4, 1, 0)])
+    named = report_figures.mistake_bars(AID, [("ffn_forward: missing_b1", 7), ("linear_torch: torch_layout", 2)])
+    palette = {c.lower() for c in (*plots.OKABE_ITO, plots.GREY, "#ffffff")}
+    for image in (hist, bars, named):
+        fig = image.figure
+        assert fig.get_suptitle().startswith(AID)
+        ax = fig.axes[0]
+        assert ax.get_xlabel() and ax.get_ylabel()
+        for patch in ax.patches:
+            r, g, b_, _ = patch.get_facecolor()
+            assert f"#{round(r * 255):02x}{round(g * 255):02x}{round(b_ * 255):02x}" in palette
+    heights = [p.get_height() for p in hist.figure.axes[0].patches]
+    assert heights == [0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 2]  # one bar per possible score 0..10
+    assert "Students per score: 2: 1; 6: 2; 10: 2." in hist.alt
+    widths = [round(p.get_width(), 12) for p in bars.figure.axes[0].patches]
+    assert widths == [0.6, 0.8, 0.2, 0.2, 0.2, 0.0]  # full, then partial, then zero, per exercise
+
+
+def test_scores_off_the_grid_are_binned():
+    scores = [0.1, 3.33, 9.99, 10.0]
+    centres, counts, _ = report_figures._score_bins(scores, 10.0)
+    assert len(centres) == 20 and sum(counts) == 4 and counts[0] == 1 and counts[-1] == 2
+
+
+# ---------------------------------------------------------------- anonymised
+
+
+def test_anonymise_replaces_every_id_with_a_stable_pseudonym(tmp_path):
+    results = hand_built_class(tmp_path / "results")
+    salt_file = tmp_path / "course" / ".report_salt"
+    first = report.build([AID], results, anonymise=True, salt_file=salt_file)
+    assert salt_file.stat().st_mode & 0o777 == 0o600 and len(salt_file.read_text().strip()) == 64
+    again = report.build([AID], results, anonymise=True, salt_file=salt_file)
+    students = [s.student for s in first.reports[0].students]
+    for student in students:
+        assert not re.search(rf"(?<![A-Za-z0-9]){re.escape(student)}(?![A-Za-z0-9])", first.html), student
+    listed = [a.student for a in first.attention]
+    assert listed == [a.student for a in again.attention]
+    assert all(re.fullmatch(r"S-[0-9a-f]{10}", p) for p in listed)
+    salt = salt_file.read_text().strip()
+    assert report.pseudonym("miss-1", salt) in listed
+    assert f"no notebook in submitted/{report.pseudonym('miss-1', salt)}/" in first.html  # reasons scrubbed too
+    other = report.build([AID], results, anonymise=True, salt="another course")
+    assert not set(listed) & {a.student for a in other.attention}
+
+
+def test_pseudonyms_depend_only_on_id_and_salt():
+    assert report.pseudonym("alice", "k") == report.pseudonym("alice", "k")
+    assert report.pseudonym("alice", "k") != report.pseudonym("alice", "k2")
+    assert report.pseudonym("alice", "k") != report.pseudonym("bob", "k")
+
+
+def test_salt_problems_are_clear_errors(tmp_path):
+    empty = tmp_path / "empty_salt"
+    empty.write_text("\n")
+    with pytest.raises(ReportError, match="salt file .* is empty"):
+        report.load_salt(salt_file=empty)
+    with pytest.raises(ReportError, match="non-empty"):
+        report.load_salt(salt="")
+
+
+# ---------------------------------------------------------------- bad and odd input: clear report or clear error
+
+
+def _cli(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "autograder.report", *map(str, args)], capture_output=True,
+                          text=True, cwd=cwd or REPO_ROOT, timeout=300)
+
+
+def test_an_empty_class_is_a_clear_error(tmp_path):
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "grades.csv").write_text("student_id\n")
+    done = _cli(AID, "--results", tmp_path / "results", "--out", tmp_path / "r.html")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "found no student results for 02_forward_pass" in done.stderr and "<student>.json" in done.stderr
+    assert not (tmp_path / "r.html").exists()
+
+
+def test_a_missing_results_folder_is_a_clear_error(tmp_path):
+    done = _cli(AID, "--results", tmp_path / "nowhere", "--out", tmp_path / "r.html")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "does not exist" in done.stderr and "nowhere" in done.stderr
+
+
+def test_bad_arguments_are_clear_errors(tmp_path):
+    done = _cli(AID, "--results", tmp_path, "--out", tmp_path / "r.html", "--threshold", "1.5")
+    assert done.returncode == 2 and "between 0 and 1" in done.stderr and "Traceback" not in done.stderr
+    done = _cli(AID, "--results", tmp_path, "--out", tmp_path / "r.html", "--salt", "x", "--salt-file", "y")
+    assert done.returncode == 2 and "not allowed with" in done.stderr
+    results = hand_built_class(tmp_path / "results")
+    done = _cli(AID, "--results", results, "--out", tmp_path / "no" / "such" / "dir" / "r.html")
+    assert done.returncode == 2 and "could not write" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_class_where_nobody_submitted_gets_a_clear_report(tmp_path):
+    records = [student_record(f"s{i}", AID, not_run_cells(LAYOUT, "no notebook"), status="missing notebook")
+               for i in range(30)]
+    results = write_class(tmp_path / "results", records)
+    done = _cli(AID, "--results", results, "--out", tmp_path / "r.html", "--csv", tmp_path / "r.csv")
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "No submission of 02_forward_pass could be scored: all 30 students are listed" in page
+    assert len(Tables(page).rows("Students needing attention")) == 30 and "<img" not in page
+    rows = list(csv.DictReader((tmp_path / "r.csv").open(encoding="utf-8")))
+    assert [(r["exercise"], r["students_scored"]) for r in rows] == [(e, "0") for e in LAYOUT.exercises]
+
+
+def test_unknown_fields_are_ignored_with_a_note(tmp_path):
+    results = hand_built_class(tmp_path / "results")
+    for path in sorted(results.glob("ok-*.json")):
+        data = json.loads(path.read_text())
+        data["late_penalty"] = 0.5
+        data["cells"][0]["grader_version"] = "9"
+        path.write_text(json.dumps(data))
+    b = report.build([AID], results)
+    assert "ignored the student field 'late_penalty' (in 12 files): the report does not know it" in b.notes
+    assert "ignored the test cell field 'grader_version' (in 12 files): the report does not know it" in b.notes
+    notes = b.html[b.html.index("<section id='notes'>"):]
+    assert "ignored the student field &#x27;late_penalty&#x27; (in 12 files)" in notes
+    assert _exercise(b, "ffn_forward").mistakes[0].students == 7  # the numbers do not change
+
+
+def test_unknown_status_and_unreadable_results_are_listed_not_raised(tmp_path):
+    results = hand_built_class(tmp_path / "results")
+    (results / "garbled.json").write_text("{not json")
+    odd = student_record("odd-1", AID, graded_cells(LAYOUT, {}))
+    odd["status"] = "exploded"
+    bad = student_record("bad-1", AID, graded_cells(LAYOUT, {}))
+    bad["cells"][0]["points"] = "two"
+    write_class(results, [odd, bad])
+    (results / "run.json").write_text(json.dumps({"jobs": 2, "seconds": 31.5}))
+    b = report.build([AID], results)
+    rows = Tables(b.html).rows("Students needing attention")
+    assert rows["garbled"][1] == "results file unreadable" and "could not be read as JSON" in rows["garbled"][3]
+    assert rows["odd-1"][1] == "unknown status" and "status 'exploded' is not one the report knows" in rows["odd-1"][3]
+    assert rows["bad-1"][1] == "results file unreadable"
+    assert "cells[0] (test_ffn_forward) points should be a finite number, got 'two'" in rows["bad-1"][3]
+    assert any(n.startswith("skipped run.json: not a student's results") for n in b.notes)
+    assert b.reports[0].scored == SCORED + 1  # odd-1 has scores; the unreadable ones do not
+
+
+def test_results_in_other_shapes_are_read(tmp_path):
+    """Cells keyed by grade_id, diagnosis only as structured keys, no status field, a list of students in one file."""
+    structured = {"student": "struct-1", "assignment": AID, "status": "graded", "cells": {
+        g: {"points": 0.0 if e == "ffn_forward" else p, "max_points": p,
+            "diagnosis": [{"key": "missing_b1", "explanation": "forgot b1"}] if e == "ffn_forward" else []}
+        for g, e, p in LAYOUT.cells}}
+    plain = {"student": "plain-1", "cells": [{"grade_id": g, "points": p, "max_points": p} for g, _, p in LAYOUT.cells]}
+    folder = tmp_path / "results"
+    folder.mkdir()
+    (folder / "class.json").write_text(json.dumps([structured, plain]))
+    data = read_results(folder, [AID])
+    by_id = {s.student: s for s in data.students[AID]}
+    assert by_id["struct-1"].cells[0].mistakes == ("missing_b1",)
+    assert by_id["plain-1"].status == "graded"
+    assert "class.json: no status field; taken as 'graded'" in data.notes
+    rep = report.assignment_report(AID, data.students[AID], data.layouts[AID])
+    ffn = next(e for e in rep.exercises if e.exercise == "ffn_forward")
+    # The catalogue's explanation wins over a text that is not in it.
+    assert ffn.mistakes[0].explanation == _explanation(mistakes.FFN, "missing_b1") and ffn.mistakes[0].catalogued
+
+
+def test_keys_outside_the_catalogue_are_shown_as_they_came(tmp_path):
+    message = "AssertionError: off\nLikely mistake (made_up_key): you did something odd"
+    cells = [cell(g, e, 0.0 if e == "ffn_forward" else p, p, message if e == "ffn_forward" else "")
+             for g, e, p in LAYOUT.cells]
+    b = report.build([AID], write_class(tmp_path / "r", [student_record("x-1", AID, cells)]))
+    row = Tables(b.html).rows("ffn_forward: misconceptions named")["made_up_key"]
+    assert row[:2] == ["1 of 1", "100%"] and row[2] == "you did something odd (not in the course's mistake catalogue)"
+
+
+def test_a_duplicate_student_is_kept_once_with_a_note(tmp_path):
+    results = hand_built_class(tmp_path / "results")
+    sub = results / AID
+    sub.mkdir()
+    (sub / "ok-1.json").write_text((results / "ok-1.json").read_text())
+    b = report.build([AID], results)
+    assert sum(s.student == "ok-1" for s in b.reports[0].students) == 1
+    assert any("a second result for ok-1" in n for n in b.notes)
+
+
+def test_several_assignments_in_one_report(tmp_path):
+    results = tmp_path / "results"
+    write_class(results / AID, synthetic_class(12, seed=1)[0])
+    other = "01_relu_sign_cases"
+    records, built = synthetic_class(9, seed=2, assignment=other)
+    write_class(results, records)  # flat, next to the other assignment's folder: each file names its assignment
+    (results / "readme.json").write_text("[]")  # an empty list holds no student
+    b = report.build([AID, other], results)
+    assert [r.assignment for r in b.reports] == [AID, other]
+    assert [len(r.students) for r in b.reports] == [12, 9]
+    assert b.reports[1].max_score == course_layout(other).max_score
+    assert sorted(b.reports[1].scores) == sorted(built.scores.values())
+    overview = Tables(b.html).rows("Overview")
+    assert set(overview) == {AID, other}
+    assert f"id='{other}'" in b.html
+
+
+def test_an_assignment_without_results_next_to_one_with_them(tmp_path):
+    results = write_class(tmp_path / "results", synthetic_class(6, seed=4)[0])
+    b = report.build([AID, "03_residual_layernorm"], results)
+    assert [len(r.students) for r in b.reports] == [6, 0]
+    assert "no results for 03_residual_layernorm" in b.notes
+    assert "The results hold no student of 03_residual_layernorm." in b.html
+
+
+def test_results_of_another_assignment_only_is_a_clear_error(tmp_path):
+    results = write_class(tmp_path / "results", synthetic_class(5, seed=3)[0])
+    with pytest.raises(ReportError, match=r"found no student results for 03_residual_layernorm .*holds results of "
+                                          r"02_forward_pass only"):
+        read_results(results, ["03_residual_layernorm"])
+
+
+def test_an_assignment_outside_the_course_takes_its_exercises_from_the_results(tmp_path):
+    cells = [cell("test_a", "a", 1.0, 1.0), cell("test_a_hidden", "a", 0.0, 2.0, "x\nLikely mistake (missing_b1): y"),
+             cell("test_b", "b", 0.0, 3.0)]
+    b = report.build(["homework_9"], write_class(tmp_path / "r", [student_record("s1", "homework_9", cells)]))
+    rep = b.reports[0]
+    assert not rep.in_course and rep.max_score == 6 and rep.scores == [1.0]
+    assert [e.exercise for e in rep.exercises] == ["b", "a"]
+    assert "is not an assignment of this course's source" in b.html
+
+
+def test_a_random_class_matches_its_construction(tmp_path):
+    records, c = synthetic_class(120, seed=7)
+    b = report.build([AID], write_class(tmp_path / "results", records))
+    rep = b.reports[0]
+    assert sorted(rep.scores) == sorted(c.scores.values())
+    for e in rep.exercises:
+        failed = c.failed(e.exercise)
+        assert e.failed == len(failed)
+        assert {m.key: m.students for m in e.mistakes} == {k: len(v) for k, v in c.named[e.exercise].items() if v}
+    assert {a.student for a in b.attention if a.rank == 0} == set(c.unscored)
+
+
+# ---------------------------------------------------------------- the adapter's pieces
+
+
+def test_course_layout_matches_jupytext_for_every_assignment():
+    import jupytext
+
+    from autograder import SOURCE_DIR
+
+    for aid in assignments():
+        nb = jupytext.read(SOURCE_DIR / aid / f"{aid}.py", fmt="py:percent")
+        metas = [c.metadata.get("nbgrader", {}) for c in nb.cells]
+        expected = [(m["grade_id"], float(m.get("points", 0)))
+                    for m in metas if m.get("grade") and not m.get("solution")]
+        assert [(g, p) for g, _, p in course_layout(aid).cells] == expected, aid
+    assert course_layout("no_such_assignment") is None and course_layout("../etc") is None
+
+
+def test_exercise_of_groups_visible_and_hidden_tests():
+    assert exercise_of("test_ffn_forward") == exercise_of("test_ffn_forward_hidden") == "ffn_forward"
+    assert exercise_of("test_gelu_tanh_visible") == "gelu_tanh"
+    assert exercise_of("check_shapes", {"ffn_forward"}, "ffn_forward") == "ffn_forward"
+
+
+def test_command_line_help_and_parser_registration():
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command")
+    report.add_parser(sub)
+    args = parser.parse_args(["report", AID, "--results", "r", "--out", "o.html", "--anonymize", "--threshold", "40%"])
+    assert args.command == "report" and args.anonymise and args.threshold == 0.4 and args.results == ["r"]
+    done = _cli("--help")
+    assert done.returncode == 0 and "--anonymise" in done.stdout and "--threshold" in done.stdout
+
+
+# ---------------------------------------------------------------- a class graded by `python -m autograder grade`
+
+
+def _graded_class_construction():
+    """student -> the Wrong answers in their notebook (tests/submissions/02_forward_pass.py), or a special case."""
+    import importlib
+
+    wrong = {w.name: w for w in importlib.import_module("submissions.02_forward_pass").WRONG}
+    plan = {}
+    for i in range(1, 7):
+        plan[f"b1-{i}"] = [wrong["ffn-missing-b1"]]
+    plan["b1-torch"] = [wrong["ffn-missing-b1"], wrong["lin-no-transpose"]]  # two mistakes in one notebook
+    plan.update({f"torch-{i}": [wrong["lin-no-transpose"]] for i in range(1, 6)})
+    plan.update({f"noact-{i}": [wrong["ffn-no-activation"]] for i in range(1, 4)})
+    plan.update({f"outrelu-{i}": [wrong["ffn-relu-on-output"]] for i in range(1, 3)})
+    plan.update({f"ffnT-{i}": [wrong["ffn-torch-layout"]] for i in range(1, 3)})  # a shape error: no diagnosis
+    plan.update({f"colvec-{i}": [wrong["lin-column-vector"]] for i in range(1, 3)})  # fails the hidden test only
+    plan.update({f"strict-{i}": [wrong["dead-strict-negative"]] for i in range(1, 3)})
+    plan["deadb1-1"] = [wrong["dead-missing-b1"]]
+    plan.update({f"ok-{i}": [] for i in range(1, 8)})
+    return plan
+
+
+@pytest.mark.grading
+@pytest.mark.xdist_group("grade-report")
+def test_report_on_a_class_graded_by_the_grade_command(tmp_path):
+    import importlib
+
+    import nbformat
+    import nbtools
+
+    variants = importlib.import_module("submissions.02_forward_pass").CORRECT
+    plan = _graded_class_construction()
+    course = nbtools.scratch_course(tmp_path / "course", AID)
+    base = nbtools.completed_learner(AID)
+    submitted = tmp_path / "submitted"
+    notebooks = {}
+    for k, (student, wrongs) in enumerate(plan.items()):
+        correct = variants[sorted(variants)[k % len(variants)]]  # rotate the correct implementations
+        answers = dict(correct)
+        answers.update({w.cell: w.source for w in wrongs})
+        notebooks[student] = nbformat.writes(nbtools.with_answers(base, answers))
+    notebooks["unanswered-1"] = nbformat.writes(nbtools.learner(AID))
+    notebooks["broken-1"] = '{"cells": [ this is not JSON'
+    for student, text in notebooks.items():
+        path = submitted / student / AID / f"{AID}.ipynb"
+        path.parent.mkdir(parents=True)
+        path.write_text(text, encoding="utf-8")
+    (submitted / "absent-1").mkdir()  # a student folder without the assignment: missing notebook
+    n = len(notebooks) + 1
+    assert n >= 30
+
+    results = tmp_path / "results"
+    done = subprocess.run([sys.executable, "-m", "autograder", "grade", AID, str(submitted), "--out", str(results),
+                           "--jobs", "2", "--course", str(course)], capture_output=True, text=True,
+                          env=nbtools.nbgrader_env(), cwd=tmp_path, timeout=3 * 3600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out, table = tmp_path / "report.html", tmp_path / "report.csv"
+    done = _cli(AID, "--results", results, "--out", out, "--csv", table)
+    assert done.returncode == 0, done.stderr
+    b = report.build([AID], results)
+    rep = b.reports[0]
+    assert len(rep.students) == n and rep.scored == n - 2 and not b.notes, b.notes
+
+    # What the construction says, exercise by exercise: who fails it, and which misconceptions are named.
+    points = {g: p for g, _, p in LAYOUT.cells}
+    failed = {e: set() for e in LAYOUT.exercises}
+    named = {e: {} for e in LAYOUT.exercises}
+    scores = {}
+    for student, wrongs in plan.items():
+        lost = {g for w in wrongs for g in w.loses}
+        scores[student] = 10 - sum(points[g] for g in lost)
+        for w in wrongs:
+            failed[w.cell].add(student)
+            if w.diagnosis:
+                named[w.cell].setdefault(w.diagnosis, set()).add(student)
+    for e in LAYOUT.exercises:
+        failed[e].add("unanswered-1")
+    scores["unanswered-1"] = 0
+    assert len(named["ffn_forward"]["missing_b1"]) == 7
+
+    for e in rep.exercises:
+        assert e.scored == n - 2 and e.failed == len(failed[e.exercise]), e.exercise
+        assert {m.key: m.students for m in e.mistakes} == {k: len(v) for k, v in named[e.exercise].items()}
+        assert all(m.failed == len(failed[e.exercise]) for m in e.mistakes)
+    assert sorted(rep.scores) == sorted(scores.values())
+    assert rep.exercises[0].exercise == "ffn_forward"  # 15 of 32 failed it: the hardest
+    ffn = Tables(out.read_text(encoding="utf-8")).rows("ffn_forward: misconceptions named")
+    assert ffn["missing_b1"][0] == f"7 of {len(failed['ffn_forward'])}" == "7 of 15"
+    rows = list(csv.DictReader(table.open(encoding="utf-8")))
+    b1 = next(r for r in rows if (r["exercise"], r["misconception"]) == ("ffn_forward", "missing_b1"))
+    assert (b1["students_named"], b1["failed"]) == ("7", "15")
+
+    attention = {a.student: a for a in b.attention}
+    assert attention["absent-1"].status == "missing notebook" and attention["absent-1"].rank == 0
+    assert attention["broken-1"].status == "unreadable notebook" and attention["broken-1"].rank == 0
+    below = {s for s, score in scores.items() if score < 5}
+    assert below == {"unanswered-1", "b1-torch"}
+    assert set(attention) == below | {"absent-1", "broken-1"}
