@@ -254,18 +254,21 @@ def preactivation_histogram(z, bins=40, title=None):
     ax.axvline(0.0, color=BLACK, linewidth=1.0, zorder=2)
     share_handle, = ax.plot([], [], linestyle="none", label=f"inactive (z ≤ 0, so h = 0): {share_text}")
     neg = centres < 0
-    ax.bar(centres[neg], counts[neg], width=width, color=NEGATIVE, edgecolor="white", linewidth=0.5,
-           label=f"z < 0: {n_neg} of {n}")
+    # Legend entries are explicit patches: an empty bar group (no z > 0, say)
+    # would otherwise get the colour cycle's default swatch.
+    handles = [share_handle, Patch(color=NEGATIVE, label=f"z < 0: {n_neg} of {n}")]
+    ax.bar(centres[neg], counts[neg], width=width, color=NEGATIVE, edgecolor="white", linewidth=0.5)
     if n_zero:
         # A separate narrow bar: an exact zero belongs to neither side's bins.
-        ax.bar([0.0], [n_zero], width=0.5 * width, color=ZERO, zorder=3, label=f"z = 0 exactly: {n_zero} of {n}")
-    ax.bar(centres[~neg], counts[~neg], width=width, color=POSITIVE, edgecolor="white", linewidth=0.5,
-           label=f"z > 0: {int(np.sum(z > 0))} of {n}")
+        ax.bar([0.0], [n_zero], width=0.5 * width, color=ZERO, zorder=3)
+        handles.append(Patch(color=ZERO, label=f"z = 0 exactly: {n_zero} of {n}"))
+    ax.bar(centres[~neg], counts[~neg], width=width, color=POSITIVE, edgecolor="white", linewidth=0.5)
+    handles.append(Patch(color=POSITIVE, label=f"z > 0: {int(np.sum(z > 0))} of {n}"))
     ax.set_xlabel("pre-activation z")
     ax.set_ylabel("count")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     ax.set_title(title or f"Pre-activations: {share_text} of hidden units inactive under ReLU")
-    fig.legend(loc="outside lower center", ncols=4 if n_zero else 3, frameon=False, handlelength=1.2,
+    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False, handlelength=1.2,
                columnspacing=1.0, fontsize=9.5)
     ax.margins(y=0.05)
     return fig
