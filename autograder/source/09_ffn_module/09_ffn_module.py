@@ -1,0 +1,873 @@
+# %% [markdown]
+# # 09 · The FFN module: parameters, forward, backward, training
+#
+# The capstone. You build the feed-forward sublayer the way a deep-learning
+# library ships it: a class that owns its parameters, initialises them, counts
+# them, runs the forward pass on any batch, and computes its own gradients. Then
+# you check those gradients against numerical differentiation and watch the
+# reference version learn a function, to see what the hidden width $d_\text{ff}$
+# is for.
+#
+# $$\mathrm{FFN}(x) = \sigma(x W_1 + b_1)\, W_2 + b_2, \qquad z = x W_1 + b_1, \qquad h = \sigma(z), \qquad y = h W_2 + b_2$$
+#
+# | what | contract |
+# |---|---|
+# | `FeedForwardNetwork(d_model, d_ff, activation="relu", use_bias=True, seed=None)` | builds the parameters below; `activation` is `"relu"`, `"gelu"` or `"silu"` |
+# | `W1`, `b1`, `W2`, `b2` | attributes, shapes $(d_\text{model}, d_\text{ff})$, $(d_\text{ff},)$, $(d_\text{ff}, d_\text{model})$, $(d_\text{model},)$; `b1`, `b2` are `None` without biases |
+# | `model(x)` | $\mathrm{FFN}(x)$ for `x` of shape $(\dots, d_\text{model})$, with the *current* attributes |
+# | `model.num_parameters()` | how many numbers training adjusts, an `int` |
+# | `model.backward(x, grad_out)` | the gradients of $L = \sum$ `grad_out` $\odot\, \mathrm{FFN}(x)$, a dict with keys `"W1" "b1" "W2" "b2" "x"` |
+# | `numerical_gradient(f, x, h=1e-5)` | centred differences of a scalar function `f` at `x` |
+#
+# `backward` must support ReLU and GELU (SiLU is optional: no test uses it).
+# The reference implementation is `ffn_helpers.module`, imported below as
+# `reference`; the demonstrations use it, so this notebook runs before you have
+# written anything. (20 points.)
+#
+# *Where to run it:* in the browser through the **launch binder** badge of the
+# repository's README, or locally with `make lab`. How the checks and the
+# feedback work is in [00 · Start here](00_start_here.ipynb).
+
+# %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
+import numpy as np
+from scipy import special
+
+from ffn_helpers import checks, examples, ffn_forward, mistakes, plots
+from ffn_helpers import module as reference
+
+W2_EX, W3_EX, W4_EX, W6 = examples.W_2, examples.W_3, examples.W_4, examples.W_6
+
+
+def with_params(model, params):
+    """Set a model's W1, b1, W2, b2 to copies of `params` (None stays None); return the model."""
+    model.W1, model.b1, model.W2, model.b2 = (None if p is None else np.array(p, dtype=float) for p in params)
+    return model
+
+
+def build(cls, d_model, d_ff, activation="relu", use_bias=True, seed=0, params=None):
+    """Test cells' helper: cls(d_model, d_ff, ...) (the learner's class), then (optionally) given parameters."""
+    model = checks.call(lambda: cls(d_model, d_ff, activation=activation, use_bias=use_bias, seed=seed),
+                        name=getattr(cls, "__name__", "the class"))
+    return model if params is None else with_params(model, params)
+
+
+def attribute(model, name):
+    """Test cells' helper: model.<name>, or a clear failure if the attribute is missing."""
+    if not hasattr(model, name):
+        raise AssertionError(f"the model has no attribute {name!r}: __init__ should set W1, b1, W2 and b2")
+    return getattr(model, name)
+
+
+def check_backward(model, ref, x, grad_out, names=("W1", "b1", "W2", "b2", "x")):
+    """Test cells' helper: model.backward(x, grad_out)[name] must equal the reference's, for each name."""
+    expected = ref.backward(x, grad_out)  # first, from the untouched inputs
+    grads = checks.call(model.backward, x, grad_out, name="backward")
+    if not isinstance(grads, dict):
+        raise AssertionError(f"backward should return a dict with keys 'W1' 'b1' 'W2' 'b2' 'x', "
+                             f"got a {type(grads).__name__}")
+    for name in names:
+        if name not in grads:
+            raise AssertionError(f"backward's dict has no key {name!r} (its keys: {sorted(map(str, grads))})")
+        if expected[name] is None:
+            if grads[name] is not None:
+                raise AssertionError(f"without biases, grads[{name!r}] should be None, got {grads[name]!r}")
+            continue
+        checks.assert_close(grads[name], expected[name], name=f"backward(x, grad_out)[{name!r}]",
+                            mistakes=mistakes.MODULE_BACKWARD,
+                            args=(name, x, grad_out, ref.W1, ref.b1, ref.W2, ref.b2, ref.activation))
+
+
+# %% [markdown]
+# ## 1. The class you will write
+#
+# The whole class lives in the next cell, with one stub per method. Fill the
+# methods in as you reach the sections below (initialisation, counting, forward,
+# backward), re-running the cell after each change; each section ends with the
+# checks for its method. `scipy.special` is imported as `special`: it has
+# `ndtr` ($\Phi$) and `expit` (the sigmoid $s$) from notebooks 04 and 08.
+
+# %% nbgrader={"grade": false, "grade_id": "FeedForwardNetwork", "locked": false, "schema_version": 3, "solution": true, "task": false}
+class FeedForwardNetwork:
+    """FFN(x) = σ(x W1 + b1) W2 + b2 with its own parameters; x: (..., d_model).
+
+    W1: (d_model, d_ff), b1: (d_ff,), W2: (d_ff, d_model), b2: (d_model,); b1 and b2
+    are None when use_bias is False. activation: "relu", "gelu" or "silu".
+    """
+
+    def __init__(self, d_model, d_ff, activation="relu", use_bias=True, seed=None):
+        """Xavier-normal weights and zero biases, drawn in exactly this order:
+
+            std = √(2 / (d_model + d_ff))
+            rng = np.random.default_rng(seed)
+            W1 = rng.normal(0.0, std, size=(d_model, d_ff))
+            W2 = rng.normal(0.0, std, size=(d_ff, d_model))
+            b1 = zeros(d_ff), b2 = zeros(d_model)   (both None if not use_bias)
+
+        Keep `activation` (and anything else you need) as attributes too.
+        """
+        ### BEGIN SOLUTION
+        if activation not in ("relu", "gelu", "silu"):
+            raise ValueError(f"activation should be 'relu', 'gelu' or 'silu', got {activation!r}")
+        self.d_model, self.d_ff = d_model, d_ff
+        self.activation, self.use_bias = activation, use_bias
+        std = np.sqrt(2.0 / (d_model + d_ff))
+        rng = np.random.default_rng(seed)
+        self.W1 = rng.normal(0.0, std, size=(d_model, d_ff))
+        self.W2 = rng.normal(0.0, std, size=(d_ff, d_model))
+        self.b1 = np.zeros(d_ff) if use_bias else None
+        self.b2 = np.zeros(d_model) if use_bias else None
+        ### END SOLUTION
+
+    def num_parameters(self):
+        """How many numbers training adjusts: the entries of W1 and W2, and of b1, b2 if present (an int)."""
+        ### BEGIN SOLUTION
+        return sum(int(p.size) for p in (self.W1, self.b1, self.W2, self.b2) if p is not None)
+        ### END SOLUTION
+
+    def activate(self, z):
+        """σ(z), elementwise, for this model's activation."""
+        ### BEGIN SOLUTION
+        if self.activation == "relu":
+            return np.maximum(z, 0.0)
+        if self.activation == "gelu":
+            return z * special.ndtr(z)
+        return z * special.expit(z)
+        ### END SOLUTION
+
+    def activate_grad(self, z):
+        """σ'(z), elementwise: ReLU's is 1 where z > 0 and 0 elsewhere (0 at z = 0 too);
+        GELU's is Φ(z) + z·φ(z), with φ the standard normal density."""
+        ### BEGIN SOLUTION
+        if self.activation == "relu":
+            return (z > 0).astype(float)
+        if self.activation == "gelu":
+            # φ(z) = exp(-z²/2)/√(2π); capping |z| at 40 (where φ is 0 anyway) keeps z² finite
+            pdf = np.exp(-0.5 * np.minimum(np.abs(z), 40.0) ** 2) / np.sqrt(2.0 * np.pi)
+            return special.ndtr(z) + z * pdf
+        s = special.expit(z)
+        return s * (1.0 + z * (1.0 - s))
+        ### END SOLUTION
+
+    def __call__(self, x):
+        """FFN(x) with the current W1, b1, W2, b2; x: (..., d_model) -> (..., d_model)."""
+        ### BEGIN SOLUTION
+        z = np.asarray(x, dtype=float) @ self.W1
+        if self.b1 is not None:
+            z = z + self.b1
+        y = self.activate(z) @ self.W2
+        return y if self.b2 is None else y + self.b2
+        ### END SOLUTION
+
+    def backward(self, x, grad_out):
+        """Gradients of L = Σ grad_out ⊙ FFN(x); grad_out has FFN(x)'s shape (..., d_model).
+
+        Returns {"W1": (d_model, d_ff), "b1": (d_ff,), "W2": (d_ff, d_model), "b2": (d_model,),
+        "x": x's shape}; "b1" and "b2" are None without biases. Tokens (every leading axis) add up.
+        """
+        ### BEGIN SOLUTION
+        x = np.asarray(x, dtype=float)
+        G = np.asarray(grad_out, dtype=float)
+        z = x @ self.W1
+        if self.b1 is not None:
+            z = z + self.b1
+        h = self.activate(z)
+        dz = (G @ self.W2.T) * self.activate_grad(z)
+        x2, h2 = x.reshape(-1, self.W1.shape[0]), h.reshape(-1, self.W1.shape[1])
+        G2, dz2 = G.reshape(-1, self.W2.shape[1]), dz.reshape(-1, self.W1.shape[1])
+        return {
+            "W1": x2.T @ dz2,
+            "b1": None if self.b1 is None else dz2.sum(axis=0),
+            "W2": h2.T @ G2,
+            "b2": None if self.b2 is None else G2.sum(axis=0),
+            "x": dz @ self.W1.T,
+        }
+        ### END SOLUTION
+
+
+# %% [markdown]
+# ## 2. Initialisation: Xavier-normal, with a seed
+#
+# A weight matrix $W$ that maps $n_\text{in}$ features to $n_\text{out}$ sums
+# $n_\text{in}$ products per output, so with independent entries of variance
+# $v$ it multiplies the variance of the signal by about $n_\text{in} v$ on the
+# way forward, and that of the gradient by about $n_\text{out} v$ on the way
+# back. Xavier (Glorot) initialisation compromises between keeping both near 1:
+#
+# $$W_{ij} \sim \mathcal N\!\left(0,\ \mathrm{std}^2\right), \qquad
+# \mathrm{std} = \sqrt{\frac{2}{n_\text{in} + n_\text{out}}} = \sqrt{\frac{2}{d_\text{model} + d_\text{ff}}}$$
+#
+# for both $W_1$ ($d_\text{model} \to d_\text{ff}$) and $W_2$ ($d_\text{ff} \to
+# d_\text{model}$). Biases start at 0. A seed makes the draws reproducible; the
+# *order* of the draws (first $W_1$, then $W_2$, from one generator) is part of
+# the contract, so that your class and the reference agree number for number.
+#
+# **Forecast.** For $d_\text{model} = 512$, $d_\text{ff} = 2048$, what is the std?
+# Will the entries of $W_1$ have exactly that sample standard deviation?
+#
+# **Step.** The reference, seeded.
+
+# %%
+big = reference.FeedForwardNetwork(512, 2048, seed=0)
+print(f"std = √(2 / (512 + 2048)) = {reference.xavier_std(512, 2048):.6f}")
+print(f"sample std of W1: {big.W1.std():.6f}   of W2: {big.W2.std():.6f}   (n = {big.W1.size:,} each)")
+same = reference.FeedForwardNetwork(512, 2048, seed=0)
+print("same seed, same weights:", np.array_equal(big.W1, same.W1) and np.array_equal(big.W2, same.W2))
+standard_error = 1 / np.sqrt(2 * big.W1.size)  # of a sample std, relative
+print(f"relative standard error of a sample std: {standard_error:.2%}")
+for W in (big.W1, big.W2):
+    assert abs(W.std() / reference.xavier_std(512, 2048) - 1) < 4 * standard_error
+
+# %% [markdown]
+# **Why.** A sample of $n$ normal numbers has a standard deviation that misses
+# the true one by about $\mathrm{std}/\sqrt{2n}$, here 0.07 %: close, never
+# exact. A fixed seed reproduces every digit, which is what lets a test compare
+# two implementations exactly.
+#
+# **Verify.** Implement `__init__` in the class cell, run it, then run these
+# checks. (2 points here, 2 more from the grader.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_init", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+model = build(FeedForwardNetwork, 3, 4, seed=0)
+ref = reference.FeedForwardNetwork(3, 4, seed=0)
+for name, args in (("W1", ("W1", 3, 4, 0)), ("W2", ("W2", 3, 4, 0))):
+    checks.assert_close(attribute(model, name), getattr(ref, name), name=f"FeedForwardNetwork(3, 4, seed=0).{name}",
+                        mistakes=mistakes.MODULE_INIT, args=args)
+for name, size in (("b1", 4), ("b2", 3)):
+    if attribute(model, name) is None:
+        raise AssertionError(f"{name} is None although use_bias=True: it should be np.zeros({size})")
+    checks.assert_close(attribute(model, name), np.zeros(size), name=f"{name} (zeros at the start)")
+again = build(FeedForwardNetwork, 3, 4, seed=0)
+if not np.array_equal(again.W1, model.W1):
+    raise AssertionError("two models built with seed=0 have different W1: draw from np.random.default_rng(seed)")
+if np.array_equal(build(FeedForwardNetwork, 3, 4, seed=1).W1, model.W1):
+    raise AssertionError("seed=1 gives the same W1 as seed=0: the seed should change the draws")
+no_bias = build(FeedForwardNetwork, 3, 4, use_bias=False, seed=0)
+if attribute(no_bias, "b1") is not None or attribute(no_bias, "b2") is not None:
+    raise AssertionError("with use_bias=False, b1 and b2 should both be None")
+big_model = build(FeedForwardNetwork, 512, 2048, seed=2024)
+std = reference.xavier_std(512, 2048)
+for name in ("W1", "W2"):
+    sample_std = float(np.std(attribute(big_model, name)))
+    checks.assert_close(sample_std, std, name=f"sample std of {name} for 512/2048", rtol=0.01,
+                        mistakes=mistakes.MODULE_INIT_STD, args=(512, 2048))
+checks.ok("W1 and W2 are Xavier-normal, seeded, in the reference's order; biases start at 0 or are None.")
+
+# %% [markdown]
+# The grader also checks (2 points): the exact draws for other sizes and seeds
+# ($d_\text{model} \ne d_\text{ff}$, $d_\text{ff} = 1$, GELU and SiLU models,
+# no biases), float64 weights, the std of a $768 \times 3072$ layer, and that
+# `seed=None` gives different weights each time.
+
+# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_init_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+### BEGIN HIDDEN TESTS
+for d_model, d_ff, activation, use_bias, seed in [(1, 1, "relu", True, 0), (5, 2, "relu", True, 7),
+                                                   (2, 7, "gelu", False, 123), (6, 6, "silu", True, 99)]:
+    model = build(FeedForwardNetwork, d_model, d_ff, activation=activation, use_bias=use_bias, seed=seed)
+    ref = reference.FeedForwardNetwork(d_model, d_ff, activation=activation, use_bias=use_bias, seed=seed)
+    for name in ("W1", "W2"):
+        value = attribute(model, name)
+        checks.assert_close(value, getattr(ref, name),
+                            name=f"FeedForwardNetwork({d_model}, {d_ff}, seed={seed}).{name}",
+                            mistakes=mistakes.MODULE_INIT, args=(name, d_model, d_ff, seed))
+        if np.asarray(value).dtype != np.float64:
+            raise AssertionError(f"{name} should be float64, got {np.asarray(value).dtype}")
+    for name, size in (("b1", d_ff), ("b2", d_model)):
+        value = attribute(model, name)
+        if not use_bias:
+            if value is not None:
+                raise AssertionError(f"with use_bias=False, {name} should be None, got {value!r}")
+        elif value is None:
+            raise AssertionError(f"{name} is None although use_bias=True")
+        else:
+            checks.assert_close(value, np.zeros(size), name=f"{name} at the start")
+big_model = build(FeedForwardNetwork, 768, 3072, seed=5)
+for name in ("W1", "W2"):
+    checks.assert_close(float(np.std(attribute(big_model, name))), reference.xavier_std(768, 3072),
+                        name=f"sample std of {name} for 768/3072", rtol=0.01,
+                        mistakes=mistakes.MODULE_INIT_STD, args=(768, 3072))
+if np.array_equal(build(FeedForwardNetwork, 4, 8, seed=None).W1, build(FeedForwardNetwork, 4, 8, seed=None).W1):
+    raise AssertionError("two models with seed=None have identical weights: seed=None should mean fresh randomness")
+### END HIDDEN TESTS
+checks.ok("__init__ matches the reference for every size, seed and option.")
+
+# %% [markdown]
+# ## 3. Counting the parameters
+#
+# $W_1$ and $W_2$ hold $d_\text{model} d_\text{ff}$ numbers each; $b_1$ adds
+# $d_\text{ff}$ and $b_2$ adds $d_\text{model}$:
+#
+# $$N = 2\, d_\text{model} d_\text{ff} + d_\text{ff} + d_\text{model}.$$
+#
+# **Forecast.** $N$ for the original Transformer's $d_\text{model} = 512$,
+# $d_\text{ff} = 2048$? (A widely read text prints 2,101,760.)
+#
+# **Step.**
+
+# %%
+print(f"512/2048 with biases:    {reference.FeedForwardNetwork(512, 2048).num_parameters():>10,}")
+print(f"512/2048 without biases: {reference.FeedForwardNetwork(512, 2048, use_bias=False).num_parameters():>10,}")
+print(f"768/3072 (BERT-base):    {reference.FeedForwardNetwork(768, 3072).num_parameters():>10,}")
+n_biases = 2048 + 512
+print(f"biases: {n_biases:,} of {W6['transformer_base']['per_layer']:,} = "
+      f"{n_biases / W6['transformer_base']['per_layer']:.2%}")
+assert W6["transformer_base"]["published_wrong_sum"] - W6["transformer_base"]["per_layer"] == 2048
+
+# %% [markdown]
+# **Why.** $2 \cdot 512 \cdot 2048 = 2{,}097{,}152$ weights plus $2048 + 512 =
+# 2560$ biases make **2,099,712**; the printed 2,101,760 is 2,048 too many (as if
+# $b_1$ were counted twice). Biases are about 0.12 % of the layer. Notebook 06 has
+# the full budget, in bytes and FLOPs.
+#
+# **Verify.** Implement `num_parameters`. (1 point here, 1 from the grader.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_num_parameters", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+for use_bias, expected in ((True, W6["transformer_base"]["per_layer"]), (False, 2 * 512 * 2048)):
+    model = build(FeedForwardNetwork, 512, 2048, use_bias=use_bias)
+    count = checks.call(model.num_parameters, name="num_parameters")
+    checks.assert_close(count, expected, name=f"num_parameters() for 512/2048, use_bias={use_bias}",
+                        mistakes=mistakes.PARAM_COUNT, args=(512, 2048, use_bias))
+    checks.check_equal(count, expected, name="num_parameters()")
+checks.ok("num_parameters() is 2,099,712 for 512/2048 with biases, 2,097,152 without.")
+
+# %% [markdown]
+# The grader also checks (1 point): BERT-base's 768/3072 (4,722,432), the
+# 256/1024 example with and without biases (525,568 and 524,288), and the
+# smallest network, $1 \to 1 \to 1$.
+
+# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_num_parameters_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+### BEGIN HIDDEN TESTS
+cases = [(768, 3072, True, W6["bert_base"]["per_layer"]),
+         (256, 1024, True, W6["libtorch_example"]["with_bias"]),
+         (256, 1024, False, W6["libtorch_example"]["without_bias"]),
+         (1, 1, True, 4), (1, 1, False, 2), (3, 5, True, 38)]
+for d_model, d_ff, use_bias, expected in cases:
+    model = build(FeedForwardNetwork, d_model, d_ff, use_bias=use_bias)
+    count = checks.call(model.num_parameters, name="num_parameters")
+    checks.assert_close(count, expected, name=f"num_parameters() for {d_model}/{d_ff}, use_bias={use_bias}",
+                        mistakes=mistakes.PARAM_COUNT, args=(d_model, d_ff, use_bias))
+    checks.check_equal(count, expected, name="num_parameters()")
+### END HIDDEN TESTS
+checks.ok("num_parameters() is right for every size, with and without biases.")
+
+# %% [markdown]
+# ## 4. Forward, for any batch shape
+#
+# `x @ W1` multiplies the last axis of `x` by $W_1$ whatever the leading axes
+# are, and the biases broadcast over them, so one expression serves a single
+# token $(d_\text{model},)$, a sequence $(n, d_\text{model})$ and a batch of
+# sequences $(b, s, d_\text{model})$.
+#
+# **Forecast.** W-2's network ($3 \to 4 \to 3$) on $x = [1, -0.5, 0.8]$: which
+# hidden unit is off, and what is the output?
+#
+# **Step.** The reference with W-2's parameters.
+
+# %%
+w2_net = with_params(reference.FeedForwardNetwork(3, 4), W2_EX.params)
+print("z =", w2_net.trace(W2_EX.x).z, "  y =", w2_net(W2_EX.x))
+batch = np.stack([W2_EX.x, -W2_EX.x, 2 * W2_EX.x]).reshape(3, 1, 3)
+print("batch of shape", batch.shape, "->", w2_net(batch).shape)
+
+# %% [markdown]
+# **Why.** Unit 1 has $z_1 = -0.62 < 0$, so ReLU switches it off and
+# $y = [0.453, -0.512, 0.698]$ (W-2). The batch keeps its leading axes: each
+# token goes through the same weights on its own.
+#
+# **Verify.** Implement `__call__` (and `activate`). The checks set `W1`, `b1`,
+# `W2`, `b2` on your model to chosen values before calling it. (2 points here,
+# 2 from the grader.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_forward", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+model = build(FeedForwardNetwork, 3, 4, params=W2_EX.params)
+checks.check(model, (W2_EX.x,), W2_EX.y, name="FeedForwardNetwork.__call__", mistakes=mistakes.FFN)
+tokens = W4_EX.extra["tokens"]
+model = build(FeedForwardNetwork, 2, 3, params=W4_EX.params)
+checks.check(model, (tokens,), W4_EX.extra["tokens_out"], name="FeedForwardNetwork.__call__", mistakes=mistakes.FFN)
+checks.ok("the forward pass reproduces W-2 and W-4's two tokens.")
+
+# %% [markdown]
+# The grader also checks (2 points): random weights, inputs of shapes
+# $(d_\text{model},)$, $(n, d_\text{model})$ and $(b, s, d_\text{model})$, GELU
+# and SiLU models, a model without biases, and that `x` is not modified.
+
+# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_forward_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(909)
+d_model, d_ff = 5, 11
+params = (rng.normal(size=(d_model, d_ff)), rng.normal(size=d_ff), rng.normal(size=(d_ff, d_model)),
+          rng.normal(size=d_model))
+for activation in ("relu", "gelu", "silu"):
+    model = build(FeedForwardNetwork, d_model, d_ff, activation=activation, params=params)
+    for shape in [(d_model,), (7, d_model), (2, 3, d_model)]:
+        x = rng.normal(size=shape)
+        x_before = x.copy()
+        expected = ffn_forward(x, *params, activation=activation)
+        if activation == "relu":
+            checks.check(model, (x,), expected, name="FeedForwardNetwork.__call__", mistakes=mistakes.FFN)
+        else:
+            actual = checks.call(model, x, name="FeedForwardNetwork.__call__")
+            checks.assert_close(actual, expected, name=f"FeedForwardNetwork(..., activation={activation!r})(x)",
+                                mistakes=mistakes.MODULE_FORWARD, args=(x, *params, activation))
+        if not np.array_equal(x, x_before):
+            raise AssertionError("calling the model changed x in place: the forward pass must not modify its input")
+W1, _, W2, _ = params
+model = build(FeedForwardNetwork, d_model, d_ff, use_bias=False, params=(W1, None, W2, None))
+x = rng.normal(size=(4, d_model))
+checks.check(model, (x,), ffn_forward(x, W1, None, W2, None), name="FeedForwardNetwork(use_bias=False)")
+### END HIDDEN TESTS
+checks.ok("the forward pass is right for every batch shape, activation and bias option.")
+
+# %% [markdown]
+# ## 5. The backward pass, by hand
+#
+# Training needs the gradient of a scalar loss with respect to every parameter.
+# A layer does not know the loss; it receives $G = \partial L / \partial y$,
+# called `grad_out`, of the same shape as its output, and returns the gradients
+# of $L$ with respect to its parameters and its input. Equivalently, `backward`
+# differentiates $L = \sum G \odot \mathrm{FFN}(x)$ with $G$ held fixed.
+#
+# Work backwards through $y = h W_2 + b_2$, $h = \sigma(z)$, $z = x W_1 + b_1$.
+# For one token (row vectors):
+#
+# $$\frac{\partial L}{\partial W_2} = h^\top G, \quad
+# \frac{\partial L}{\partial b_2} = G, \quad
+# \frac{\partial L}{\partial h} = G\, W_2^\top, \quad
+# \frac{\partial L}{\partial z} = \frac{\partial L}{\partial h} \odot \sigma'(z),$$
+#
+# $$\frac{\partial L}{\partial W_1} = x^\top \frac{\partial L}{\partial z}, \quad
+# \frac{\partial L}{\partial b_1} = \frac{\partial L}{\partial z}, \quad
+# \frac{\partial L}{\partial x} = \frac{\partial L}{\partial z}\, W_1^\top.$$
+#
+# Here $h^\top G$ is an outer product, $(d_\text{ff}, 1) \times (1, d_\text{model})$:
+# each gradient has the shape of what it differentiates. With many tokens the
+# parameters are shared, so their gradients **add up over tokens**: stack the
+# tokens as rows ($X$ of shape $(N, d_\text{model})$, where $N$ counts all leading
+# axes together) and $X^\top (\partial L/\partial Z)$ sums them in one product;
+# a bias gradient is a sum over rows. The input gradient stays per token, shaped
+# like $x$.
+#
+# The activation's derivative $\sigma'(z)$ is where the cells of the course meet:
+# ReLU's is 1 for $z > 0$ and 0 for $z < 0$ (cells A and B); at $z = 0$ it does
+# not exist and frameworks use 0 (cell C). GELU's is
+# $\Phi(z) + z\,\varphi(z)$, with $\varphi(z) = e^{-z^2/2}/\sqrt{2\pi}$.
+#
+# **Forecast.** In W-2, unit 1 is off ($z_1 = -0.62$). Which entries of
+# $\partial L/\partial W_1$, $\partial L/\partial b_1$ and $\partial L/\partial W_2$
+# must be exactly 0, whatever $G$ is?
+#
+# **Step.** The reference's gradients for W-2's token and $G = [1, -2, 0.5]$.
+
+# %%
+G_ex = np.array([1.0, -2.0, 0.5])
+grads = w2_net.backward(W2_EX.x, G_ex)
+for name, value in grads.items():
+    print(f"∂L/∂{name} =\n{np.round(value, 6)}\n")
+
+# %% [markdown]
+# **Why.** Column 1 of $\partial L/\partial W_1$, entry 1 of
+# $\partial L/\partial b_1$ and row 1 of $\partial L/\partial W_2$ are all 0: a
+# unit that is off for an input passes no signal forward ($h_1 = 0$) and no
+# gradient back ($\mathrm{ReLU}'(z_1) = 0$). Its weights do not learn from that
+# input; if it is off for *every* input, it never learns again: a **dead** unit.
+#
+# **Verify.** Implement `backward` (with `activate_grad`). The checks compare
+# each gradient with the reference, in three parts that score separately: the
+# output layer, the hidden layer and input with ReLU, and GELU (3 points here,
+# 4 more from the grader). First the output layer, $\partial L/\partial W_2$ and
+# $\partial L/\partial b_2$, for W-2's token and for two tokens. (1 point.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_backward_layer2", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+model = build(FeedForwardNetwork, 3, 4, params=W2_EX.params)
+ref = with_params(reference.FeedForwardNetwork(3, 4), W2_EX.params)
+check_backward(model, ref, W2_EX.x, np.array([1.0, -2.0, 0.5]), names=("W2", "b2"))
+check_backward(model, ref, np.stack([W2_EX.x, [-0.6, 0.2, 0.9]]), np.array([[1.0, -2.0, 0.5], [0.5, 1.0, -1.0]]),
+               names=("W2", "b2"))
+checks.ok("the output layer's gradients ∂L/∂W2 and ∂L/∂b2 match the reference for W-2.")
+
+# %% [markdown]
+# The grader also checks (1 point): $\partial L/\partial W_2$ and $\partial L/\partial b_2$
+# for random weights with $d_\text{model} \ne d_\text{ff}$ and batches of shapes
+# $(n, d_\text{model})$ and $(b, s, d_\text{model})$.
+
+# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_backward_layer2_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(9091)
+d_model, d_ff = 4, 7
+params = (rng.normal(size=(d_model, d_ff)), rng.normal(size=d_ff), rng.normal(size=(d_ff, d_model)),
+          rng.normal(size=d_model))
+model = build(FeedForwardNetwork, d_model, d_ff, params=params)
+ref = with_params(reference.FeedForwardNetwork(d_model, d_ff), params)
+for shape in [(6, d_model), (2, 3, d_model)]:
+    check_backward(model, ref, rng.normal(size=shape), rng.normal(size=shape), names=("W2", "b2"))
+### END HIDDEN TESTS
+checks.ok("the output layer's gradients are right for batched inputs.")
+
+# %% [markdown]
+# Next, through the activation: $\partial L/\partial W_1$, $\partial L/\partial b_1$
+# and $\partial L/\partial x$ for the same two cases. (1 point.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_backward_layer1", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+model = build(FeedForwardNetwork, 3, 4, params=W2_EX.params)
+ref = with_params(reference.FeedForwardNetwork(3, 4), W2_EX.params)
+check_backward(model, ref, W2_EX.x, np.array([1.0, -2.0, 0.5]), names=("W1", "b1", "x"))
+check_backward(model, ref, np.stack([W2_EX.x, [-0.6, 0.2, 0.9]]), np.array([[1.0, -2.0, 0.5], [0.5, 1.0, -1.0]]),
+               names=("W1", "b1", "x"))
+checks.ok("∂L/∂W1, ∂L/∂b1 and ∂L/∂x match the reference for W-2, dead unit included.")
+
+# %% [markdown]
+# The grader also checks (2 points): the same three gradients for random weights
+# and batches $(d_\text{model},)$, $(n, d_\text{model})$, $(b, s, d_\text{model})$, a
+# unit that is dead for every input, W-3's exact zeros ($\mathrm{ReLU}'(0) = 0$), and
+# a model without biases (whose `"b1"` and `"b2"` are `None`).
+
+# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_backward_layer1_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(9092)
+d_model, d_ff = 4, 7
+params = [rng.normal(size=(d_model, d_ff)), rng.normal(size=d_ff), rng.normal(size=(d_ff, d_model)),
+          rng.normal(size=d_model)]
+params[1][2] = -50.0  # unit 2 is dead for every input below
+model = build(FeedForwardNetwork, d_model, d_ff, params=params)
+ref = with_params(reference.FeedForwardNetwork(d_model, d_ff), params)
+for shape in [(d_model,), (6, d_model), (2, 3, d_model)]:
+    check_backward(model, ref, rng.normal(size=shape), rng.normal(size=shape), names=("W1", "b1", "x"))
+# W-3: two pre-activations are exactly 0, where ReLU's derivative is taken as 0.
+model = build(FeedForwardNetwork, 2, 4, params=W3_EX.params)
+ref = with_params(reference.FeedForwardNetwork(2, 4), W3_EX.params)
+check_backward(model, ref, W3_EX.x, np.array([1.0, -3.0]))
+check_backward(model, ref, np.stack([W3_EX.x, [1.0, 2.0]]), np.array([[1.0, 1.0], [2.0, -1.0]]))
+# Without biases: "b1" and "b2" are None, the rest as before.
+W1, _, W2, _ = params
+model = build(FeedForwardNetwork, d_model, d_ff, use_bias=False, params=(W1, None, W2, None))
+ref = with_params(reference.FeedForwardNetwork(d_model, d_ff, use_bias=False), (W1, None, W2, None))
+check_backward(model, ref, rng.normal(size=(5, d_model)), rng.normal(size=(5, d_model)))
+### END HIDDEN TESTS
+checks.ok("the ReLU gradients through the hidden layer are right, dead units and exact zeros included.")
+
+# %% [markdown]
+# Last, GELU: W-2's weights with `activation="gelu"`, all five gradients. (1 point.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_backward_gelu", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+model = build(FeedForwardNetwork, 3, 4, activation="gelu", params=W2_EX.params)
+ref = with_params(reference.FeedForwardNetwork(3, 4, activation="gelu"), W2_EX.params)
+check_backward(model, ref, W2_EX.x, np.array([1.0, -2.0, 0.5]))
+checks.ok("backward gives the reference's GELU gradients for W-2.")
+
+# %% [markdown]
+# The grader also checks (1 point): all five GELU gradients for random weights
+# and pre-activations, on batches of every shape.
+
+# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_backward_gelu_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(9093)
+d_model, d_ff = 3, 6
+params = (rng.normal(size=(d_model, d_ff)), rng.normal(size=d_ff), rng.normal(size=(d_ff, d_model)),
+          rng.normal(size=d_model))
+model = build(FeedForwardNetwork, d_model, d_ff, activation="gelu", params=params)
+ref = with_params(reference.FeedForwardNetwork(d_model, d_ff, activation="gelu"), params)
+for shape in [(d_model,), (5, d_model), (2, 2, d_model)]:
+    check_backward(model, ref, 2.0 * rng.normal(size=shape), rng.normal(size=shape))
+### END HIDDEN TESTS
+checks.ok("the GELU gradients are right.")
+
+# %% [markdown]
+# ## 6. Exercise: numerical gradients
+#
+# How do you know a backward pass is right? Compare it with the definition of
+# the derivative. For a scalar function $f$ of an array $x$ and a small step
+# $h$, the **centred difference** in entry $i$ is
+#
+# $$\frac{\partial f}{\partial x_i} \approx \frac{f(x + h\,e_i) - f(x - h\,e_i)}{2h},$$
+#
+# where $e_i$ is 1 in entry $i$ and 0 elsewhere. Its error shrinks like $h^2$
+# (the one-sided $(f(x + h e_i) - f(x))/h$ only like $h$); rounding, which grows
+# like $\varepsilon |f| / h$ with $\varepsilon \approx 2.2 \times 10^{-16}$, stops
+# $h$ from going much below $10^{-5}$.
+#
+# **Forecast.** For $f(x) = \sum_i x_i^3$, the centred difference is exactly
+# $3x_i^2 + h^2$. How far from $3x_i^2$ is it for $h = 10^{-5}$?
+#
+# **Step.** Implement `numerical_gradient(f, x, h=1e-5)`: one pair of
+# evaluations per entry of `x`, whatever its shape (`np.ndindex(x.shape)` or a
+# flat view of a copy). Call `f` with arrays of `x`'s shape, and leave the
+# caller's `x` unchanged.
+
+# %% nbgrader={"grade": false, "grade_id": "numerical_gradient", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def numerical_gradient(f, x, h=1e-5):
+    """Centred differences (f(x + h e_i) - f(x - h e_i)) / 2h for every entry i of x.
+
+    f: maps an array shaped like x to a number. Returns an array shaped like x.
+    """
+    ### BEGIN SOLUTION
+    x = np.array(x, dtype=float)  # our own copy: the caller's x stays as it is
+    grad = np.zeros_like(x)
+    for index in np.ndindex(x.shape):
+        old = x[index]
+        x[index] = old + h
+        f_plus = f(x)
+        x[index] = old - h
+        f_minus = f(x)
+        x[index] = old
+        grad[index] = (f_plus - f_minus) / (2.0 * h)
+    return grad
+    ### END SOLUTION
+
+
+# %% [markdown]
+# **Verify.** $f(x) = \sum_i x_i^3$ at $x = [1, -2, 0.5]$ against $3x^2$.
+# (1 point here, 2 from the grader.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_numerical_gradient", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+x = np.array([1.0, -2.0, 0.5])
+x_before = x.copy()
+checks.check(numerical_gradient, (lambda v: np.sum(v**3), x), 3 * x**2, rtol=1e-6, atol=1e-8,
+             mistakes=mistakes.NUMERICAL_GRADIENT)
+if not np.array_equal(x, x_before):
+    raise AssertionError("numerical_gradient changed the caller's x: perturb a copy, or restore every entry")
+checks.ok("numerical_gradient gives 3x² for Σ x³.")
+
+# %% [markdown]
+# The grader also checks (2 points): a matrix argument (`f` must receive the
+# matrix, not a flattened copy), a 0-d array, the step `h` you are given, a
+# network's loss as `f`, and that `x` is left unchanged; against the reference
+# `numerical_gradient` and the exact derivatives.
+
+# %% nbgrader={"grade": true, "grade_id": "test_numerical_gradient_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(9094)
+A = rng.normal(size=(3, 4))
+W = rng.normal(size=(4, 2))
+W_before = W.copy()
+
+
+def f_matrix(M):
+    return float(np.sum((A @ M) ** 2))  # needs M with its shape (4, 2)
+
+
+checks.check(numerical_gradient, (f_matrix, W), 2 * A.T @ (A @ W), rtol=1e-6, atol=1e-8,
+             mistakes=mistakes.NUMERICAL_GRADIENT)
+checks.check(numerical_gradient, (f_matrix, W), reference.numerical_gradient(f_matrix, W), rtol=1e-7, atol=1e-9,
+             mistakes=mistakes.NUMERICAL_GRADIENT)
+if not np.array_equal(W, W_before):
+    raise AssertionError("numerical_gradient changed the caller's x: perturb a copy, or restore every entry")
+checks.check(numerical_gradient, (lambda u: float(np.sum(u**3)), np.array(2.0)), np.array(12.0), rtol=1e-6, atol=1e-8,
+             mistakes=mistakes.NUMERICAL_GRADIENT)
+v = np.array([0.5, 1.0, -1.5])
+
+
+def f_exp(u):
+    return float(np.sum(np.exp(u)))
+
+
+for h in (1e-2, 1e-3):  # the h² error of a larger step is visible: the result must follow h
+    checks.check(numerical_gradient, (f_exp, v, h), reference.numerical_gradient(f_exp, v, h), rtol=1e-8,
+                 atol=1e-10, mistakes=mistakes.NUMERICAL_GRADIENT)
+net = with_params(reference.FeedForwardNetwork(3, 4), W2_EX.params)
+G = np.array([1.0, -2.0, 0.5])
+checks.check(numerical_gradient, (lambda x_: float(np.sum(G * net(x_))), W2_EX.x), net.backward(W2_EX.x, G)["x"],
+             rtol=1e-6, atol=1e-8, mistakes=mistakes.NUMERICAL_GRADIENT)
+### END HIDDEN TESTS
+checks.ok("numerical_gradient works for any shape and step.")
+
+# %% [markdown]
+# ## 7. The gradient check
+#
+# A **gradient check** compares an analytic gradient $a$ (from `backward`) with a
+# numerical one $n$, one parameter at a time, by the relative error
+#
+# $$\mathrm{rel}(a, n) = \frac{|a - n|}{\max(|a| + |n|,\ \texttt{tiny})},$$
+#
+# where $|\cdot|$ is the Euclidean norm of the whole array (`reference.relative_error`).
+# It is 0 when both are 0 (`tiny` $\approx 2.2 \times 10^{-308}$ only prevents $0/0$)
+# and at most 1. Taking it entry by entry is tempting but fragile: an entry far
+# below the centred difference's noise floor, about $\varepsilon |L| / h \approx
+# 10^{-11} |L|$, comes out as 0 numerically and scores 1 though it is right. With
+# $h = 10^{-5}$ in float64:
+#
+# | rel | verdict |
+# |---|---|
+# | $\le 10^{-7}$ | the gradient is right |
+# | between $10^{-7}$ and $10^{-2}$ | look closer: often a kink, such as a ReLU input within $h$ of 0 |
+# | $> 10^{-2}$ | the gradient is wrong |
+#
+# **Forecast.** Run on W-2's network with two tokens, will the check pass? And
+# for a backward pass that forgot ReLU's mask?
+#
+# **Step.** The reference `backward` against `reference.numerical_gradients`,
+# then a backward pass without the mask, written out.
+
+# %%
+def verdict(rel):
+    if rel <= reference.GRAD_CHECK_GOOD:
+        return "right"
+    return "WRONG" if rel > reference.GRAD_CHECK_WRONG else "look closer"
+
+
+x_check = np.stack([W2_EX.x, [-0.6, 0.2, 0.9]])
+G_check = np.array([[1.0, -2.0, 0.5], [0.5, 1.0, -1.0]])
+print("pre-activations (none within h of 0):\n", w2_net.trace(x_check).z)
+numeric = reference.numerical_gradients(w2_net, x_check, G_check)
+analytic = w2_net.backward(x_check, G_check)
+print("\nreference backward:")
+for name in analytic:
+    rel = reference.relative_error(analytic[name], numeric[name])
+    print(f"  {name:>2}: rel = {rel:.1e}  -> {verdict(rel)}")
+
+
+def backward_without_mask(model, x, G):
+    """A broken backward pass: ∂L/∂z = G W2ᵀ, with ReLU's derivative left out."""
+    h = np.maximum(x @ model.W1 + model.b1, 0.0)
+    dz = G @ model.W2.T  # should be multiplied by (z > 0)
+    return {"W1": x.T @ dz, "b1": dz.sum(axis=0), "W2": h.T @ G, "b2": G.sum(axis=0), "x": dz @ model.W1.T}
+
+
+broken = backward_without_mask(w2_net, x_check, G_check)
+print("\nbackward without the mask:")
+for name in broken:
+    rel = reference.relative_error(broken[name], numeric[name])
+    print(f"  {name:>2}: rel = {rel:.1e}  -> {verdict(rel)}")
+
+# %% [markdown]
+# **Why.** The reference agrees with the centred differences to about $10^{-10}$,
+# the size of the $h^2$ and rounding errors. Without the mask, the gradient flows
+# back through the unit that is off, so $\partial L/\partial W_1$,
+# $\partial L/\partial b_1$ and $\partial L/\partial x$ are wrong while the output
+# layer's gradients, which do not involve $\sigma'$, still pass: a gradient
+# check tells you *which* parameter to look at.
+#
+# To check your own class, run `reference.gradient_check(model, x, G)` in a
+# scratch cell with your `model`: it works with any object that has `W1`, `b1`,
+# `W2`, `b2` and `backward`.
+#
+# **Verify.**
+
+# %%
+assert all(reference.relative_error(analytic[k], numeric[k]) <= reference.GRAD_CHECK_GOOD for k in analytic)
+assert all(reference.relative_error(broken[k], numeric[k]) > reference.GRAD_CHECK_WRONG for k in ("W1", "b1", "x"))
+assert all(reference.relative_error(broken[k], numeric[k]) <= reference.GRAD_CHECK_GOOD for k in ("W2", "b2"))
+print("The reference passes; the maskless backward fails on W1, b1 and x only.")
+
+# %% [markdown]
+# ### A dead unit, and a kink
+#
+# **Forecast.** For W-2's single token, unit 1 is off. What do the *numerical*
+# gradients of its weights show? And at W-3's input, where two pre-activations
+# are exactly 0 (cell C), what does the centred difference give for $b_1$?
+#
+# **Step.** The figure shows the dead unit; the cell below computes both cases.
+
+# %%
+plots.ffn_dataflow(W2_EX.x, *W2_EX.params, title="W-2: unit 1 is off (z = -0.62) for this input")
+
+# %% [markdown]
+# *Figure: W-2's token flowing through the $3 \to 4 \to 3$ network; the grey
+# hidden unit has $z_1 = -0.62$, so $h_1 = 0$: it passes nothing forward and,
+# as the numbers below show, receives no gradient.*
+
+# %%
+numeric_one = reference.numerical_gradients(w2_net, W2_EX.x, G_ex)
+print("dead unit 1, numerically:  ∂L/∂W1[:, 1] =", numeric_one["W1"][:, 1], "  ∂L/∂b1[1] =", numeric_one["b1"][1],
+      "  ∂L/∂W2[1] =", numeric_one["W2"][1])
+
+w3_net = with_params(reference.FeedForwardNetwork(2, 4), W3_EX.params)
+G3 = np.array([1.0, 1.0])
+print("\nW-3: z =", w3_net.trace(W3_EX.x).z)
+a3, n3 = w3_net.backward(W3_EX.x, G3)["b1"], reference.numerical_gradients(w3_net, W3_EX.x, G3)["b1"]
+print("∂L/∂b1 analytic  =", a3)
+print("∂L/∂b1 numerical =", n3)
+print("rel, per entry   =", reference.relative_error(a3, n3, elementwise=True))
+print(f"rel, whole b1    = {reference.relative_error(a3, n3):.2f}")
+
+# %% [markdown]
+# **Why.** Nudging the weights of a unit that sits at $z = -0.62$ by $\pm 10^{-5}$
+# leaves it off, so $L$ does not change at all: the numerical gradient is exactly
+# 0, like the analytic one. At an exact zero the two disagree: the centred
+# difference averages the one-sided slopes, 0 on the left and $\partial L/\partial h$
+# on the right, and gets half of $\partial L/\partial h$, while `backward` uses
+# ReLU's convention $\mathrm{ReLU}'(0) = 0$. Entry by entry the relative error is 1,
+# and for the whole of $b_1$ it is far above $10^{-2}$, yet neither is a bug: the
+# derivative does not exist there. A failed check at a point of
+# non-differentiability says "move the test point", not "fix the code".
+#
+# **Verify.**
+
+# %%
+assert np.array_equal(numeric_one["W1"][:, 1], np.zeros(3)) and numeric_one["b1"][1] == 0.0
+assert np.array_equal(numeric_one["W2"][1], np.zeros(3))
+zero_units = w3_net.trace(W3_EX.x).z == 0
+assert zero_units.tolist() == [False, True, True, False]
+assert np.all(a3[zero_units] == 0) and np.allclose(n3[zero_units], 0.5 * (W3_EX.W2 @ G3)[zero_units], atol=1e-9)
+assert np.all(reference.relative_error(a3, n3, elementwise=True)[zero_units] == 1.0)
+assert reference.relative_error(a3, n3) > reference.GRAD_CHECK_WRONG
+print("The dead unit's gradients are exactly 0 both ways; at z = 0 the centred difference gives half the slope.")
+
+# %% [markdown]
+# ## 8. Training: why $d_\text{ff}$ matters
+#
+# Now let the reference module learn. The task: fit $t = \sin(x)$ on 256 evenly
+# spaced points $x \in [-\pi, \pi]$ with $d_\text{model} = 1$ (one number in, one
+# out), by plain gradient descent on the mean squared error
+# $L = \frac{1}{N}\sum_k (y_k - t_k)^2$: each step computes
+# `grad_out` $= 2(y - t)/N$, calls `backward`, and moves every parameter by
+# $-0.1 \times$ its gradient, 2000 times. The only thing that changes between
+# runs is the hidden width $d_\text{ff} \in \{1, 4, 16, 64\}$ (same seed, same
+# steps). A ReLU network in one dimension is a piecewise linear function with at
+# most one kink per hidden unit.
+#
+# **Forecast.** How many straight pieces does $\sin$ on $[-\pi, \pi]$ need to
+# look good? Which widths will fit it, and what can $d_\text{ff} = 1$ do at best?
+#
+# **Step.** Train the four networks (a few seconds) and plot their losses.
+
+# %%
+runs = reference.width_sweep(widths=(1, 4, 16, 64), steps=2000, lr=0.1, seed=0)
+x_task, t_task = reference.sine_task()
+print(f"{'d_ff':>5} {'parameters':>11} {'final loss':>11} {'max |y - sin x|':>16}")
+for d_ff, (net, losses) in runs.items():
+    print(f"{d_ff:5d} {net.num_parameters():11d} {losses[-1]:11.2e} {np.abs(net(x_task) - t_task).max():16.3f}")
+plots.loss_curves({f"d_ff = {d_ff}": losses for d_ff, (_, losses) in runs.items()},
+                  title="Fitting sin(x) on [-π, π] with d_model = 1: loss against step")
+
+# %% [markdown]
+# *Figure: training loss (mean squared error, log scale) over 2000 gradient-descent
+# steps for four hidden widths. Wider layers reach lower losses; $d_\text{ff} = 1$
+# stalls at the variance of the targets.*
+#
+# **Why.** Each hidden unit contributes one hinge, so $d_\text{ff}$ bounds the
+# number of linear pieces. With 64 units the fit is within a few hundredths
+# everywhere; with 4 it is a coarse polyline. With one unit, here, it does not
+# even make one useful hinge: during training its pre-activation went negative
+# on all but one of the 256 inputs, so it contributes almost nothing, the network
+# outputs a constant (the mean of the targets, 0), and the loss is the targets'
+# variance. A nearly dead unit gets nearly no gradient, so it stays that way;
+# one unit has no spare capacity to lose. This is the small-scale version of why transformers
+# make $d_\text{ff}$ *wider* than $d_\text{model}$ (usually $4\times$):
+# narrowing the hidden layer to save parameters costs fitting power.
+#
+# **Verify.**
+
+# %%
+final = {d_ff: losses[-1] for d_ff, (_, losses) in runs.items()}
+assert final[1] > final[4] > final[16] > final[64] and final[1] / final[64] > 1000
+net_1 = runs[1][0]
+assert np.sum(net_1.trace(x_task).z > 0) <= 1, "the single unit is off on all inputs but at most one"
+assert np.ptp(net_1(x_task)) < 1e-4 and abs(final[1] - np.var(t_task)) < 1e-9  # a constant output
+assert np.abs(runs[64][0](x_task) - t_task).max() < 0.05 < np.abs(runs[4][0](x_task) - t_task).max()
+print(f"d_ff = 64 ends {final[1] / final[64]:,.0f} times lower than d_ff = 1; "
+      f"d_ff = 1 ends at var(sin x) = {np.var(t_task):.4f}.")
+
+# %% [markdown]
+# ## Summary
+#
+# - A module owns its parameters: Xavier-normal weights with
+#   $\mathrm{std} = \sqrt{2/(d_\text{model} + d_\text{ff})}$, drawn from a seeded generator
+#   in a fixed order; zero biases or none. 512/2048 has 2,099,712 parameters.
+# - The forward pass is two matrix products and an activation, for any batch shape.
+# - The backward pass runs the chain rule in reverse; parameter gradients sum over
+#   tokens, $\sigma'(z)$ gates what reaches $W_1$, $b_1$ and $x$, and a unit that is
+#   off receives nothing.
+# - A centred-difference gradient check catches wrong gradients (rel $> 10^{-2}$)
+#   and points at the parameter; at a ReLU kink it disagrees by design.
+# - The hidden width is the FFN's capacity: starve it and the network cannot fit.
+#
+# That completes the course. Back to the map: [00 · Start here](00_start_here.ipynb).
