@@ -4,8 +4,9 @@
 
 Modules: `activations`, `ffn`, `norm`, `budgets`, `examples` (the worked
 examples W-1 ... W-8), `checks` and `mistakes` (feedback on learners' code),
-`plots` (matplotlib figures; imported on first use so that `import ffn_helpers`
-stays fast and never loads matplotlib).
+`module` (a reference FeedForwardNetwork with its backward pass and training),
+`plots` and `widgets` (figures and the interactive view; imported on first use so
+that `import ffn_helpers` stays fast and never loads matplotlib).
 """
 
 import importlib
@@ -26,7 +27,7 @@ from .norm import layer_norm, post_ln, pre_ln
 
 __version__ = "1.0.0"
 
-_LAZY = ("plots", "checks", "mistakes", "examples", "widgets")
+_LAZY = ("plots", "checks", "mistakes", "examples", "widgets", "module")
 
 
 def __getattr__(name):
