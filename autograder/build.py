@@ -10,7 +10,6 @@ differs from the committed one (cell sources and metadata), without writing.
 
 import difflib
 import json
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -152,7 +151,8 @@ def main(check=False, only=None):
         problems = check_all(only)
         for p in problems:
             print(p, file=sys.stderr)
-        print(f"{len(problems)} generated notebook(s) out of date" if problems else "generated notebooks are up to date")
+        print(f"{len(problems)} generated notebook(s) out of date" if problems
+              else "generated notebooks are up to date")
         return 1 if problems else 0
     for path in build_all(only=only):
         print(f"wrote {path.relative_to(COURSE_ROOT.parent)}")

@@ -35,7 +35,8 @@ def stage_table_html(trace, stage):
             style = "color:#888;background:#eee;" if inactive else ""
             cells.append(f'<td class="{cls}" data-stage="{k}" data-index="{i}" '
                          f'style="padding:2px 8px;text-align:right;{style}">{_fmt(v)}</td>')
-        rows.append(f'<tr><th style="text-align:left;padding-right:12px">{html.escape(label)}</th>{"".join(cells)}</tr>')
+        head = f'<th style="text-align:left;padding-right:12px">{html.escape(label)}</th>'
+        rows.append(f'<tr>{head}{"".join(cells)}</tr>')
     return f'<table class="ffn-stages">{"".join(rows)}</table>'
 
 
@@ -80,8 +81,9 @@ def _make_class():
             self = cls()
             self.params, self.x0, self.stage = params, x.copy(), 0
             self.sliders = [
-                widgets.FloatSlider(value=float(v), min=min(value_range[0], float(v)), max=max(value_range[1], float(v)),
-                                    step=step, description=f"x[{i}]", continuous_update=False, readout_format=".2f")
+                widgets.FloatSlider(value=float(v), min=min(value_range[0], float(v)),
+                                    max=max(value_range[1], float(v)), step=step, description=f"x[{i}]",
+                                    continuous_update=False, readout_format=".2f")
                 for i, v in enumerate(x)
             ]
             self.step_button = widgets.Button(description="Step", icon="forward", tooltip="show the next stage")

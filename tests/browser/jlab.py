@@ -13,7 +13,7 @@ def open_notebook(page, server, path):
     notebook(page).wait_for()
     page.locator(".jp-NotebookPanel-toolbar .jp-KernelStatus, .jp-Notebook-ExecutionIndicator").first.wait_for()
     wait_idle(page)
-    page.wait_for_function("""() => [...document.querySelectorAll('.jp-StatusBar-TextItem')]
+    page.wait_for_function(r"""() => [...document.querySelectorAll('.jp-StatusBar-TextItem')]
                                    .some(e => /\| Idle/.test(e.textContent))""", polling=250)
 
 
