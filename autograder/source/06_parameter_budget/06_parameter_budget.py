@@ -1,0 +1,589 @@
+# %% [markdown]
+# # 06 · Parameter budget: counts, bytes and FLOPs
+#
+# How big is the feed-forward sublayer, how much memory does it take, and how
+# much arithmetic does one token cost? This notebook (scenario cell H) answers
+# for real models, and shows that the FFN holds about two thirds of a
+# transformer block's parameters.
+#
+# One FFN layer, $\mathrm{FFN}(x) = \sigma(x W_1 + b_1) W_2 + b_2$, holds four arrays:
+#
+# | array | shape | entries |
+# |---|---|---|
+# | $W_1$ | $(d_\text{model}, d_\text{ff})$ | $d_\text{model} \cdot d_\text{ff}$ |
+# | $b_1$ | $(d_\text{ff},)$ | $d_\text{ff}$ |
+# | $W_2$ | $(d_\text{ff}, d_\text{model})$ | $d_\text{ff} \cdot d_\text{model}$ |
+# | $b_2$ | $(d_\text{model},)$ | $d_\text{model}$ |
+#
+# so its parameter count is
+#
+# $$N = 2\, d_\text{model}\, d_\text{ff} + d_\text{ff} + d_\text{model}
+# \qquad\text{(with biases)}, \qquad N = 2\, d_\text{model}\, d_\text{ff} \qquad\text{(without)}.$$
+#
+# Memory is $N$ times the bytes per parameter of the storage type (the
+# *dtype*). A *FLOP* is one floating-point operation, an addition or a
+# multiplication; a multiply-add is two of them.
+
+# %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
+import math
+
+import numpy as np
+from IPython.display import Markdown
+
+from ffn_helpers import attention_param_count, checks, examples, mistakes, plots, preset
+from ffn_helpers import ffn_flops_per_token as reference_flops
+from ffn_helpers import ffn_param_count as reference_count
+from ffn_helpers import param_bytes as reference_bytes
+
+W6 = examples.W_6  # the worked example's numbers
+MiB = 2**20  # a mebibyte: 1,048,576 bytes
+
+
+def _call_text(fn, args):
+    return f"{fn.__name__}({', '.join(repr(a) for a in args)})"
+
+
+def check_int(fn, args, expected, catalogue=(), name=None):
+    """Test cells' helper: fn(*args) must return exactly the integer `expected`."""
+    name = name or _call_text(fn, args)
+    got = checks.call(fn, *args, name=fn.__name__)
+    try:
+        checks.check_equal(got, expected, name=name)
+    except AssertionError as failure:
+        message = str(failure)
+        for mistake in checks.diagnose(got, catalogue, args, expected=expected, rtol=0, atol=0):
+            message += f"\nLikely mistake ({mistake.key}): {mistake.explanation}"
+        raise AssertionError(message) from None
+
+
+def check_raises(fn, args, error, why):
+    """Test cells' helper: fn(*args) must raise `error` (a bad input must not pass silently)."""
+    try:
+        got = fn(*args)
+    except NotImplementedError:
+        checks.call(fn, *args)  # raises the course's "not implemented yet" message
+    except error:
+        return
+    except Exception as exc:
+        raise AssertionError(f"{_call_text(fn, args)} raised {type(exc).__name__} ({exc}); "
+                             f"expected {error.__name__}: {why}") from None
+    else:
+        raise AssertionError(f"{_call_text(fn, args)} returned {got!r}; expected it to raise {error.__name__}: {why}")
+
+
+# %% [markdown]
+# ## 1. One layer of BERT-base
+#
+# BERT-base and GPT-2 small both use $d_\text{model} = 768$ and
+# $d_\text{ff} = 3072 = 4 \cdot 768$.
+#
+# **Forecast.** Before running the next cell: roughly how many parameters does
+# one FFN layer of BERT-base have? A hundred thousand, a million, five million,
+# fifty million?
+#
+# **Step.** Count each array from its shape.
+
+# %%
+d_model, d_ff = 768, 3072
+shapes = {"W1": (d_model, d_ff), "b1": (d_ff,), "W2": (d_ff, d_model), "b2": (d_model,)}
+counts = {name: math.prod(shape) for name, shape in shapes.items()}
+per_layer = sum(counts.values())
+for name, shape in shapes.items():
+    print(f"{name}: shape {shape!s:<12} {counts[name]:>10,} parameters")
+print(f"one layer:                  {per_layer:>10,}")
+print(f"8·d_model² =                {8 * d_model**2:>10,}  (the weights alone, since d_ff = 4·d_model)")
+
+# %% [markdown]
+# **Why.** The two matrices hold almost everything: with $d_\text{ff} = 4
+# d_\text{model}$ they have $2 \cdot d_\text{model} \cdot 4 d_\text{model} = 8
+# d_\text{model}^2$ entries, and the biases add only $d_\text{ff} +
+# d_\text{model} = 3840$, under 0.1% of the layer.
+#
+# **Verify.** The counts agree with worked example W-6 and with the reference
+# `ffn_param_count` of `ffn_helpers`.
+
+# %%
+for name in ("W1", "b1", "W2", "b2"):
+    assert counts[name] == W6["bert_base"][name]
+assert per_layer == W6["bert_base"]["per_layer"] == reference_count(768, 3072) == 4_722_432
+assert 8 * d_model**2 == W6["bert_base"]["approx_8_d_model_sq"] == 4_718_592
+assert d_ff + d_model == 3840 and (d_ff + d_model) / per_layer < 0.001
+print(f"One BERT-base FFN layer: {per_layer:,} parameters; the biases are "
+      f"{100 * (d_ff + d_model) / per_layer:.3f}% of them.")
+
+# %% [markdown]
+# ### Exercise: `ffn_param_count`
+#
+# Write `ffn_param_count(d_model, d_ff, bias=True)`: the number of parameters
+# of one FFN layer, with the two bias vectors when `bias` is true and without
+# them otherwise. Return a Python `int`.
+#
+# **Forecast.** What does `ffn_param_count(256, 1024, bias=False)` give?
+
+# %% nbgrader={"grade": false, "grade_id": "ffn_param_count", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def ffn_param_count(d_model, d_ff, bias=True):
+    """Parameters of one FFN layer: W1 and W2, plus b1 and b2 when bias is true."""
+    ### BEGIN SOLUTION
+    weights = d_model * d_ff + d_ff * d_model
+    biases = d_ff + d_model if bias else 0
+    return weights + biases
+    ### END SOLUTION
+
+
+# %% [markdown]
+# **Verify.** BERT-base's layer, and the $256/1024$ layer with and without
+# biases. (1 point.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_ffn_param_count", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+check_int(ffn_param_count, (768, 3072), W6["bert_base"]["per_layer"], mistakes.PARAM_COUNT)
+check_int(ffn_param_count, (256, 1024, True), W6["libtorch_example"]["with_bias"], mistakes.PARAM_COUNT)
+check_int(ffn_param_count, (256, 1024, False), W6["libtorch_example"]["without_bias"], mistakes.PARAM_COUNT)
+checks.ok("ffn_param_count counts W1, b1, W2 and b2.")
+
+# %% [markdown]
+# The grader also checks (1 point): the 512/2048 layer, sizes where
+# $d_\text{ff}$ is not $4 d_\text{model}$ (also $d_\text{ff} < d_\text{model}$),
+# a one-unit layer, and `bias` passed by keyword.
+
+# %% nbgrader={"grade": true, "grade_id": "test_ffn_param_count_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+### BEGIN HIDDEN TESTS
+check_int(ffn_param_count, (512, 2048), W6["transformer_base"]["per_layer"], mistakes.PARAM_COUNT)
+for args in [(3, 5, True), (3, 5, False), (1000, 7, True), (1, 1, True), (1, 1, False), (4096, 11008, False)]:
+    check_int(ffn_param_count, args, reference_count(*args), mistakes.PARAM_COUNT)
+by_keyword = checks.call(lambda: ffn_param_count(10, 20, bias=False), name="ffn_param_count")
+checks.check_equal(by_keyword, 400, name="ffn_param_count(10, 20, bias=False)")
+### END HIDDEN TESTS
+checks.ok("ffn_param_count is right for every size.")
+
+# %% [markdown]
+# ## 2. The original Transformer, and a wrong number in print
+#
+# The base model of the original Transformer paper has $d_\text{model} = 512$
+# and $d_\text{ff} = 2048$.
+#
+# **Forecast.** Its FFN layer has $2 \cdot 512 \cdot 2048$ weights plus
+# $2048 + 512$ biases. How many in all?
+#
+# **Step.**
+
+# %%
+tb = preset("transformer-base")
+tb_count = reference_count(tb.d_model, tb.d_ff)
+published = W6["transformer_base"]["published_wrong_sum"]
+print(f"{tb.name}: d_model = {tb.d_model}, d_ff = {tb.d_ff}")
+print(f"  2·{tb.d_model}·{tb.d_ff} + {tb.d_ff} + {tb.d_model} = {tb_count:,}")
+print(f"  a figure found in print:  {published:,}  (off by {published - tb_count:,})")
+
+# %% [markdown]
+# **Why.** A widely read text prints this sum as 2,101,760. That is wrong:
+# the terms add up to 2,099,712, and the difference is exactly $2048 = d_\text{ff}$,
+# as if $b_1$ had been counted twice. The same text calls this layer GPT-2
+# small's; GPT-2 small uses $d_\text{model} = 768$ and $d_\text{ff} = 3072$, the
+# sizes of BERT-base, so its layer has 4,722,432 parameters. When a count
+# matters, recompute it from the shapes.
+#
+# **Verify.**
+
+# %%
+assert tb_count == W6["transformer_base"]["per_layer"] == 2_099_712
+assert published == 2_101_760 and published - tb_count == tb.d_ff
+gpt2 = preset("gpt2-small")
+assert (gpt2.d_model, gpt2.d_ff) == (768, 3072) and gpt2.ffn_params_per_layer == 4_722_432
+print("512/2048 gives 2,099,712 parameters; GPT-2 small's layer (768/3072) gives 4,722,432.")
+
+# %% [markdown]
+# ## 3. Bytes: what the dtype costs
+#
+# A parameter takes as many bytes as its dtype: `float64` 8, `float32` 4,
+# `float16` 2, `bfloat16` 2 (a 16-bit format that keeps float32's 8-bit
+# exponent and shortens the mantissa to 7 bits) and `int8` 1 (quantised
+# weights; the scale factors stored beside them are left out here).
+#
+# **Forecast.** BERT-base has 12 layers. How many MiB ($2^{20}$ bytes) do its
+# FFN weights take in float32? In bfloat16?
+#
+# **Step.**
+
+# %%
+bert = preset("bert-base")
+bert_total = bert.ffn_params_total
+print(f"BERT-base FFNs: {bert.n_layers} layers × {bert.ffn_params_per_layer:,} = {bert_total:,} parameters")
+for dtype in ("float64", "float32", "float16", "bfloat16", "int8"):
+    n_bytes = reference_bytes(bert_total, dtype)
+    print(f"  {dtype:<9} {n_bytes:>13,} bytes = {n_bytes / MiB:8.2f} MiB")
+
+# %% [markdown]
+# **Why.** Memory is linear in the bytes per parameter: halving the width of
+# the number halves the memory. That is why 16-bit and 8-bit formats are popular
+# for large models, whose weights otherwise outgrow a device's memory.
+#
+# **Verify.**
+
+# %%
+assert bert_total == W6["bert_base"]["total"] == 56_669_184
+assert reference_bytes(bert_total, "float32") == W6["bert_base"]["float32_bytes"] == 226_676_736
+assert round(reference_bytes(bert_total, "float32") / MiB, 2) == W6["bert_base"]["float32_MiB"] == 216.18
+print(f"{bert_total:,} parameters in float32: {reference_bytes(bert_total):,} bytes ≈ "
+      f"{reference_bytes(bert_total) / MiB:.2f} MiB.")
+
+# %% [markdown]
+# ### Exercise: `param_bytes`
+#
+# Write `param_bytes(n_params, dtype="float32")`: the bytes taken by
+# `n_params` parameters stored as `dtype`, one of `"float64"`, `"float32"`,
+# `"float16"`, `"bfloat16"`, `"int8"`. For any other name, raise a `ValueError`
+# whose message names the dtype that came and the five that are allowed: a
+# typo such as `"fp32"` must not turn into a silent wrong answer.
+#
+# (numpy knows no `bfloat16`, so `np.dtype(dtype).itemsize` is not the way.)
+
+# %% nbgrader={"grade": false, "grade_id": "param_bytes", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def param_bytes(n_params, dtype="float32"):
+    """Bytes taken by n_params parameters of type dtype ("float64", "float32", "float16", "bfloat16", "int8")."""
+    ### BEGIN SOLUTION
+    sizes = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int8": 1}
+    if dtype not in sizes:
+        raise ValueError(f"unknown dtype {dtype!r}; expected one of {', '.join(sizes)}")
+    return n_params * sizes[dtype]
+    ### END SOLUTION
+
+
+# %% [markdown]
+# **Verify.** BERT-base's FFNs in float32, with the dtype given and by default,
+# and an unknown dtype. (1 point.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_param_bytes", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+check_int(param_bytes, (W6["bert_base"]["total"], "float32"), W6["bert_base"]["float32_bytes"], mistakes.PARAM_BYTES)
+check_int(param_bytes, (W6["bert_base"]["total"],), W6["bert_base"]["float32_bytes"], mistakes.PARAM_BYTES)
+check_raises(param_bytes, (1000, "float8"), ValueError, "float8 is not one of the five dtypes")
+checks.ok("param_bytes is right for float32 and rejects an unknown dtype.")
+
+# %% [markdown]
+# The grader also checks (1 point): every one of the five dtypes, LLaMA-7B's
+# FFNs in bfloat16 (more than $2^{32}$ bytes), and other unknown names
+# (`"fp32"`, `"int4"`).
+
+# %% nbgrader={"grade": true, "grade_id": "test_param_bytes_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+### BEGIN HIDDEN TESTS
+for n in (1, 1280, W6["transformer_base"]["per_layer"], W6["llama_7b"]["total"]):
+    for dtype in ("float64", "float32", "float16", "bfloat16", "int8"):
+        check_int(param_bytes, (n, dtype), reference_bytes(n, dtype), mistakes.PARAM_BYTES)
+for dtype in ("fp32", "int4"):
+    check_raises(param_bytes, (1000, dtype), ValueError, f"{dtype} is not one of the five dtypes")
+### END HIDDEN TESTS
+checks.ok("param_bytes is right for every dtype.")
+
+# %% [markdown]
+# ## 4. FLOPs per token
+#
+# Multiplying a row vector of length $d_\text{model}$ by $W_1$ takes
+# $d_\text{model} \cdot d_\text{ff}$ multiply-adds, one per weight; $W_2$ takes
+# as many again. Each multiply-add is 2 FLOPs, so one token costs
+#
+# $$\text{FLOPs per token} = 2 \cdot 2\, d_\text{model}\, d_\text{ff} = 4\, d_\text{model}\, d_\text{ff}$$
+#
+# (the biases and the activation add $O(d_\text{ff})$ and are left out, as is usual).
+# Put differently: about 2 FLOPs per weight per token.
+#
+# **Forecast.** How many FLOPs do BERT-base's 12 FFN layers spend on one token?
+# On a sequence of 512 tokens?
+#
+# **Step.**
+
+# %%
+per_token_layer = reference_flops(bert.d_model, bert.d_ff)
+per_token = bert.n_layers * per_token_layer
+print(f"one layer, one token:          {per_token_layer:>16,} FLOPs")
+print(f"{bert.n_layers} layers, one token:        {per_token:>16,} FLOPs")
+print(f"{bert.n_layers} layers, 512 tokens:       {512 * per_token:>16,} FLOPs ≈ {512 * per_token / 1e9:.0f} GFLOP")
+
+# %% [markdown]
+# **Why.** The cost grows with the product $d_\text{model} \cdot d_\text{ff}$,
+# the same product that sets the parameter count: every weight is used once per
+# token, in one multiply-add.
+#
+# **Verify.**
+
+# %%
+assert per_token_layer == 4 * 768 * 3072 == 9_437_184
+assert per_token_layer == 2 * (2 * 768 * 3072)  # two FLOPs per multiply-add
+print("4·d_model·d_ff FLOPs per token and layer.")
+
+# %% [markdown]
+# ### Exercise: `ffn_flops_per_token`
+#
+# Write `ffn_flops_per_token(d_model, d_ff)`: the FLOPs of one token's forward
+# pass through one (plain, two-matrix) FFN layer, biases and activation left out.
+
+# %% nbgrader={"grade": false, "grade_id": "ffn_flops_per_token", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def ffn_flops_per_token(d_model, d_ff):
+    """FLOPs of one token through one FFN layer: 2 per multiply-add, d_model·d_ff multiply-adds per matrix."""
+    ### BEGIN SOLUTION
+    multiply_adds = 2 * d_model * d_ff
+    return 2 * multiply_adds
+    ### END SOLUTION
+
+
+# %% [markdown]
+# **Verify.** BERT-base's layer. (1 point.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_ffn_flops_per_token", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+check_int(ffn_flops_per_token, (768, 3072), 9_437_184, mistakes.FLOPS)
+checks.ok("ffn_flops_per_token counts 2 FLOPs per multiply-add, in both matrices.")
+
+# %% [markdown]
+# The grader also checks (1 point): other sizes, against the reference.
+
+# %% nbgrader={"grade": true, "grade_id": "test_ffn_flops_per_token_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+### BEGIN HIDDEN TESTS
+for args in [(512, 2048), (256, 1024), (4096, 11008), (3, 5), (1, 1), (1000, 7)]:
+    check_int(ffn_flops_per_token, args, reference_flops(*args), mistakes.FLOPS)
+### END HIDDEN TESTS
+checks.ok("ffn_flops_per_token is right for every size.")
+
+# %% [markdown]
+# ## 5. The FFN's share of a block
+#
+# A transformer block has two sublayers. Attention has four $d_\text{model}
+# \times d_\text{model}$ projections (queries, keys, values, output), each with a
+# bias of $d_\text{model}$, so $4(d_\text{model}^2 + d_\text{model})$
+# parameters; the FFN has $2 d_\text{model} d_\text{ff} + d_\text{ff} +
+# d_\text{model}$. With $d_\text{ff} = 4 d_\text{model}$ that is roughly
+# $4 d_\text{model}^2$ against $8 d_\text{model}^2$.
+#
+# **Forecast.** What fraction of a block's parameters is in the FFN (layer
+# norms aside)? Take $d_\text{model} = 256$, $d_\text{ff} = 1024$, the sizes of
+# the LibTorch-style example of this course.
+#
+# **Step.**
+
+# %%
+lt = W6["libtorch_example"]
+ffn_256 = reference_count(256, 1024)
+ffn_256_no_bias = reference_count(256, 1024, bias=False)
+attention_256 = attention_param_count(256)
+share_256 = ffn_256 / (ffn_256 + attention_256)
+print(f"FFN 256/1024: {ffn_256:,} with biases, {ffn_256_no_bias:,} without "
+      f"(the biases: {ffn_256 - ffn_256_no_bias:,}, {100 * (ffn_256 - ffn_256_no_bias) / ffn_256:.2f}%)")
+print(f"attention, four 256×256 projections with biases: {attention_256:,}")
+print(f"FFN share of the block: {share_256:.4f}")
+
+# %% [markdown]
+# **Why.** The FFN's two matrices are each four times as large as one
+# attention projection, and there are two of them against four projections:
+# $8 d_\text{model}^2$ against $4 d_\text{model}^2$, so about two thirds. This
+# is where the bulk of a transformer block's weights lives.
+#
+# **Verify.**
+
+# %%
+assert ffn_256 == lt["with_bias"] == 525_568 and ffn_256_no_bias == lt["without_bias"] == 524_288
+assert ffn_256 - ffn_256_no_bias == lt["bias"] == 1_280
+assert attention_256 == lt["attention_with_bias"] == 263_168
+assert abs(share_256 - lt["ffn_share_approx"]) < 0.001
+print(f"The FFN holds {share_256:.1%} of the 256/1024 block, about two thirds.")
+
+# %% [markdown]
+# Here is the whole of one BERT-base layer, layer norms included (BERT applies
+# two LayerNorms per layer, each with a scale $\gamma$ and a shift $\beta$ of
+# $d_\text{model}$ entries).
+
+# %%
+d = bert.d_model
+bert_layer = {
+    "FFN W1 (768 × 3072)": d * bert.d_ff,
+    "FFN W2 (3072 × 768)": bert.d_ff * d,
+    "FFN biases b1, b2": bert.d_ff + d,
+    "attention Wq, Wk, Wv, Wo": 4 * d * d,
+    "attention biases": 4 * d,
+    "2 LayerNorms (γ, β)": 2 * 2 * d,
+}
+ffn_part = sum(v for k, v in bert_layer.items() if k.startswith("FFN"))
+assert ffn_part == bert.ffn_params_per_layer
+assert bert_layer["attention Wq, Wk, Wv, Wo"] + bert_layer["attention biases"] == attention_param_count(d)
+print(f"one BERT-base layer: {sum(bert_layer.values()):,} parameters; the FFN's share: "
+      f"{ffn_part / sum(bert_layer.values()):.1%}")
+plots.params_bar(bert_layer, title="Where one BERT-base layer's parameters go")
+
+# %% [markdown]
+# *Figure: the parameters of one BERT-base encoder layer, part by part; each
+# bar is labelled with its count and its share of the layer.*
+
+# %% [markdown]
+# ## 6. Gated FFNs: a LLaMA-7B layer
+#
+# Gated FFNs such as SwiGLU (notebook 04) compute
+# $(\mathrm{SiLU}(x W_\text{gate}) \odot x W_\text{up})\, W_\text{down}$: three
+# matrices, $W_\text{gate}$ and $W_\text{up}$ of shape $(d_\text{model},
+# d_\text{ff})$ and $W_\text{down}$ of shape $(d_\text{ff}, d_\text{model})$, and
+# in LLaMA no biases. LLaMA-7B has $d_\text{model} = 4096$, $d_\text{ff} = 11008$
+# and 32 layers.
+#
+# **Forecast.** Why would a gated model pick $d_\text{ff} = 11008$, about
+# $2.7\, d_\text{model}$, rather than $4\, d_\text{model}$?
+#
+# **Step.**
+
+# %%
+llama = preset("llama-7b")
+llama_layer = reference_count(llama.d_model, llama.d_ff, bias=False, gated=True)
+llama_total = llama.n_layers * llama_layer
+two_thirds_of_4d = 2 * 4 * llama.d_model / 3
+print(f"one layer: 3·{llama.d_model}·{llama.d_ff} = {llama_layer:,}")
+print(f"{llama.n_layers} layers: {llama_total:,} parameters, "
+      f"{reference_bytes(llama_total, 'bfloat16') / 2**30:.2f} GiB in bfloat16")
+print(f"3·d_model·d_ff / (8·d_model²) = {llama_layer / (8 * llama.d_model**2):.4f}")
+print(f"(2/3)·4·d_model = {two_thirds_of_4d:.2f}, rounded up to a multiple of 256: "
+      f"{256 * math.ceil(two_thirds_of_4d / 256)}")
+
+# %% [markdown]
+# **Why.** Three matrices of width $d_\text{ff}$ cost as much as two of width
+# $\tfrac{3}{2} d_\text{ff}$. Taking $d_\text{ff} \approx \tfrac{2}{3} \cdot 4
+# d_\text{model}$ keeps the gated layer at the $8 d_\text{model}^2$ budget of a
+# plain FFN with $d_\text{ff} = 4 d_\text{model}$; LLaMA rounds that width up to
+# a multiple of 256, which gives 11008.
+#
+# **Verify.**
+
+# %%
+assert llama_layer == W6["llama_7b"]["per_layer"] == 135_266_304
+assert llama_total == W6["llama_7b"]["total"] == 4_328_521_728
+assert 256 * math.ceil(two_thirds_of_4d / 256) == llama.d_ff
+assert abs(llama_layer / (8 * llama.d_model**2) - 1) < 0.01
+print(f"One LLaMA-7B FFN layer: {llama_layer:,}; all 32: {llama_total:,}.")
+
+# %% [markdown]
+# ### Exercise: `swiglu_param_count`
+#
+# Write `swiglu_param_count(d_model, d_ff)`: the parameters of one gated FFN
+# layer with three matrices and no biases.
+
+# %% nbgrader={"grade": false, "grade_id": "swiglu_param_count", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def swiglu_param_count(d_model, d_ff):
+    """Parameters of one gated FFN: W_gate, W_up (d_model, d_ff) and W_down (d_ff, d_model), no biases."""
+    ### BEGIN SOLUTION
+    return 3 * d_model * d_ff
+    ### END SOLUTION
+
+
+# %% [markdown]
+# **Verify.** One LLaMA-7B layer. (1 point.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_swiglu_param_count", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+check_int(swiglu_param_count, (4096, 11008), W6["llama_7b"]["per_layer"], mistakes.SWIGLU_COUNT)
+checks.ok("swiglu_param_count counts three matrices and no biases.")
+
+# %% [markdown]
+# The grader also checks (1 point): other sizes, including $d_\text{ff} < d_\text{model}$.
+
+# %% nbgrader={"grade": true, "grade_id": "test_swiglu_param_count_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+### BEGIN HIDDEN TESTS
+for args in [(768, 2048), (3, 5), (1, 1), (5120, 13824), (1000, 7)]:
+    check_int(swiglu_param_count, args, reference_count(*args, bias=False, gated=True), mistakes.SWIGLU_COUNT)
+### END HIDDEN TESTS
+checks.ok("swiglu_param_count is right for every size.")
+
+# %% [markdown]
+# ## 7. The models side by side
+
+# %%
+rows = ["| model | $d_\\text{model}$ | $d_\\text{ff}$ | layers | FFN parameters per layer | all FFN layers "
+        "| float32 | bfloat16 | forward FLOPs per token (all FFN layers) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+for key in ("transformer-base", "bert-base", "gpt2-small", "libtorch-example", "llama-7b"):
+    m = preset(key)
+    flops_m = m.n_layers * reference_flops(m.d_model, m.d_ff, gated=m.gated)
+    note = {"transformer-base": f" (its encoder; the decoder has {m.n_layers} more FFN layers)",
+            "llama-7b": " (gated, no biases)"}.get(key, "")
+    rows.append(f"| {m.name}{note} | {m.d_model:,} | {m.d_ff:,} | {m.n_layers} "
+                f"| {m.ffn_params_per_layer:,} | {m.ffn_params_total:,} "
+                f"| {reference_bytes(m.ffn_params_total, 'float32') / MiB:,.1f} MiB "
+                f"| {reference_bytes(m.ffn_params_total, 'bfloat16') / MiB:,.1f} MiB | {flops_m:,} |")
+Markdown("\n".join(rows))
+
+# %% [markdown]
+# The gated layer's FLOPs count three matrices: $6\, d_\text{model}\, d_\text{ff}$ per token.
+
+# %% [markdown]
+# ## 8. Exercise: reading a checkpoint's shape list
+#
+# Frameworks list a model's parameters as (name, shape) pairs. PyTorch's
+# `nn.Linear(in_features, out_features)` stores its weight as
+# `(out_features, in_features)`, so an FFN with $d_\text{model} = 256$ and
+# $d_\text{ff} = 1024$ built from two `nn.Linear` layers lists:
+
+# %%
+libtorch_ffn = [
+    ("fc1.weight", (1024, 256)),  # (d_ff, d_model): W1 transposed
+    ("fc1.bias", (1024,)),
+    ("fc2.weight", (256, 1024)),  # (d_model, d_ff): W2 transposed
+    ("fc2.bias", (256,)),
+]
+fc1_out, fc1_in = libtorch_ffn[0][1]
+print(f"fc1.weight is (out, in) = ({fc1_out}, {fc1_in}): d_model = {fc1_in}, d_ff = {fc1_out}")
+
+# %% [markdown]
+# Write `count_from_shapes(shapes)`: the total number of parameters in such a
+# list, where each shape is a tuple (or list) of ints. A tensor of shape
+# $(a, b)$ holds $a \cdot b$ numbers, a vector of shape $(a,)$ holds $a$, and a
+# scalar of shape $()$ holds one. Return a Python `int`. (Careful: `np.prod(())`
+# is `1.0`, a float; `math.prod` returns ints.)
+#
+# **Forecast.** What does the list above give? You have met the number before.
+
+# %% nbgrader={"grade": false, "grade_id": "count_from_shapes", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def count_from_shapes(shapes):
+    """Total parameters in a list of (name, shape) pairs, e.g. [("fc1.weight", (1024, 256)), ...]."""
+    ### BEGIN SOLUTION
+    total = 0
+    for _name, shape in shapes:
+        total += math.prod(shape)
+    return total
+    ### END SOLUTION
+
+
+# %% [markdown]
+# **Verify.** The LibTorch-style FFN above. (1 point.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_count_from_shapes", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+check_int(count_from_shapes, (libtorch_ffn,), W6["libtorch_example"]["with_bias"], mistakes.SHAPE_COUNT,
+          name="count_from_shapes(libtorch_ffn)")
+checks.ok("count_from_shapes reads the LibTorch-style list.")
+
+# %% [markdown]
+# The grader also checks (1 point): a LLaMA-style gated layer (three weights,
+# no biases), a whole BERT-base layer with its attention and LayerNorm
+# parameters, shapes given as lists, a scalar parameter of shape $()$, and an
+# empty list.
+
+# %% nbgrader={"grade": true, "grade_id": "test_count_from_shapes_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+### BEGIN HIDDEN TESTS
+llama_shapes = [("mlp.gate_proj.weight", (11008, 4096)), ("mlp.up_proj.weight", (11008, 4096)),
+                ("mlp.down_proj.weight", (4096, 11008))]
+check_int(count_from_shapes, (llama_shapes,), W6["llama_7b"]["per_layer"], mistakes.SHAPE_COUNT,
+          name="count_from_shapes(a LLaMA-7B FFN layer)")
+bert_shapes = [(f"attention.{p}.weight", (768, 768)) for p in ("query", "key", "value", "output")]
+bert_shapes += [(f"attention.{p}.bias", (768,)) for p in ("query", "key", "value", "output")]
+bert_shapes += [("attention.LayerNorm.weight", [768]), ("attention.LayerNorm.bias", [768]),
+                ("intermediate.dense.weight", [3072, 768]), ("intermediate.dense.bias", [3072]),
+                ("output.dense.weight", [768, 3072]), ("output.dense.bias", [768]),
+                ("output.LayerNorm.weight", [768]), ("output.LayerNorm.bias", [768])]
+check_int(count_from_shapes, (bert_shapes,), sum(bert_layer.values()), mistakes.SHAPE_COUNT,
+          name="count_from_shapes(a BERT-base layer)")
+check_int(count_from_shapes, ([("logit_scale", ()), ("proj.weight", (3, 5))],), 16, mistakes.SHAPE_COUNT,
+          name="count_from_shapes([('logit_scale', ()), ('proj.weight', (3, 5))])")
+check_int(count_from_shapes, ([],), 0, mistakes.SHAPE_COUNT, name="count_from_shapes([])")
+### END HIDDEN TESTS
+checks.ok("count_from_shapes is right on every list.")
+
+# %% [markdown]
+# ## Summary
+#
+# - One FFN layer has $2 d_\text{model} d_\text{ff} + d_\text{ff} + d_\text{model}$
+#   parameters; the biases are a rounding error. With $d_\text{ff} = 4
+#   d_\text{model}$ that is about $8 d_\text{model}^2$, roughly two thirds of a block.
+# - Bytes are parameters times the dtype's size (bfloat16 and float16: 2).
+# - A token costs $4 d_\text{model} d_\text{ff}$ FLOPs per plain layer: 2 per weight.
+# - Recompute published counts from the shapes: 512/2048 gives 2,099,712, not 2,101,760.
+#
+# Next: [07 · Collapse to linear](07_collapse_to_linear.ipynb).
