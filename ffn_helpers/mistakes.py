@@ -6,8 +6,8 @@ applied to the same inputs as the right one. `checks.diagnose` compares a
 learner's result with these to name the likely mistake.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
@@ -60,10 +60,14 @@ LINEAR_TORCH = (
             lambda x, weight, bias: np.asarray(x, float) @ np.asarray(weight, float).T),
 )
 
+# erf_cancellation differs from the exact GELU by less than 1e-15 in absolute terms
+# (only the far tail, where GELU itself is tiny, is lost): a check names it only
+# with an absolute tolerance below that, e.g. check(..., atol=0), on inputs like z = -10.
 GELU = (
     Mistake("gelu_tanh_for_exact", "this is the tanh approximation of GELU; the exercise asks for the exact z·Φ(z).",
             lambda z: act.gelu_tanh(z)),
-    Mistake("gelu_sigmoid_approx", "this is the sigmoid approximation z·σ(1.702 z); the exercise asks for the exact z·Φ(z).",
+    Mistake("gelu_sigmoid_approx",
+            "this is the sigmoid approximation z·σ(1.702 z); the exercise asks for the exact z·Φ(z).",
             lambda z: np.asarray(z, float) * act.sigmoid(1.702 * np.asarray(z, float))),
     Mistake("silu_for_gelu", "this is SiLU, z·σ(z), not GELU: GELU weights z by the normal CDF Φ(z).",
             lambda z: act.silu(z)),
@@ -83,12 +87,17 @@ LAYER_NORM = (
             lambda x, gamma=None, beta=None, eps=1e-5: _layer_norm(x, gamma, beta, eps, ddof=1)),
     Mistake("eps_outside_sqrt", "eps belongs inside the square root: (x - μ) / √(σ² + eps).",
             lambda x, gamma=None, beta=None, eps=1e-5: _layer_norm(x, gamma, beta, eps, eps_outside=True)),
-    Mistake("wrong_axis", "you normalised over the wrong axis: LayerNorm normalises each token over its features (axis=-1).",
+    Mistake("wrong_axis",
+            "you normalised over the wrong axis: LayerNorm normalises each token over its features (axis=-1).",
             lambda x, gamma=None, beta=None, eps=1e-5: _layer_norm(x, gamma, beta, eps, axis=0)),
     Mistake("no_eps", "you left out eps: it keeps the division safe when a row is constant.",
             lambda x, gamma=None, beta=None, eps=1e-5: _layer_norm(x, gamma, beta, 0.0)),
     Mistake("ignored_gamma_beta", "gamma and beta were ignored: scale by gamma, then add beta.",
             lambda x, gamma=None, beta=None, eps=1e-5: _layer_norm(x, None, None, eps)),
+    Mistake("ignored_gamma", "gamma was ignored: scale the normalised x by gamma before adding beta.",
+            lambda x, gamma=None, beta=None, eps=1e-5: _layer_norm(x, None, beta, eps)),
+    Mistake("ignored_beta", "beta was ignored: add beta after scaling by gamma.",
+            lambda x, gamma=None, beta=None, eps=1e-5: _layer_norm(x, gamma, None, eps)),
 )
 
 POST_LN = (
@@ -117,9 +126,608 @@ def _naive_gelu(z):
     return 0.5 * z * (1.0 + special().erf(z / np.sqrt(2.0)))
 
 
+# --- notebook 03: more LayerNorm and block mistakes ---------------------------
+
+def _rms_norm(x, gamma=None, beta=None, eps=1e-5):
+    x = np.asarray(x, float)
+    out = x / np.sqrt((x**2).mean(axis=-1, keepdims=True) + eps)
+    return (out if gamma is None else out * gamma) + (0 if beta is None else beta)
+
+
+def _not_centred(x, gamma=None, beta=None, eps=1e-5):
+    x = np.asarray(x, float)
+    out = x / np.sqrt(x.var(axis=-1, keepdims=True) + eps)
+    return (out if gamma is None else out * gamma) + (0 if beta is None else beta)
+
+
+def _missing_sqrt(x, gamma=None, beta=None, eps=1e-5):
+    x = np.asarray(x, float)
+    out = (x - x.mean(axis=-1, keepdims=True)) / (x.var(axis=-1, keepdims=True) + eps)
+    return (out if gamma is None else out * gamma) + (0 if beta is None else beta)
+
+
+LAYER_NORM_MORE = (
+    Mistake("ignored_eps", "your result uses eps = 1e-5 whatever eps is passed: use the eps argument.",
+            lambda x, gamma=None, beta=None, eps=1e-5: _layer_norm(x, gamma, beta, 1e-5)),
+    Mistake("missing_sqrt", "you divided by the variance σ² + eps; LayerNorm divides by its square root.",
+            _missing_sqrt),
+    Mistake("not_centred", "you divided x itself by the standard deviation: subtract the mean μ first.",
+            _not_centred),
+    Mistake("rms_norm", "this is RMSNorm, x / √(mean(x²) + eps), with no mean subtracted; LayerNorm centres "
+            "first and divides by √(σ² + eps).", _rms_norm),
+)
+
+POST_LN_MORE = (
+    Mistake("eps_not_passed", "your block ignores its eps: pass it on, LN(x + sublayer(x), eps=eps).",
+            lambda x, sublayer, eps=1e-5: layer_norm(x + sublayer(x))),
+    Mistake("missing_layer_norm", "there is no LayerNorm in your block: post-LN is LN(x + sublayer(x)).",
+            lambda x, sublayer, eps=1e-5: np.asarray(x, float) + sublayer(x)),
+)
+
+PRE_LN_MORE = (
+    Mistake("eps_not_passed", "your block ignores its eps: pass it on, x + sublayer(LN(x, eps=eps)).",
+            lambda x, sublayer, eps=1e-5: np.asarray(x, float) + sublayer(layer_norm(x))),
+    Mistake("missing_layer_norm", "there is no LayerNorm in your block: pre-LN is x + sublayer(LN(x)).",
+            lambda x, sublayer, eps=1e-5: np.asarray(x, float) + sublayer(x)),
+)
+
+
+# --- notebook 04: more activation mistakes, and SwiGLU ------------------------
+
+def _tanh_gelu(z, c=None, a=0.044715, half=0.5):
+    z = np.asarray(z, float)
+    c = np.sqrt(2.0 / np.pi) if c is None else c
+    return half * z * (1.0 + np.tanh(c * (z + a * z**3)))
+
+
+def _erf_gelu_without_sqrt2(z):
+    from ._lazy import special
+
+    z = np.asarray(z, float)
+    return 0.5 * z * (1.0 + special().erf(z))
+
+
+def _normal_cdf(z):
+    from ._lazy import special
+
+    return special().ndtr(np.asarray(z, float))
+
+
+GELU_MORE = (
+    Mistake("erf_without_sqrt2", "Φ(z) = (1 + erf(z/√2))/2: you used erf(z) without dividing z by √2.",
+            _erf_gelu_without_sqrt2),
+    Mistake("cdf_for_gelu", "this is Φ(z) alone; GELU multiplies it by z: z·Φ(z).", _normal_cdf),
+)
+
+GELU_TANH = (
+    Mistake("missing_cubic_term", "the 0.044715·z³ term is missing: tanh(√(2/π)·(z + 0.044715·z³)).",
+            lambda z: _tanh_gelu(z, a=0.0)),
+    Mistake("sqrt2_over_pi", "the constant is √(2/π) ≈ 0.7979, not √2/π ≈ 0.4502.",
+            lambda z: _tanh_gelu(z, c=np.sqrt(2.0) / np.pi)),
+    Mistake("missing_half", "your result is twice the approximation: it starts with 0.5·z·(1 + tanh(...)).",
+            lambda z: _tanh_gelu(z, half=1.0)),
+    Mistake("exact_for_tanh", "this is the exact GELU z·Φ(z); the exercise asks for the tanh approximation.",
+            lambda z: act.gelu(z)),
+)
+
+SILU_MORE = (
+    Mistake("sigmoid_sign", "this is z·σ(-z) = z / (1 + e^z): the sigmoid is 1 / (1 + e^(-z)).",
+            lambda z: act.silu(-np.asarray(z, float)) * -1.0),
+)
+
+
+def _swiglu(x, W_gate, W_up, W_down, gate=act.silu, combine=np.multiply, after=None):
+    x = np.asarray(x, float)
+    h = combine(gate(x @ W_gate), x @ W_up) if after is None else after((x @ W_gate) * (x @ W_up))
+    return h @ W_down
+
+
+SWIGLU = (
+    Mistake("gate_up_swapped", "SiLU went on x W_up: it belongs on the gate, SiLU(x W_gate) ⊙ (x W_up).",
+            lambda x, W_gate, W_up, W_down: _swiglu(x, W_up, W_gate, W_down)),
+    Mistake("missing_silu", "there is no SiLU: the gate is SiLU(x W_gate), not x W_gate.",
+            lambda x, W_gate, W_up, W_down: _swiglu(x, W_gate, W_up, W_down, gate=lambda a: a)),
+    Mistake("sum_for_product", "you added the two branches; SwiGLU multiplies them elementwise (⊙).",
+            lambda x, W_gate, W_up, W_down: _swiglu(x, W_gate, W_up, W_down, combine=np.add)),
+    Mistake("silu_after_product", "SiLU was applied to the product; it applies to the gate only: "
+            "SiLU(x W_gate) ⊙ (x W_up).", lambda x, W_gate, W_up, W_down: _swiglu(x, W_gate, W_up, W_down,
+                                                                                  after=act.silu)),
+    Mistake("relu_for_silu", "the gate uses ReLU (that is ReGLU); SwiGLU's gate is SiLU(x W_gate).",
+            lambda x, W_gate, W_up, W_down: _swiglu(x, W_gate, W_up, W_down, gate=act.relu)),
+)
+
+
+# --- notebook 01: the pre-activation, ReLU, its derivative, the sign cases ----
+
+def _dot(x, w):
+    return np.asarray(x, float) @ np.asarray(w, float)
+
+
+def _zero_grad_as(z, value):
+    z = np.asarray(z, float)
+    return np.where(z == 0, value, (z > 0).astype(float))
+
+
+PREACTIVATION = (
+    Mistake("missing_b", "your z equals x · w without b: add the bias after the dot product.",
+            lambda x, w, b: _dot(x, w)),
+    Mistake("relu_in_preactivation", "your z already went through ReLU: the pre-activation is x · w + b, before σ.",
+            lambda x, w, b: act.relu(_dot(x, w) + b)),
+    Mistake("bias_in_every_term", "you added b to every product x_i·w_i before summing, which adds d·b: add b once.",
+            lambda x, w, b: (np.asarray(x, float) * np.asarray(w, float) + b).sum(axis=-1)),
+    Mistake("not_summed", "you returned the products x_i·w_i (+ b) without summing over the last axis: "
+            "z is one number per token.", lambda x, w, b: np.asarray(x, float) * np.asarray(w, float) + b),
+)
+
+RELU = (
+    Mistake("min_for_max", "you kept the negative part, min(0, z): ReLU is max(0, z).",
+            lambda z: np.minimum(np.asarray(z, float), 0.0)),
+    Mistake("abs_for_relu", "you returned |z|: ReLU sends a negative z to 0, not to -z.",
+            lambda z: np.abs(np.asarray(z, float))),
+    Mistake("step_for_relu", "you returned 1 where z > 0, which is ReLU's derivative: ReLU passes z itself.",
+            lambda z: _zero_grad_as(z, 0.0)),
+)
+
+RELU_GRAD = (
+    Mistake("grad_one_at_zero", "you returned 1 at z = 0 (z >= 0): the convention here, as in PyTorch, is 0 "
+            "(test z > 0).", lambda z: _zero_grad_as(z, 1.0)),
+    Mistake("grad_half_at_zero", "you returned 0.5 at z = 0: a valid subgradient, but the convention here, as in "
+            "PyTorch, is 0.", lambda z: _zero_grad_as(z, 0.5)),
+    Mistake("relu_for_grad", "you returned ReLU(z) itself: its derivative is 1 where z > 0 and 0 elsewhere.",
+            lambda z: act.relu(z)),
+    Mistake("sign_for_grad", "you returned sign(z), which is -1 for z < 0: ReLU is flat there, so its slope is 0.",
+            lambda z: np.sign(np.asarray(z, float))),
+)
+
+# sign_case returns a label, not an array: each compute gives the label the mistake would.
+SIGN_CASE = (
+    Mistake("zero_as_b", "you put z = 0 in case B (z <= 0, or an else branch): B is z < 0, C is z == 0 exactly.",
+            lambda z: "A" if float(z) > 0 else "B"),
+    Mistake("zero_as_a", "you put z = 0 in case A (z >= 0): A is z > 0, C is z == 0 exactly.",
+            lambda z: "A" if float(z) >= 0 else "B"),
+    Mistake("zero_by_tolerance", "you called a tiny nonzero z case C (a tolerance such as np.isclose(z, 0)): "
+            "C means exactly 0.0; a tiny z < 0 is case B, a tiny z > 0 case A.",
+            lambda z: "C" if abs(float(z)) <= 1e-8 else "A" if float(z) > 0 else "B"),
+    Mistake("zero_output_as_c", "you decided by ReLU's output (0 means C): a negative z gives 0 too, and is case B.",
+            lambda z: "A" if float(z) > 0 else "C"),
+    Mistake("a_b_swapped", "A and B are swapped: A is z > 0 (ReLU passes z), B is z < 0 (ReLU gives 0).",
+            lambda z: "B" if float(z) > 0 else "A" if float(z) < 0 else "C"),
+)
+
+
+# --- notebook 02: the share of inactive hidden units ------------------------
+
+def _z(x, W1, b1):
+    return np.asarray(x, float) @ np.asarray(W1, float) + np.asarray(b1, float)
+
+
+def _inactive(x, W1, b1):
+    """h == 0 for every (token, unit): ReLU gives 0 exactly when z <= 0."""
+    return _z(x, W1, b1) <= 0
+
+
+DEAD_FRACTION = (
+    Mistake("strict_negative", "you counted z < 0 only: ReLU outputs 0 at z = 0 too (case C), so count z <= 0, "
+            "or h == 0.", lambda x, W1, b1: float(np.mean(_z(x, W1, b1) < 0))),
+    Mistake("missing_b1", "your share ignores b1: the hidden units' pre-activation is x W1 + b1.",
+            lambda x, W1, b1: float(np.mean(_dot(x, W1) <= 0))),
+    Mistake("active_fraction", "you returned the share of active units (h > 0): the exercise asks for the "
+            "inactive share (h == 0).", lambda x, W1, b1: float(np.mean(~_inactive(x, W1, b1)))),
+    Mistake("count_not_share", "you returned a count: divide by the number of (token, unit) pairs to get a share "
+            "between 0 and 1.", lambda x, W1, b1: float(np.sum(_inactive(x, W1, b1)))),
+    Mistake("per_token_share", "you returned one share per token: average over every token too, to get one number.",
+            lambda x, W1, b1: np.mean(_inactive(x, W1, b1), axis=-1)),
+    Mistake("always_inactive_units", "you counted the units that are 0 for every token (dead units); the exercise "
+            "asks for the share of all (token, unit) outputs that are 0.",
+            lambda x, W1, b1: float(np.mean(np.all(_inactive(x, W1, b1).reshape(-1, np.shape(W1)[1]), axis=0)))),
+)
+
+
+# --- 05_position_wise: detectors of mixing between tokens (they return a verdict, True = "mixes") ----
+
+
+def _other_rows_move(f, X, tokens, delta_seed=0):
+    """Do rows outside `tokens` of f(X) change when those tokens move together by a random step?"""
+    X = np.asarray(X, float)
+    moved = X.copy()
+    moved[list(tokens)] += np.random.default_rng(delta_seed).normal(size=(len(tokens),) + X.shape[1:])
+    before, after = np.asarray(f(X), float), np.asarray(f(moved), float)
+    others = np.ones(len(X), dtype=bool)
+    others[list(tokens)] = False
+    return not np.allclose(before[others], after[others], rtol=1e-9, atol=1e-12)
+
+
+def _permutation_detector(f, X):
+    X = np.asarray(X, float)
+    order = np.arange(len(X))[::-1]
+    return not np.allclose(np.asarray(f(X[order]), float), np.asarray(f(X), float)[order], rtol=1e-9, atol=1e-12)
+
+
+def _any_row_moves(f, X):
+    X = np.asarray(X, float)
+    moved = X + np.random.default_rng(0).normal(size=X.shape)
+    return not np.allclose(np.asarray(f(moved), float), np.asarray(f(X), float), rtol=1e-9, atol=1e-12)
+
+
+MIXES_POSITIONS = (
+    Mistake("perturbs_first_token_only",
+            "you only changed token 0: in a suffix sum (row i adds up tokens i..n-1), token 0 reaches no other "
+            "row, yet every other token reaches row 0. Change every token in turn.",
+            lambda f, X: len(X) > 1 and _other_rows_move(f, X, [0])),
+    Mistake("perturbs_last_token_only",
+            "you only changed the last token: in a prefix sum (row i adds up tokens 0..i), the last token reaches "
+            "no other row, yet it depends on all of them. Change every token in turn.",
+            lambda f, X: len(X) > 1 and _other_rows_move(f, X, [len(X) - 1])),
+    Mistake("perturbs_ends_only",
+            "you only changed the first and the last token: a function can mix tokens in the middle only. "
+            "Change every token in turn.",
+            lambda f, X: len(X) > 1 and (_other_rows_move(f, X, [0]) or _other_rows_move(f, X, [len(X) - 1]))),
+    Mistake("permutation_test",
+            "you tested whether permuting the tokens permutes the outputs. That is a different property: a mean "
+            "over tokens (or attention without positions) is permutation-equivariant and still mixes, and adding "
+            "a per-position vector is not equivariant yet mixes nothing. Change each token and watch the others.",
+            _permutation_detector),
+    Mistake("perturbs_all_at_once",
+            "you changed every token at once, so you cannot tell a row's own token from the others: the "
+            "position-wise FFN then looks like a mixer. Change one token at a time and watch the other rows.",
+            _any_row_moves),
+)
+
+
+# --- 06_parameter_budget: counts, bytes and FLOPs (integers) -------------------------------------------
+
+_BITS = {"float64": 64, "float32": 32, "float16": 16, "bfloat16": 16, "int8": 8}
+
+PARAM_COUNT = (
+    Mistake("forgot_biases", "this counts W1 and W2 only: with bias=True add b1 (d_ff entries) and b2 (d_model).",
+            lambda d_model, d_ff, bias=True: 2 * d_model * d_ff),
+    Mistake("b1_sized_d_model", "b1 has one entry per hidden unit, d_ff of them, not d_model.",
+            lambda d_model, d_ff, bias=True: 2 * d_model * d_ff + (2 * d_model if bias else 0)),
+    Mistake("b2_sized_d_ff", "b2 has one entry per output feature, d_model of them, not d_ff.",
+            lambda d_model, d_ff, bias=True: 2 * d_model * d_ff + (2 * d_ff if bias else 0)),
+    Mistake("bias_flag_ignored", "with bias=False there are no bias vectors: count W1 and W2 only.",
+            lambda d_model, d_ff, bias=True: 2 * d_model * d_ff + d_ff + d_model),
+    Mistake("one_matrix", "this counts one weight matrix; the FFN has two, W1 (d_model × d_ff) "
+            "and W2 (d_ff × d_model).",
+            lambda d_model, d_ff, bias=True: d_model * d_ff + (d_ff + d_model if bias else 0)),
+)
+
+SWIGLU_COUNT = (
+    Mistake("two_matrices", "a gated FFN has three matrices (W_gate, W_up, W_down): 3·d_model·d_ff.",
+            lambda d_model, d_ff: 2 * d_model * d_ff),
+    Mistake("gated_with_biases", "gated FFNs as in LLaMA have no biases: count the three matrices only.",
+            lambda d_model, d_ff: 3 * d_model * d_ff + 2 * d_ff + d_model),
+    Mistake("plain_ffn_count", "this is the plain FFN's count with biases; the gated one has three matrices "
+            "and no biases.",
+            lambda d_model, d_ff: 2 * d_model * d_ff + d_ff + d_model),
+)
+
+PARAM_BYTES = (
+    Mistake("bits_not_bytes", "this is the size in bits; a byte is 8 bits (float32 is 4 bytes per parameter).",
+            lambda n_params, dtype="float32": n_params * _BITS[dtype]),
+    Mistake("bfloat16_as_four_bytes", "bfloat16 is a 16-bit format, 2 bytes: float32's exponent range with fewer "
+            "mantissa bits.",
+            lambda n_params, dtype="float32": n_params * (4 if dtype == "bfloat16" else _BITS[dtype] // 8)),
+    Mistake("dtype_ignored", "the dtype was ignored (4 bytes each, as float32): use the dtype's own size.",
+            lambda n_params, dtype="float32": n_params * 4),
+)
+
+FLOPS = (
+    Mistake("multiply_adds_not_flops", "2·d_model·d_ff is the number of multiply-adds (or the FLOPs of one matrix); "
+            "a multiply-add is 2 FLOPs and there are two matrices: 4·d_model·d_ff.",
+            lambda d_model, d_ff: 2 * d_model * d_ff),
+    Mistake("params_as_flops", "this is the parameter count; each weight costs one multiply-add, i.e. 2 FLOPs, "
+            "per token (biases are left out by convention).",
+            lambda d_model, d_ff: 2 * d_model * d_ff + d_ff + d_model),
+    Mistake("training_not_forward", "this is about 3× the forward cost, as for forward plus backward in training; "
+            "the exercise asks for one forward pass.", lambda d_model, d_ff: 12 * d_model * d_ff),
+)
+
+
+def _n_elements(shape):
+    return int(np.prod(shape, dtype=np.int64))
+
+
+SHAPE_COUNT = (
+    Mistake("weights_only", "the 1-D entries (the biases) were left out: every tensor in the list counts.",
+            lambda shapes: sum(_n_elements(s) for _, s in shapes if len(s) > 1)),
+    Mistake("summed_dimensions", "you added the dimensions; a tensor of shape (a, b) holds a·b numbers.",
+            lambda shapes: sum(int(sum(s)) for _, s in shapes)),
+)
+
+
+# --- 07_collapse_to_linear ------------------------------------------------------------------------------
+
+COLLAPSE_W = (
+    Mistake("wrong_order", "W = W2 W1 is the wrong order: x W1 comes first, then · W2, so W = W1 W2.",
+            lambda W1, b1, W2, b2: np.asarray(W2, float) @ np.asarray(W1, float)),
+    Mistake("elementwise_product", "W1 * W2 multiplies entry by entry; composing the maps needs the matrix "
+            "product W1 @ W2.", lambda W1, b1, W2, b2: np.asarray(W1, float) * np.asarray(W2, float)),
+)
+
+COLLAPSE_B = (
+    Mistake("bias_sum", "b1 passes through W2 as well: b = b1 W2 + b2, not b1 + b2.",
+            lambda W1, b1, W2, b2: np.asarray(b1, float) + np.asarray(b2, float)),
+    Mistake("missing_b2", "b2 is missing: b = b1 W2 + b2.",
+            lambda W1, b1, W2, b2: np.asarray(b1, float) @ np.asarray(W2, float)),
+    Mistake("b2_only", "b1 is missing: it reaches the output through W2, so b = b1 W2 + b2.",
+            lambda W1, b1, W2, b2: np.asarray(b2, float).copy()),
+    Mistake("column_convention", "you multiplied W2 @ b1 (column vectors); with row vectors b1 is on the left: "
+            "b1 @ W2.", lambda W1, b1, W2, b2: np.asarray(W2, float) @ np.asarray(b1, float) + b2),
+)
+
+
+def _affine_combination_detector(f, d_in, n_trials, seed, scale):
+    """The usual test, f(a x + (1 - a) y) = a f(x) + (1 - a) f(y), at one fixed scale."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n_trials):
+        x, y = rng.normal(scale=scale, size=(2, d_in))
+        a = rng.uniform(-1.0, 2.0)
+        lhs = np.asarray(f(a * x + (1 - a) * y), float)
+        rhs = a * np.asarray(f(x), float) + (1 - a) * np.asarray(f(y), float)
+        if not np.allclose(lhs, rhs, rtol=1e-8, atol=1e-8 * (1 + np.abs(rhs).max(initial=0))):
+            return False
+    return True
+
+
+def _linearity_detector(f, d_in, n_trials=20, seed=0):
+    rng = np.random.default_rng(seed)
+    for _ in range(n_trials):
+        x, y = rng.normal(size=(2, d_in))
+        c = rng.normal()
+        fx, fy = np.asarray(f(x), float), np.asarray(f(y), float)
+        if not (np.allclose(f(x + y), fx + fy) and np.allclose(f(c * x), c * fx)):
+            return False
+    return True
+
+
+IS_AFFINE = (
+    Mistake("tests_linearity", "you tested linearity, f(x + y) = f(x) + f(y): an affine map x W + b with b ≠ 0 fails "
+            "that. Test f(x) - f(0) instead, or affine combinations f(a x + (1 - a) y) = a f(x) + (1 - a) f(y).",
+            _linearity_detector),
+    Mistake("narrow_sampling", "all your test points are near the origin, where this function is affine; it bends "
+            "further out. Sample on several scales (say up to norm 1000).",
+            lambda f, d_in, n_trials=20, seed=0: _affine_combination_detector(f, d_in, n_trials, seed, 1.0)),
+)
+
+
+# --- 08_limiting_behaviour: sigmoid, SiLU and GELU that survive every finite float64 --------------------
+# These formulas are right on paper; they fail in float64 by overflowing (with a warning) or cancelling.
+
+def _as_f64(z):
+    return np.asarray(z, float)
+
+
+def _naive_sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-_as_f64(z)))
+
+
+def _exp_ratio_sigmoid(z):
+    e = np.exp(_as_f64(z))
+    return e / (1.0 + e)
+
+
+def _where_sigmoid(z):
+    z = _as_f64(z)
+    return np.where(z >= 0, 1.0 / (1.0 + np.exp(-z)), np.exp(z) / (1.0 + np.exp(z)))
+
+
+def _tanh_sigmoid(z):
+    return 0.5 * (1.0 + np.tanh(0.5 * _as_f64(z)))
+
+
+_WHERE_BOTH = ("np.where(condition, a, b) computes a and b for every z, so the branch it discards still "
+               "overflows and warns: compute each branch only on its own entries (boolean masks), or use "
+               "scipy.special.expit.")
+
+SIGMOID = (
+    Mistake("naive_sigmoid_overflow", "1 / (1 + exp(-z)) overflows in exp(-z) for z below about -709.78 "
+            "(with a RuntimeWarning): use exp(z) / (1 + exp(z)) for negative z, or scipy.special.expit.",
+            _naive_sigmoid),
+    Mistake("exp_ratio_overflow", "exp(z) / (1 + exp(z)) overflows for z above about 709.78 and gives "
+            "inf / inf = NaN: use 1 / (1 + exp(-z)) for z >= 0.", _exp_ratio_sigmoid),
+    Mistake("where_evaluates_both_branches", _WHERE_BOTH, _where_sigmoid),
+    Mistake("tanh_cancellation", "(1 + tanh(z/2)) / 2 cancels for very negative z (1 + tanh(z/2) is a "
+            "difference of two numbers near 1) and returns 0 below about z = -38.", _tanh_sigmoid),
+    Mistake("sigmoid_sign", "this is 1 / (1 + e^z) = σ(-z): the sigmoid is 1 / (1 + e^(-z)).",
+            lambda z: _naive_sigmoid(-_as_f64(z))),
+)
+
+SILU_STABLE = (
+    Mistake("naive_silu_overflow", "z / (1 + exp(-z)) overflows in exp(-z) for z below about -709.78 "
+            "(with a RuntimeWarning): multiply z by a stable sigmoid instead.",
+            lambda z: _as_f64(z) / (1.0 + np.exp(-_as_f64(z)))),
+    Mistake("silu_exp_ratio_overflow", "z·exp(z) / (1 + exp(z)) overflows for z above about 709.78 and gives "
+            "NaN: use a sigmoid that picks its formula by the sign of z.",
+            lambda z: _as_f64(z) * _exp_ratio_sigmoid(z)),
+    Mistake("where_evaluates_both_branches", _WHERE_BOTH, lambda z: _as_f64(z) * _where_sigmoid(z)),
+    Mistake("tanh_cancellation", "z·(1 + tanh(z/2)) / 2 cancels for very negative z and returns -0.0 below "
+            "about z = -38, where SiLU is still a normal number.", lambda z: _as_f64(z) * _tanh_sigmoid(z)),
+)
+
+def _erfc_sign_gelu(z):
+    from ._lazy import special
+
+    return 0.5 * _as_f64(z) * special().erfc(_as_f64(z) / np.sqrt(2.0))
+
+
+GELU_EXACT = (
+    Mistake("erfc_sign", "erfc(z/√2)/2 is Φ(-z) = 1 - Φ(z); the normal CDF is Φ(z) = erfc(-z/√2)/2.",
+            _erfc_sign_gelu),
+)
+
+
+# --- 09_ffn_module: the FeedForwardNetwork class and numerical_gradient -----------------------------------
+
+def _init_draws(d_model, d_ff, seed, std, w2_first=False):
+    rng = np.random.default_rng(seed)
+    if w2_first:
+        W2 = rng.normal(0.0, std, size=(d_ff, d_model))
+        return {"W1": rng.normal(0.0, std, size=(d_model, d_ff)), "W2": W2}
+    W1 = rng.normal(0.0, std, size=(d_model, d_ff))
+    return {"W1": W1, "W2": rng.normal(0.0, std, size=(d_ff, d_model))}
+
+
+_WRONG_STDS = (
+    ("xavier_fan_in_only", "the std uses d_model only, √(1/d_model) (LeCun's rule); Xavier-normal averages "
+     "fan-in and fan-out: √(2/(d_model + d_ff)).", lambda d_model, d_ff: np.sqrt(1.0 / d_model)),
+    ("he_std", "√(2/d_model) is He's std for ReLU layers; the exercise asks for Xavier-normal, "
+     "√(2/(d_model + d_ff)).", lambda d_model, d_ff: np.sqrt(2.0 / d_model)),
+    ("variance_as_std", "2/(d_model + d_ff) is the variance; the std is its square root.",
+     lambda d_model, d_ff: 2.0 / (d_model + d_ff)),
+)
+
+MODULE_INIT_STD = tuple(Mistake(key, text, std) for key, text, std in _WRONG_STDS)
+
+MODULE_INIT = tuple(
+    Mistake(key, text,
+            lambda name, d_model, d_ff, seed, std=std: _init_draws(d_model, d_ff, seed, std(d_model, d_ff))[name])
+    for key, text, std in _WRONG_STDS
+) + (
+    Mistake("draw_order_swapped", "W2 was drawn before W1: with one generator the order matters; draw W1 first, "
+            "then W2.", lambda name, d_model, d_ff, seed: _init_draws(
+                d_model, d_ff, seed, np.sqrt(2.0 / (d_model + d_ff)), w2_first=True)[name]),
+)
+
+
+def _act_ffn(x, W1, b1, W2, b2, activation, *, out=None):
+    sigma = act.get_activation(activation)
+    z = _as_f64(x) @ W1 + (0 if b1 is None else b1)
+    y = sigma(z) @ W2 + (0 if b2 is None else b2)
+    return y if out is None else sigma(y)
+
+
+MODULE_FORWARD = (
+    Mistake("activation_ignored", "your output is the ReLU FFN whatever `activation` says: use the activation "
+            "the model was built with.", lambda x, W1, b1, W2, b2, activation: _act_ffn(x, W1, b1, W2, b2, "relu")),
+    Mistake("missing_b1", "your output equals the FFN without b1: add b1 before σ.",
+            lambda x, W1, b1, W2, b2, activation: _act_ffn(x, W1, None, W2, b2, activation)),
+    Mistake("missing_b2", "your output equals the FFN without b2: add b2 at the end.",
+            lambda x, W1, b1, W2, b2, activation: _act_ffn(x, W1, b1, W2, None, activation)),
+    Mistake("no_activation", "your output has no σ between the layers: (x W1 + b1) W2 + b2.",
+            lambda x, W1, b1, W2, b2, activation: _act_ffn(x, W1, b1, W2, b2, "identity")),
+    Mistake("activation_on_output", "σ was applied to the output as well: it goes between the layers only.",
+            lambda x, W1, b1, W2, b2, activation: _act_ffn(x, W1, b1, W2, b2, activation, out=True)),
+)
+
+
+def _module_grad(name, x, G, W1, b1, W2, b2, activation, *, dsigma=None, bias_sum=None, transpose=False,
+                 W2_from_z=False, x_grad_untransposed=False):
+    """One gradient of L = Σ G ⊙ FFN(x), computed the way a particular mistake does."""
+    from .module import ACTIVATION_GRADS
+
+    x, G = _as_f64(x), _as_f64(G)
+    z = x @ W1 + (0 if b1 is None else b1)
+    h = act.get_activation(activation)(z)
+    dz = (G @ W2.T) * (ACTIVATION_GRADS[activation](z) if dsigma is None else dsigma(z))
+    d_model, d_ff = W1.shape
+    x2, h2, z2 = x.reshape(-1, d_model), h.reshape(-1, d_ff), z.reshape(-1, d_ff)
+    G2, dz2 = G.reshape(-1, d_model), dz.reshape(-1, d_ff)
+    bias_sum = bias_sum or _flat_sum
+    grads = {
+        "W1": dz2.T @ x2 if transpose else x2.T @ dz2,
+        "b1": None if b1 is None else bias_sum(dz),
+        "W2": G2.T @ h2 if transpose else (z2 if W2_from_z else h2).T @ G2,
+        "b2": None if b2 is None else bias_sum(G),
+        "x": dz @ W1 if x_grad_untransposed else dz @ W1.T,
+    }
+    return grads[name]
+
+
+def _flat_sum(g):
+    return g.reshape(-1, g.shape[-1]).sum(axis=0)
+
+
+def _flat_mean(g):
+    return g.reshape(-1, g.shape[-1]).mean(axis=0)
+
+
+def _relu_mask_at_zero(name, x, G, W1, b1, W2, b2, activation):
+    if activation != "relu":
+        raise ValueError("this mistake is about ReLU's mask")
+    return _module_grad(name, x, G, W1, b1, W2, b2, activation, dsigma=lambda z: (z >= 0).astype(float))
+
+
+def _gelu_grad_missing_density(name, x, G, W1, b1, W2, b2, activation):
+    from ._lazy import special
+
+    if activation != "gelu":
+        raise ValueError("this mistake is about GELU's derivative")
+    return _module_grad(name, x, G, W1, b1, W2, b2, activation, dsigma=special().ndtr)
+
+
+MODULE_BACKWARD = (
+    Mistake("missing_activation_grad", "∂L/∂z = ∂L/∂h ⊙ σ'(z): you left out σ'(z) (for ReLU, the mask z > 0), "
+            "so gradient flows back through units that were off.",
+            lambda name, x, G, W1, b1, W2, b2, activation: _module_grad(
+                name, x, G, W1, b1, W2, b2, activation, dsigma=lambda z: 1.0)),
+    Mistake("relu_mask_at_zero", "your mask is z >= 0; ReLU's derivative at z = 0 is taken as 0 (as in PyTorch): "
+            "use z > 0.",
+            _relu_mask_at_zero),
+    Mistake("gelu_grad_missing_density", "GELU'(z) = Φ(z) + z·φ(z): the term z·φ(z) (φ the normal density) "
+            "is missing.",
+            _gelu_grad_missing_density),
+    Mistake("bias_grad_mean", "a bias is shared by every token, so its gradient is the sum over tokens, "
+            "not the mean.",
+            lambda name, x, G, W1, b1, W2, b2, activation: _module_grad(
+                name, x, G, W1, b1, W2, b2, activation, bias_sum=_flat_mean)),
+    Mistake("bias_grad_wrong_axis", "you summed the bias gradient over the feature axis; sum over the tokens "
+            "(every axis but the last), so it has the bias's shape.",
+            lambda name, x, G, W1, b1, W2, b2, activation: _module_grad(
+                name, x, G, W1, b1, W2, b2, activation, bias_sum=lambda g: g.sum(axis=-1))),
+    Mistake("weight_grad_transposed", "a weight's gradient has the weight's shape: ∂L/∂W1 = xᵀ ∂L/∂z is "
+            "(d_model, d_ff) and ∂L/∂W2 = hᵀ G is (d_ff, d_model); yours is transposed.",
+            lambda name, x, G, W1, b1, W2, b2, activation: _module_grad(
+                name, x, G, W1, b1, W2, b2, activation, transpose=True)),
+    Mistake("W2_grad_uses_z", "∂L/∂W2 = hᵀ G uses the hidden values h = σ(z), not the pre-activation z.",
+            lambda name, x, G, W1, b1, W2, b2, activation: _module_grad(
+                name, x, G, W1, b1, W2, b2, activation, W2_from_z=True)),
+    Mistake("x_grad_untransposed", "∂L/∂x = ∂L/∂z W1ᵀ: W1 needs its transpose here.",
+            lambda name, x, G, W1, b1, W2, b2, activation: _module_grad(
+                name, x, G, W1, b1, W2, b2, activation, x_grad_untransposed=True)),
+)
+
+
+def _difference_quotient(f, x, h, kind):
+    x = _as_f64(x).copy()
+    grad = np.empty_like(x)
+    flat, out = x.reshape(-1), grad.reshape(-1)
+    for i in range(flat.size):
+        old = flat[i]
+        flat[i] = old + h
+        f_plus = float(np.asarray(f(x)))
+        flat[i] = old - h if kind != "forward" else old
+        f_other = float(np.asarray(f(x)))
+        flat[i] = old
+        out[i] = (f_plus - f_other) / (h if kind in ("forward", "over_h") else 2.0 * h)
+    return grad
+
+
+NUMERICAL_GRADIENT = (
+    Mistake("forward_difference", "this is the forward difference (f(x + h) - f(x)) / h, whose error "
+            "shrinks like h; the centred one, (f(x + h) - f(x - h)) / 2h, is accurate to h².",
+            lambda f, x, h=1e-5: _difference_quotient(f, x, h, "forward")),
+    Mistake("divided_by_h", "the two evaluations are 2h apart: divide f(x + h) - f(x - h) by 2h, not h.",
+            lambda f, x, h=1e-5: _difference_quotient(f, x, h, "over_h")),
+    Mistake("ignored_h", "your result uses h = 1e-5 whatever h is passed: use the argument.",
+            lambda f, x, h=1e-5: _difference_quotient(f, x, 1e-5, "centred")),
+)
+
+
+
 CATALOGUE = {
     "ffn": FFN, "linear_torch": LINEAR_TORCH, "gelu": GELU, "silu": SILU,
     "layer_norm": LAYER_NORM, "post_ln": POST_LN, "pre_ln": PRE_LN,
+    "layer_norm_more": LAYER_NORM_MORE, "post_ln_more": POST_LN_MORE, "pre_ln_more": PRE_LN_MORE,
+    "gelu_more": GELU_MORE, "gelu_tanh": GELU_TANH, "silu_more": SILU_MORE, "swiglu": SWIGLU,
+    "preactivation": PREACTIVATION, "relu": RELU, "relu_grad": RELU_GRAD, "sign_case": SIGN_CASE,
+    "dead_fraction": DEAD_FRACTION,
+    "mixes_positions": MIXES_POSITIONS, "param_count": PARAM_COUNT, "swiglu_count": SWIGLU_COUNT,
+    "param_bytes": PARAM_BYTES, "flops": FLOPS, "shape_count": SHAPE_COUNT,
+    "collapse_W": COLLAPSE_W, "collapse_b": COLLAPSE_B, "is_affine": IS_AFFINE,
+    "sigmoid": SIGMOID, "silu_stable": SILU_STABLE, "gelu_exact": GELU_EXACT,
+    "module_init": MODULE_INIT, "module_init_std": MODULE_INIT_STD, "module_forward": MODULE_FORWARD,
+    "module_backward": MODULE_BACKWARD, "numerical_gradient": NUMERICAL_GRADIENT,
 }
 
 

@@ -31,6 +31,10 @@
 # of GPT-2 and most models since.
 #
 # **Exercises** (10 points): `layer_norm` (4), `post_ln_block` (3), `pre_ln_block` (3).
+#
+# *Where to run it:* in JupyterLab, in the browser through the **launch binder**
+# badge of the repository's README, or locally after `make lab`. How the checks
+# and their messages work is in [00 · Start here](00_start_here.ipynb).
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 import numpy as np

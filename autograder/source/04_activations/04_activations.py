@@ -24,6 +24,10 @@
 # The last section builds **SwiGLU**, a gated FFN with three weight matrices.
 #
 # **Exercises** (10 points): `gelu` (3), `gelu_tanh` (2), `silu` (2), `swiglu_ffn` (3).
+#
+# *Where to run it:* in JupyterLab, in the browser through the **launch binder**
+# badge of the repository's README, or locally after `make lab`. How the checks
+# and their messages work is in [00 · Start here](00_start_here.ipynb).
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 import numpy as np

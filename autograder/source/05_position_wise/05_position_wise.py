@@ -20,6 +20,10 @@
 # | $x_i$ | $(d_\text{model},)$ | row $i$ of $X$ |
 # | $W_1, b_1, W_2, b_2$ | as in notebook 02 | one set of weights shared by every position |
 # | $f$ | $(n, d_\text{model}) \to (n, d_\text{out})$ | any function of a whole sequence |
+#
+# *Where to run it:* in JupyterLab, in the browser through the **launch binder**
+# badge of the repository's README, or locally after `make lab`. How the checks
+# and their messages work is in [00 · Start here](00_start_here.ipynb).
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 import timeit

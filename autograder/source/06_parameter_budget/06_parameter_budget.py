@@ -23,6 +23,10 @@
 # Memory is $N$ times the bytes per parameter of the storage type (the
 # *dtype*). A *FLOP* is one floating-point operation, an addition or a
 # multiplication; a multiply-add is two of them.
+#
+# *Where to run it:* in JupyterLab, in the browser through the **launch binder**
+# badge of the repository's README, or locally after `make lab`. How the checks
+# and their messages work is in [00 · Start here](00_start_here.ipynb).
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 import math

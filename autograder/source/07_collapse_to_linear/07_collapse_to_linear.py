@@ -23,6 +23,10 @@
 # | $W_2, b_2$ | $(d_\text{ff}, d_\text{out})$, $(d_\text{out},)$ | the second layer ($d_\text{out} = d_\text{model}$ in a transformer) |
 # | $W, b$ | $(d_\text{model}, d_\text{out})$, $(d_\text{out},)$ | the single affine map they collapse to |
 # | $z = x W_1 + b_1$, $h = \sigma(z)$ | $(d_\text{ff},)$ | pre-activation and hidden values, as before |
+#
+# *Where to run it:* in JupyterLab, in the browser through the **launch binder**
+# badge of the repository's README, or locally after `make lab`. How the checks
+# and their messages work is in [00 · Start here](00_start_here.ipynb).
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 import itertools
