@@ -3,6 +3,17 @@
 import argparse
 import sys
 
+from . import report  # standard library only: cheap to import
+
+
+def _grading_options(parser):
+    parser.add_argument("--memory", default="2G",
+                        help="address-space limit of each sandboxed process, e.g. 2G or 512M (default: 2G)")
+    parser.add_argument("--unsafe", action="store_true",
+                        help="grade even when the bubblewrap sandbox cannot be set up (no isolation!)")
+    parser.add_argument("--cell-timeout", type=float, default=None, metavar="SECONDS",
+                        help="time limit per cell (default: the course's Execute.timeout)")
+
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
@@ -17,7 +28,32 @@ def main(argv=None):
     p_lab.add_argument("--port", type=int, help="port to listen on (default: 8888 or the next free one)")
     p_lab.add_argument("--no-browser", action="store_true", help="print the URL instead of opening a browser")
     p_lab.add_argument("--allow-root", action="store_true", help="run even as root (containers)")
+    p_grade = sub.add_parser("grade", help="grade every submission of an assignment (sandboxed, in parallel)")
+    p_grade.add_argument("assignment", help="assignment id, e.g. 02_forward_pass")
+    p_grade.add_argument("submitted", help="folder <student>/<assignment>/<notebook>.ipynb, or an LMS .zip")
+    p_grade.add_argument("--out", required=True, help="folder for grades.csv, <student>.json and <student>.html")
+    p_grade.add_argument("--jobs", type=int, default=None, help="students graded at once (default: number of cores)")
+    p_grade.add_argument("--student", action="append", help="grade only this student (repeatable)")
+    p_grade.add_argument("--course", default=None, help="nbgrader course root (default: the autograder/ folder)")
+    p_grade.add_argument("--timeout", type=float, default=900.0, metavar="SECONDS",
+                         help="wall-clock limit per student (default: 900)")
+    _grading_options(p_grade)
+    p_check = sub.add_parser("check", help="grade one notebook against the instructor source; print JSON")
+    p_check.add_argument("notebook", help="a notebook named <assignment>.ipynb")
+    p_check.add_argument("--feedback", default=None, metavar="HTML", help="also write the feedback page here")
+    _grading_options(p_check)
+    report.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "report":
+        return report.run(args)
+    if args.command == "grade":
+        from . import grade
+
+        return grade.main(args)
+    if args.command == "check":
+        from . import check
+
+        return check.main(args)
     if args.command == "lab":
         from . import lab
 

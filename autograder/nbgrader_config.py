@@ -1,13 +1,23 @@
 """nbgrader configuration of the FFN course (this folder is the course root).
 
-Run nbgrader from this folder, e.g. `cd autograder && nbgrader generate_assignment 02_forward_pass`.
+Run nbgrader from this folder, e.g. `cd autograder && nbgrader generate_assignment 02_forward_pass`;
+grade with `python -m autograder grade` (see README.md here).
 """
 
 import os
+import sys
 
 c = get_config()  # noqa: F821 (provided by nbgrader when it loads this file)
 
 here = os.path.dirname(os.path.abspath(__file__))
+
+# nbgrader creates a new gradebook.db by running the `alembic` executable: find the one installed next
+# to this Python even from a shell whose PATH lacks the environment's bin/ (else: a half-made database).
+_bin = os.path.dirname(sys.executable)
+if _bin not in os.environ.get("PATH", "").split(os.pathsep):
+    os.environ["PATH"] = _bin + os.pathsep + os.environ.get("PATH", "")
+if os.path.dirname(here) not in sys.path:  # the course's own tools (autograder.*), for the feedback step below
+    sys.path.insert(0, os.path.dirname(here))
 c.CourseDirectory.root = here
 c.CourseDirectory.course_id = "ffn-course"
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(here, "gradebook.db")
@@ -25,3 +35,18 @@ c.Execute.interrupt_on_timeout = True
 # Keep feedback readable and the gradebook small when a submission floods output.
 c.LimitOutput.max_lines = 200
 c.LimitOutput.max_traceback = 60
+
+# `nbgrader generate_feedback` would show each test cell whole, hidden tests included, and tracebacks
+# quoting them: HideHiddenTests strips both.
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
+from nbgrader.preprocessors import GetGrades  # noqa: E402
+
+from autograder.feedback import HideHiddenTests  # noqa: E402
+
+c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, HideHiddenTests]
+
+# `nbgrader zip_collect` (and `python -m autograder grade` given a .zip): how an LMS download names
+# files, here nbgrader's documented form <anything>_<student>_attempt_<YYYY-MM-DD-hh-mm-ss>_<notebook>.ipynb.
+c.FileNameCollectorPlugin.named_regexp = (
+    r".*_(?P<student_id>[A-Za-z0-9.@-]+)_attempt_(?P<timestamp>\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})"
+    r"_(?P<file_id>[A-Za-z0-9_.-]+\.ipynb)$")

@@ -1,0 +1,227 @@
+"""The student's side of the clean re-run: a plain interpreter inside the sandbox.
+
+It executes the cells the grader sends (the learner's answers and the setup
+they need), then answers calls to the learner's functions. It never sees a
+test or an expected value. What it reports about itself (patched modules,
+calls to the reference implementation, results that only pretend to be data)
+is a hint for the grader, never a reason to award a point.
+
+Runs as `python -c <rpc.py + this file> FD`, FD being its end of the channel.
+"""
+
+import builtins
+import os
+import signal
+import socket
+import sys
+import warnings
+
+import numpy as np
+
+from autograder.rpc import ChannelError, Peer, ProtocolError  # RPC-IMPORT: dropped inside the sandbox
+
+_GUARDED_PREFIXES = ("ffn_helpers",)
+_GUARDED_MODULES = ("builtins", "math", "numpy", "numpy.testing", "numpy.linalg", "numpy.random", "numpy.lib",
+                    "numpy._core.numeric", "numpy._core.fromnumeric", "numpy._core.multiarray", "numpy._core.umath",
+                    "numpy.core.numeric", "numpy.core.fromnumeric", "scipy.special")
+_GUARDED_SYS = ("displayhook", "excepthook", "modules", "meta_path", "path_hooks")
+_DATA_TYPES = (type(None), bool, int, float, complex, str, bytes, tuple, list, dict)
+_LOOKALIKES = (np.ndarray, np.generic, int, float, complex, str, bytes, tuple, list, dict)
+
+
+class _Shell:
+    """Enough of `get_ipython()` for the magics learners use; everything else does nothing."""
+
+    def __init__(self, namespace):
+        self._namespace = namespace
+
+    def run_line_magic(self, name, line, *args, **kwargs):
+        return None
+
+    def run_cell_magic(self, name, line, cell, *args, **kwargs):
+        if name in ("time", "timeit", "capture", "prun"):
+            exec(compile(cell, "<cell magic>", "exec"), self._namespace)
+        return None
+
+    def system(self, *args, **kwargs):
+        return None
+
+    def getoutput(self, *args, **kwargs):
+        return ""
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
+def _snapshot():
+    """Identity of every attribute of the modules a submission must not patch."""
+    state = {}
+    for name, module in list(sys.modules.items()):
+        if module is None:
+            continue
+        if name in _GUARDED_MODULES or any(name == p or name.startswith(p + ".") for p in _GUARDED_PREFIXES):
+            try:
+                state[name] = {k: id(v) for k, v in list(vars(module).items())}
+            except TypeError:
+                continue
+    state["sys"] = {k: id(getattr(sys, k, None)) for k in _GUARDED_SYS}
+    state["sys.modules"] = {k: id(sys.modules.get(k)) for k in state if k not in ("sys", "sys.modules")}
+    return state
+
+
+def _changes(before, after):
+    changed = []
+    for module, attrs in before.items():
+        now = after.get(module, {})
+        for key, ident in attrs.items():
+            if key in ("__warningregistry__", "__loader__", "__spec__", "_cache"):
+                continue
+            if key not in now:
+                changed.append(f"{module}.{key} (deleted)")
+            elif now[key] != ident:
+                changed.append(f"{module}.{key}")
+    return sorted(changed)
+
+
+class StudentPeer(Peer):
+    def __init__(self, sock):
+        super().__init__(sock, "student", "grader")
+        self.namespace = {"__name__": "__main__", "__builtins__": builtins}
+        shell = _Shell(self.namespace)
+        self.namespace["get_ipython"] = lambda: shell
+        self.references = {}  # dotted name -> exercises it is the reference of
+        self.reference_calls = []
+        self.lying = []
+        self.warned = []
+        self.guard = _snapshot()
+        self.serve_hook = self._notes
+
+    def audit(self):
+        """What changed in the guarded modules since the last audit (each change is reported once)."""
+        now = _snapshot()
+        patched = _changes(self.guard, now)
+        self.guard = now
+        return patched
+
+    def _notes(self, message):
+        notes = {}
+        if self.reference_calls:
+            notes["reference"], self.reference_calls = sorted(set(self.reference_calls)), []
+        if self.lying:
+            notes["lying"], self.lying = self.lying, []
+        if self.warned:
+            notes["warnings"], self.warned = self.warned[:20], []
+        return notes
+
+    def perform(self, message, buffers):
+        if message.get("op") != "call":
+            return super().perform(message, buffers)
+        # Warnings go back to the grader, which raises them again inside the test: a test that turns
+        # warnings into errors judges the learner's code as it would in the notebook.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                return super().perform(message, buffers)
+            finally:
+                for w in caught[:20]:
+                    self.warned.append({"category": w.category.__name__, "message": str(w.message)[:2000]})
+
+    def encode(self, value, buffers, depth=0):
+        t = type(value)
+        if t not in _DATA_TYPES and t is not np.ndarray and t.__module__ != "numpy":
+            if isinstance(value, _LOOKALIKES):
+                self.lying.append(f"a {t.__name__}, a subclass of {t.__mro__[1].__name__}, not the plain type")
+        return super().encode(value, buffers, depth)
+
+    def perform_extra(self, op, message, buffers):
+        if op == "exec":
+            code = compile(str(message["source"]), str(message.get("label", "<cell>")), "exec")
+            try:
+                exec(code, self.namespace)
+            finally:
+                if message.get("trusted"):  # the course's own cell: whatever it sets up is the baseline
+                    self.guard = _snapshot()
+            return None
+        if op == "lookup":
+            name = str(message["name"])
+            if name not in self.namespace:
+                raise NameError(f"name '{name}' is not defined")
+            return self.namespace[name]
+        if op == "audit":
+            return self.audit()
+        if op == "tripwires":
+            self._install_tripwires(message["references"])
+            self.guard = _snapshot()
+            return None
+        raise ProtocolError(f"unknown request {op!r}")
+
+    def _install_tripwires(self, references):
+        """Wrap each reference function so a call made while its exercise is under test is reported."""
+        import importlib
+
+        by_name = {}
+        for exercise, dotted_names in references.items():
+            for dotted in dotted_names:
+                by_name.setdefault(str(dotted), set()).add(str(exercise))
+        for dotted, exercises in by_name.items():
+            module_name, _, attr = dotted.rpartition(".")
+            try:
+                module = importlib.import_module(module_name)
+                original = getattr(module, attr)
+            except (ImportError, AttributeError):
+                continue
+            setattr(module, attr, self._tripwire(dotted, exercises, original))
+
+    def _tripwire(self, dotted, exercises, original):
+        peer = self
+
+        def reference(*args, **kwargs):
+            if peer.root in exercises:
+                peer.reference_calls.append(dotted)
+            return original(*args, **kwargs)
+
+        reference.__name__ = getattr(original, "__name__", "reference")
+        reference.__doc__ = getattr(original, "__doc__", None)
+        return reference
+
+
+_MAIN_PID = os.getpid()
+
+
+def _interrupted(signum, frame):
+    if os.getpid() != _MAIN_PID:
+        os._exit(0)  # a process the learner's code forked: it has nothing to answer
+    raise KeyboardInterrupt
+
+
+def main(fd):
+    # The grader interrupts a cell or call that overruns its time with SIGINT to the sandbox's process
+    # group (bwrap itself ignores it): this process stops what it runs, its forked copies just end.
+    signal.signal(signal.SIGINT, _interrupted)
+    sock = socket.socket(fileno=fd)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    for std in (0, 1, 2):  # what the learner's code prints goes nowhere
+        os.dup2(devnull, std)
+    sys.path.insert(0, os.getcwd())
+    # OpenBLAS takes its work buffers on the first matrix product and exits the process when it cannot:
+    # take them now, before a learner's cell can use up the address space.
+    np.ones((64, 64)) @ np.ones((64, 64))
+    import ffn_helpers  # noqa: F401 (loaded before any learner code, so its state is the baseline)
+    import ffn_helpers.checks  # noqa: F401
+
+    peer = StudentPeer(sock)
+    while True:
+        try:
+            message, buffers = peer.receive()
+            if message.get("op") == "bye":
+                break
+            peer.serve(message, buffers)
+        except ChannelError:
+            break
+        except KeyboardInterrupt:
+            continue  # an interrupt that came between two requests
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))

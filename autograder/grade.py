@@ -1,0 +1,282 @@
+"""`python -m autograder grade ASSIGNMENT SUBMITTED --out RESULTS`: grade a class, in parallel and sandboxed.
+
+The parent process (this one) never runs student code. It finds the
+submissions, starts N workers (worker.py; each imports nbgrader once and grades
+one student at a time in its own scratch course), gives each worker the next
+student, kills and replaces a worker that overruns a student's time limit, and
+alone writes the course gradebook, the course's autograded/ folders and
+RESULTS: <student>.json, <student>.html and grades.csv.
+"""
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from . import course, gradebook, results, sandbox, submissions
+from .progress import Progress
+
+STARTUP_TIMEOUT = 600  # seconds for a worker to import nbgrader and copy the course (slow on a loaded machine)
+
+
+def _say(text):
+    print(text, file=sys.stderr, flush=True)
+
+
+def banner(lines):
+    width = max(len(line) for line in lines) + 4
+    return "\n".join(["!" * width, *[f"! {line.ljust(width - 4)} !" for line in lines], "!" * width])
+
+
+def check_sandbox(limits, unsafe):
+    """Refuse to grade without the sandbox unless the instructor says --unsafe; return True to go on."""
+    ok, why = sandbox.probe(limits)
+    if ok:
+        return True
+    lines = ["THE GRADING SANDBOX CANNOT BE SET UP ON THIS MACHINE.", *why.splitlines(),
+             "Student code would run with your permissions: it could read and overwrite",
+             "the gradebook, other students' files and anything else you can reach."]
+    if not unsafe:
+        _say(banner(lines + ["Refusing to grade. Fix the sandbox, or pass --unsafe to grade anyway",
+                             "(memory and CPU limits still apply; isolation does not)."]))
+        return False
+    _say(banner(lines + ["--unsafe was given: grading WITHOUT isolation."]))
+    return True
+
+
+class WorkerProcess:
+    """One worker: a `python -m autograder.worker` child with a JSON-lines channel."""
+
+    def __init__(self, slot, setup, log_path, generation):
+        self.slot = slot
+        self.setup = dict(setup, slot=slot, scratch=str(Path(setup["scratch"]) / f"w{slot}-{generation}"))
+        self.log = open(log_path, "ab")  # noqa: SIM115 (closed in kill())
+        self.proc = subprocess.Popen([sys.executable, "-m", "autograder.worker"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self.log, start_new_session=True)
+        self.buffer = b""
+        self.ready = False
+        self.job = None
+        self.deadline = time.monotonic() + STARTUP_TIMEOUT
+        self.send({"op": "setup", **self.setup})
+
+    def send(self, message):
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def fileno(self):
+        return self.proc.stdout.fileno()
+
+    def messages(self):
+        """Read what is available; return the complete messages (raise EOFError when the worker is gone)."""
+        data = os.read(self.fileno(), 1 << 20)
+        if not data:
+            raise EOFError
+        self.buffer += data
+        *lines, self.buffer = self.buffer.split(b"\n")
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def kill(self):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=30)
+        self.log.close()
+
+    def stop(self):
+        with contextlib.suppress(BrokenPipeError, OSError):
+            self.send({"op": "stop"})
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            pass
+        self.kill()
+
+
+def _report_page(result):
+    import nbformat
+
+    from . import feedback
+
+    pages = [feedback.render(nbformat.v4.new_notebook(), nb, result["student"]) for nb in result["notebooks"]]
+    return "\n<hr>\n".join(pages)
+
+
+def _failed(model, student, status, message):
+    notebooks = [results.empty_notebook(n, status, message) for n in model.notebooks]
+    return results.student_result(student, model.name, notebooks, error=message)
+
+
+def run_pool(queue, setup, jobs, timeout, log_dir, model):
+    """Grade every submission of `queue` with `jobs` workers; yield (submission, worker reply) as each finishes."""
+    queue = list(queue)
+    generation = 0
+    workers = []
+    for slot in range(min(jobs, len(queue))):
+        workers.append(WorkerProcess(slot, setup, log_dir / f"worker-{slot}.log", generation))
+    try:
+        while queue or any(w.job for w in workers):
+            for w in workers:
+                if w.ready and w.job is None and queue:
+                    w.job = queue.pop(0)
+                    w.deadline = time.monotonic() + timeout
+                    w.send({"op": "grade", "student": w.job.student,
+                            "input_dir": str(w.job.folder) if w.job.folder else None})
+            active = [w for w in workers if w.job or not w.ready]
+            if not active:
+                break
+            wait = max(0.0, min(w.deadline for w in active) - time.monotonic())
+            readable, _, _ = select.select(active, [], [], wait)
+            for w in readable:
+                try:
+                    for message in w.messages():
+                        if message.get("ready"):
+                            w.ready = True
+                        elif w.job is not None and message.get("student") == w.job.student:
+                            job, w.job = w.job, None
+                            yield job, message
+                except EOFError:
+                    job = w.job
+                    if not w.ready:
+                        raise RuntimeError(f"worker {w.slot} failed to start; see {log_dir}/worker-{w.slot}.log") \
+                            from None
+                    generation += 1
+                    workers[workers.index(w)] = WorkerProcess(w.slot, setup, log_dir / f"worker-{w.slot}.log",
+                                                              generation)
+                    w.kill()
+                    if job is not None:
+                        yield job, {"result": _failed(model, job.student, "grader error",
+                                                      "the grading worker crashed on this submission")}
+            now = time.monotonic()
+            for w in list(workers):
+                if now < w.deadline or (w.job is None and w.ready):
+                    continue
+                if not w.ready:
+                    raise RuntimeError(f"worker {w.slot} did not start within {STARTUP_TIMEOUT} s")
+                job = w.job
+                w.kill()
+                generation += 1
+                workers[workers.index(w)] = WorkerProcess(w.slot, setup, log_dir / f"worker-{w.slot}.log",
+                                                          generation)
+                yield job, {"result": _failed(model, job.student, "timeout",
+                                              f"grading this submission took longer than {timeout:g} s")}
+    finally:
+        for w in workers:
+            w.stop()
+
+
+def _course_code(config, assignment_id):
+    """The code cells of the instructor's source notebooks: learner cells still equal to one are the course's."""
+    import nbformat
+
+    out = {}
+    for path in course.source_notebooks(config, assignment_id):
+        nb = nbformat.read(path, as_version=4)
+        out[path.stem] = sorted({c.source for c in nb.cells if c.cell_type == "code"})
+    return out
+
+
+def _publish(config, model, submission, reply, out_dir, gb):
+    """Write one student's result everywhere it belongs: JSON, gradebook, the course's folders."""
+    result = reply["result"]
+    student, aid = result["student"], model.name
+    root = Path(config.CourseDirectory.root)
+    if submission.folder is not None:
+        course_submitted = root / "submitted" / student / aid
+        if course_submitted.resolve() != submission.folder.resolve():
+            course.copy_tree(submission.folder, course_submitted)
+    if reply.get("autograded_dir") and Path(reply["autograded_dir"]).is_dir():
+        course.copy_tree(reply["autograded_dir"], root / "autograded" / student / aid)
+        shutil.rmtree(reply["autograded_dir"], ignore_errors=True)
+    gradebook.record(config, result, gb)
+    if not reply.get("html"):  # the worker was stopped before it could write the page
+        (out_dir / f"{student}.html").write_text(_report_page(result), encoding="utf-8")
+    (out_dir / f"{student}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    return result
+
+
+def grade(assignment_id, submitted, out_dir, jobs=None, students=None, limits=None, unsafe=False,
+          course_root=None, cell_timeout=None, timeout=900.0):
+    """Grade a class; return the list of student results (also written to `out_dir`)."""
+    course.ensure_bin_on_path()
+    limits = limits or sandbox.Limits()
+    if not check_sandbox(limits, unsafe):
+        raise SystemExit(2)
+    config = course.load_config(course_root) if course_root else course.load_config()
+    out_dir = Path(out_dir).resolve()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="ffn-grade-"))
+    try:
+        model = course.prepare_assignment(config, assignment_id, log=_say)
+        found = submissions.find(submitted, assignment_id, scratch, config, log=_say)
+        if students:
+            unknown = sorted(set(students) - {s.student for s in found})
+            if unknown:
+                raise SystemExit(f"no submission for {', '.join(unknown)} in {submitted}")
+            found = [s for s in found if s.student in set(students)]
+        if not found:
+            _say(f"no submissions of {assignment_id} in {submitted}")
+            return []
+        template = scratch / "template.db"
+        course.copy_database(course.db_path(config), template)
+        root = Path(config.CourseDirectory.root).resolve()
+        setup = {
+            "model": model.to_dict(), "scratch": str(scratch), "limits": vars(limits), "isolate": not unsafe,
+            "hidden": sorted({str(root), str(Path(submitted).resolve()), str(out_dir), str(scratch)}),
+            "feedback_dir": str(out_dir), "course_sources": _course_code(config, assignment_id),
+            "template_db": str(template), "source_dir": str(root / "source" / assignment_id),
+            "course_root": str(root), "cell_timeout": cell_timeout, "uid_base": sandbox.uid_base(),
+        }
+        log_dir = out_dir / "logs"
+        log_dir.mkdir(exist_ok=True)
+        jobs = max(1, min(jobs or os.cpu_count() or 1, 64))  # 64: the sandbox uids of one run
+        _say(f"grading {len(found)} submission(s) of {assignment_id} with {min(jobs, len(found))} worker(s)"
+             + (" WITHOUT the sandbox" if unsafe else " in the bubblewrap sandbox"))
+        progress = Progress(len(found))
+        progress.show()
+        graded = []
+        with gradebook.open_gradebook(config) as gb:  # one connection for the run: the parent alone writes
+            for submission, reply in run_pool(found, setup, jobs, timeout, log_dir, model):
+                result = _publish(config, model, submission, reply, out_dir, gb)
+                graded.append(result)
+                progress.advance(f"{result['student']}: {result['status']} "
+                                 f"{result['score']:g}/{result['max_score']:g}")
+        gradebook.export_csv(config, assignment_id, [r["student"] for r in graded], out_dir / "grades.csv")
+        _summary(graded, out_dir)
+        return sorted(graded, key=lambda r: r["student"])
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _summary(graded, out_dir):
+    by_status = {}
+    for r in graded:
+        by_status.setdefault(r["status"], []).append(r["student"])
+    counts = sorted(by_status.items(), key=lambda kv: results.STATUSES.index(kv[0]))
+    _say(f"graded {len(graded)} submission(s): " + ", ".join(f"{len(v)} {k}" for k, v in counts))
+    for status in ("flagged", "timeout", "out of memory", "kernel died", "unreadable notebook", "missing notebook",
+                   "grader error"):
+        if status in by_status:
+            _say(f"  {status}: {', '.join(sorted(by_status[status]))}")
+    reviews = sorted({r["student"] for r in graded for f in r["flags"] if not f["costs_points"]})
+    if reviews:
+        _say(f"  to review (no points lost for it): {', '.join(reviews)}")
+    _say(f"results: {out_dir}/grades.csv, {out_dir}/<student>.json, {out_dir}/<student>.html")
+
+
+def main(args):
+    limits = sandbox.Limits(memory=sandbox.parse_size(args.memory))
+    try:
+        grade(args.assignment, args.submitted, args.out, jobs=args.jobs, students=args.student, limits=limits,
+              unsafe=args.unsafe, course_root=args.course, cell_timeout=args.cell_timeout, timeout=args.timeout)
+    except (FileNotFoundError, RuntimeError, ValueError) as exc:
+        _say(f"error: {exc}")
+        return 2
+    return 0

@@ -1,0 +1,117 @@
+"""Write graded results into the course's nbgrader gradebook (from the trusted parent process only).
+
+After this, formgrader and `nbgrader export` show the scores: each test cell's
+`auto_score`, the notebook's `flagged` mark for a flagged submission, and the
+late-submission penalty nbgrader's configured plugin computes.
+"""
+
+import importlib
+import warnings
+
+from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.plugins import LateSubmissionPlugin
+from nbgrader.utils import parse_utc
+from sqlalchemy.exc import SAWarning
+from sqlalchemy.orm import scoped_session, sessionmaker
+
+
+def reuse_engines():
+    """Make nbgrader's Gradebook reuse one database engine per URL in this process.
+
+    nbgrader opens a new Gradebook (a new SQLAlchemy engine, a schema check and a
+    `create_all`) about ten times per student; a grading run checks each gradebook's
+    schema once and keeps its engine.
+    """
+    from nbgrader import api
+
+    if getattr(api.Gradebook, "_ffn_engines", None) is not None:
+        return
+    original = api.Gradebook.__init__
+    engines = {}
+
+    def __init__(self, db_url, course_id="default_course", authenticator=None):
+        if db_url not in engines:
+            original(self, db_url, course_id, authenticator)
+            engines[db_url] = self.engine
+            return
+        self.engine = engines[db_url]
+        self.db = scoped_session(sessionmaker(autoflush=True, bind=self.engine, future=True))
+        self.check_course(course_id=course_id)
+        self.course_id = course_id
+        self.authenticator = authenticator
+
+    api.Gradebook.__init__ = __init__
+    api.Gradebook._ffn_engines = engines
+
+
+def _course_id(config):
+    return config.CourseDirectory.get("course_id", "")
+
+
+def _late_plugin(config):
+    """The late-penalty plugin nbgrader's AssignLatePenalties is configured with."""
+    cls = config.AssignLatePenalties.get("plugin_class", LateSubmissionPlugin)
+    if isinstance(cls, str):
+        module, _, name = cls.rpartition(".")
+        cls = getattr(importlib.import_module(module), name)
+    return cls(config=config)
+
+
+def open_gradebook(config):
+    """The course's gradebook (use it as a context manager)."""
+    return Gradebook(config.CourseDirectory.db_url, _course_id(config))
+
+
+def record(config, result, gb=None):
+    """Store one student's result (results.student_result) in the course gradebook (or the open `gb`)."""
+    with warnings.catch_warnings():  # nbgrader's own add_submission trips SQLAlchemy's autoflush warnings
+        warnings.simplefilter("ignore", SAWarning)
+        if gb is not None:
+            _record(config, result, gb)
+        else:
+            with open_gradebook(config) as gb:
+                _record(config, result, gb)
+
+
+def _record(config, result, gb):
+    assignment, student = result["assignment"], result["student"]
+    cells = {(c["notebook"], c["grade_id"]): c for c in result["cells"]}
+    gb.update_or_create_student(student)
+    kwargs = {}
+    if result.get("timestamp"):
+        try:
+            kwargs["timestamp"] = parse_utc(result["timestamp"])
+        except (ValueError, OverflowError, TypeError):
+            pass
+    submission = gb.update_or_create_submission(assignment, student, **kwargs)
+    for nb_result in result["notebooks"]:
+        try:
+            notebook = gb.find_submission_notebook(nb_result["notebook"], assignment, student)
+        except MissingEntry:
+            continue
+        for grade in notebook.grades:
+            cell = cells.get((nb_result["notebook"], grade.name))
+            if cell is None:
+                continue  # a manually graded cell: left to the grader
+            grade.auto_score = float(cell["points"])
+            grade.needs_manual_grade = grade.manual_score is not None
+        notebook.flagged = nb_result["status"] == "flagged"
+        notebook.late_submission_penalty = None
+        if submission.total_seconds_late > 0:
+            penalty = _late_plugin(config).late_submission_penalty(
+                student, notebook.score, submission.total_seconds_late)
+            if penalty is not None:
+                notebook.late_submission_penalty = max(0.0, min(float(penalty), notebook.score))
+    gb.db.commit()
+
+
+def export_csv(config, assignment, students, path):
+    """nbgrader's CSV export (the columns of `nbgrader export`) for these students of one assignment."""
+    from nbgrader.plugins import CsvExportPlugin
+
+    plugin = CsvExportPlugin(config=config)
+    plugin.to = str(path)
+    plugin.assignment = [assignment]
+    plugin.student = list(students)
+    with open_gradebook(config) as gb:
+        plugin.export(gb)

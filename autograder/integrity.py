@@ -1,0 +1,373 @@
+"""What a submission must not do, found by reading its code (the syntax tree of each learner cell).
+
+- `monkeypatch`: assigning to, deleting or `setattr`-ing attributes of numpy,
+  builtins, sys, math, ffn_helpers, IPython or the running shell (`get_ipython()`),
+  or reaching under them (`vars(np)[...] = `, `sys.modules[...] = `, ctypes, gc);
+- `reference`: an answer that uses the course's reference implementation of its
+  own exercise (`ffn_helpers.ffn_forward` in the `ffn_forward` answer);
+- `lying`: an answer cell that defines a class posing as data (an ndarray or
+  number subclass, or one that overrides `__eq__`);
+- `review`: things that have no place in an answer and that the sandbox
+  stops anyway (processes, signals, the network, deleting files, exiting):
+  shown to the instructor, without costing points by themselves.
+
+The clean re-run (rerun.py) is what keeps points honest; these findings name
+the attempt so the instructor sees it.
+"""
+
+import ast
+import importlib
+from dataclasses import dataclass
+
+from .cells import parse
+
+# Functions of ffn_helpers that answer an exercise whose name differs from theirs (the spec's table).
+EXTRA_REFERENCES = {
+    "ffn_forward": ("ffn_trace",),
+    "post_ln_block": ("post_ln",),
+    "pre_ln_block": ("pre_ln",),
+    "swiglu_ffn": ("swiglu_forward",),
+    "ffn_per_token": ("ffn_forward", "ffn_trace"),
+    "swiglu_param_count": ("ffn_param_count",),
+    "collapse_linear": ("collapse_to_linear",),
+    "silu_stable": ("silu",),
+    "gelu_exact": ("gelu",),
+    "FeedForwardNetwork": ("ffn_forward", "ffn_trace"),
+}
+REFERENCE_MODULES = ("ffn_helpers", "ffn_helpers.activations", "ffn_helpers.ffn", "ffn_helpers.norm",
+                     "ffn_helpers.budgets", "ffn_helpers.module")
+
+GUARDED = ("numpy", "builtins", "sys", "math", "ffn_helpers", "IPython", "ipykernel", "nbgrader", "scipy",
+           "jupyter_client", "zmq", "traceback")
+_SHELL_CALLS_ALLOWED = {"run_line_magic", "run_cell_magic", "system", "getoutput"}
+_MAGICS_ALLOWED = {"time", "timeit", "matplotlib", "pip", "who", "whos", "prun", "capture", "history", "lsmagic",
+                   "pinfo", "pinfo2", "psearch", "load_ext", "autoreload", "ls", "pwd"}
+_LIE_DUNDERS = {"__eq__", "__ne__", "__array__", "__array_ufunc__", "__array_function__", "__float__",
+                "__bool__", "__array_interface__", "__array_priority__"}
+_LIE_BASES = {"numpy.ndarray", "numpy.generic", "numpy.float64", "float", "int", "complex", "str", "bool",
+              "numpy.ma.MaskedArray", "tuple", "list", "dict"}
+_REVIEW_CALLS = {
+    "os._exit": "ends the process (os._exit)", "os.kill": "sends a signal to a process (os.kill)",
+    "os.killpg": "sends a signal to a process group", "os.fork": "forks the process", "os.forkpty": "forks the process",
+    "os.system": "runs a shell command", "os.popen": "runs a shell command", "os.remove": "deletes a file",
+    "os.unlink": "deletes a file", "os.rmdir": "deletes a folder", "os.removedirs": "deletes folders",
+    "os.rename": "renames files", "os.replace": "replaces files", "os.walk": "walks the file system",
+    "os.chdir": "changes the working folder", "os.setsid": "starts a new session",
+    "shutil.rmtree": "deletes a folder tree", "shutil.move": "moves files", "sys.exit": "exits (sys.exit)",
+    "signal.signal": "installs a signal handler", "signal.alarm": "sets an alarm signal",
+    "exit": "exits (exit())", "quit": "exits (quit())", "exec": "executes a string as code",
+    "eval": "evaluates a string as code", "compile": "compiles a string as code", "__import__": "imports dynamically",
+    "importlib.import_module": "imports dynamically", "importlib.reload": "reloads a module",
+}
+_REVIEW_MODULES = {"subprocess": "starts processes", "multiprocessing": "starts processes",
+                   "socket": "opens network connections", "urllib": "opens network connections",
+                   "http": "opens network connections", "requests": "opens network connections",
+                   "ftplib": "opens network connections", "threading": "starts threads", "signal": "handles signals",
+                   "pty": "opens terminals", "resource": "changes resource limits"}
+_PATCH_MODULES = {"ctypes": "reaches into memory (ctypes)", "gc": "walks the interpreter's objects (gc)",
+                  "importlib": "imports or reloads modules by hand"}
+
+
+@dataclass(frozen=True)
+class Finding:
+    kind: str  # monkeypatch | reference | lying | review | tamper | disagreement | channel
+    exercise: str | None  # None: the whole notebook
+    detail: str
+    where: str = ""  # e.g. "cell 12 (ffn_forward), line 3"
+
+    @property
+    def costs_points(self):
+        return self.kind != "review"
+
+    def as_dict(self):
+        return {"kind": self.kind, "exercise": self.exercise, "detail": self.detail, "where": self.where,
+                "costs_points": self.costs_points}
+
+
+def reference_names(exercise):
+    """The dotted names in ffn_helpers that answer `exercise` (same name, or the spec's table)."""
+    names = {exercise, *EXTRA_REFERENCES.get(exercise, ())}
+    found = []
+    for module_name in REFERENCE_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        for name in sorted(names):
+            if callable(vars(module).get(name)):
+                found.append(f"{module_name}.{name}")
+    return found
+
+
+class _Aliases:
+    """What each name bound by an import (or by `x = get_ipython()`) stands for, across all cells."""
+
+    def __init__(self, trees):
+        self.modules = {"__builtins__": "builtins"}
+        self.shell = {"get_ipython"}
+        for tree in trees:
+            if tree is None:
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    for alias in node.names:
+                        if alias.asname:
+                            self.modules[alias.asname] = alias.name
+                        else:
+                            top = alias.name.split(".")[0]
+                            self.modules[top] = top
+                elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                    for alias in node.names:
+                        if alias.name != "*":
+                            self.modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+                elif isinstance(node, ast.Assign) and self._is_shell(node.value):
+                    for target in node.targets:
+                        if isinstance(target, ast.Name):
+                            self.shell.add(target.id)
+
+    def dotted(self, node):
+        """'numpy.testing.assert_allclose' for `np.testing.assert_allclose`, or None."""
+        parts = []
+        while isinstance(node, ast.Attribute):
+            parts.append(node.attr)
+            node = node.value
+        if isinstance(node, ast.Name) and node.id in self.modules:
+            return ".".join([self.modules[node.id], *reversed(parts)])
+        if isinstance(node, ast.Name) and node.id in ("builtins",):
+            return ".".join(["builtins", *reversed(parts)])
+        return None
+
+    def _is_shell(self, node):
+        """Does this expression start from the running IPython shell?"""
+        while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "get_ipython":
+                return True
+            node = node.func if isinstance(node, ast.Call) else node.value
+        return isinstance(node, ast.Name) and node.id in getattr(self, "shell", {"get_ipython"}) \
+            and node.id != "get_ipython"
+
+    def guarded(self, node):
+        """The guarded thing an attribute's base refers to ('numpy', 'the IPython shell'...), or None."""
+        if self._is_shell(node):
+            return "the IPython shell"
+        name = self.dotted(node)
+        if name and name.split(".")[0] in GUARDED:
+            return name
+        return None
+
+
+def _where(cell, node):
+    return f"{cell.label}, line {getattr(node, 'lineno', '?')}"
+
+
+def _bases(node, aliases):
+    out = []
+    for base in node.bases:
+        name = aliases.dotted(base) or (base.id if isinstance(base, ast.Name) else None)
+        if name:
+            out.append(name)
+    return out
+
+
+def static_findings(cells, course_sources=frozenset()):
+    """Findings for every learner-written code cell (answers, and cells that are not the course's own)."""
+    trees = {c.index: parse(c.source) for c in cells}
+    aliases = _Aliases(trees.values())
+    findings = []
+    for cell in cells:
+        if cell.role not in ("answer", "learner") or (cell.role == "learner" and cell.source in course_sources):
+            continue
+        tree = trees[cell.index]
+        if tree is None:
+            continue
+        refs = set()
+        if cell.role == "answer" and cell.exercise:
+            refs = {r.split(".")[-1] for r in reference_names(cell.exercise)}
+        findings += _cell_findings(cell, tree, aliases, refs)
+    unique = []
+    for f in findings:
+        if f not in unique:
+            unique.append(f)
+    return unique
+
+
+def _cell_findings(cell, tree, aliases, refs):
+    out = []
+    exercise = cell.exercise if cell.role == "answer" else None
+
+    def add(kind, detail, node):
+        out.append(Finding(kind, exercise, detail, _where(cell, node)))
+
+    def patched_target(target, node):
+        if isinstance(target, ast.Attribute):
+            what = aliases.guarded(target.value)
+            if what:
+                add("monkeypatch", f"changes {what}.{target.attr}", node)
+        elif isinstance(target, ast.Subscript):
+            base = target.value
+            if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "vars" \
+                    and base.args and aliases.guarded(base.args[0]):
+                add("monkeypatch", f"changes vars({aliases.guarded(base.args[0])})", node)
+            elif isinstance(base, ast.Attribute) and base.attr in ("__dict__", "modules") \
+                    and aliases.guarded(base.value):
+                add("monkeypatch", f"changes {aliases.guarded(base.value)}.{base.attr}", node)
+            elif aliases.guarded(base):
+                add("monkeypatch", f"changes an entry of {aliases.guarded(base)}", node)
+        elif isinstance(target, ast.Name) and target.id == "__builtins__":
+            add("monkeypatch", "replaces __builtins__", node)
+        elif isinstance(target, ast.Tuple | ast.List):
+            for elt in target.elts:
+                patched_target(elt, node)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                patched_target(target, node)
+        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
+            patched_target(node.target, node)
+        elif isinstance(node, ast.Delete):
+            for target in node.targets:
+                patched_target(target, node)
+        elif isinstance(node, ast.Call):
+            _call_findings(node, aliases, add)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for module in modules:
+                top = module.split(".")[0]
+                if top in _PATCH_MODULES:
+                    add("monkeypatch", _PATCH_MODULES[top], node)
+                elif top in _REVIEW_MODULES:
+                    add("review", f"imports {module}: {_REVIEW_MODULES[top]}", node)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "ffn_helpers":
+                for alias in node.names:
+                    if alias.name in refs:
+                        add("reference", f"imports the reference {node.module}.{alias.name}", node)
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and refs:
+            name = aliases.dotted(node)
+            if name and name.startswith("ffn_helpers") and node.attr in refs:
+                add("reference", f"uses the reference {name}", node)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and refs:
+            name = aliases.modules.get(node.id, "")
+            if name.startswith("ffn_helpers.") and name.split(".")[-1] in refs:
+                add("reference", f"uses the reference {name} (imported as {node.id})", node)
+        elif isinstance(node, ast.ClassDef) and cell.role == "answer":
+            lies = sorted(b for b in _bases(node, aliases) if b in _LIE_BASES)
+            dunders = sorted(n.name for n in node.body if isinstance(n, ast.FunctionDef) and n.name in _LIE_DUNDERS)
+            if lies or dunders:
+                what = ", ".join([f"subclasses {b}" for b in lies] + [f"defines {d}" for d in dunders])
+                add("lying", f"class {node.name} {what}: a result that only pretends to be data", node)
+    return out
+
+
+def _call_findings(node, aliases, add):
+    func = node.func
+    name = aliases.dotted(func) or (func.id if isinstance(func, ast.Name) else None)
+    if isinstance(func, ast.Name) and func.id in ("setattr", "delattr") and node.args:
+        what = aliases.guarded(node.args[0])
+        if what:
+            add("monkeypatch", f"{func.id}() on {what}", node)
+    if isinstance(func, ast.Attribute) and aliases._is_shell(func.value):
+        if func.attr not in _SHELL_CALLS_ALLOWED:
+            add("monkeypatch", f"calls get_ipython().{func.attr}(): changes the running shell", node)
+        elif func.attr in ("run_line_magic", "run_cell_magic") and node.args \
+                and isinstance(node.args[0], ast.Constant) and node.args[0].value not in _MAGICS_ALLOWED:
+            add("review", f"uses the %{node.args[0].value} magic", node)
+    if name in _REVIEW_CALLS:
+        add("review", _REVIEW_CALLS[name], node)
+    if name and name.split(".")[0] == "gc" and name.split(".")[-1] in ("get_referents", "get_referrers", "get_objects"):
+        add("monkeypatch", f"{name}(): reaches objects it was not given", node)
+
+
+def strip_hidden_tests(source, begin="BEGIN HIDDEN TESTS", end="END HIDDEN TESTS"):
+    """The test cell as the learner's release shows it (nbgrader's ClearHiddenTests rule)."""
+    lines, hidden = [], False
+    for line in source.split("\n"):
+        if begin in line:
+            hidden = True
+        elif end in line:
+            hidden = False
+        elif not hidden:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def _same_code(a, b):
+    def norm(text):
+        return "\n".join(line.rstrip() for line in text.strip().splitlines())
+
+    return norm(a) == norm(b)
+
+
+def structure_findings(nb, model):
+    """Compare a submitted notebook with the released one; fix what nbgrader would stumble on.
+
+    `model`: the notebook's cells in the gradebook (course.NotebookModel). Returns
+    (findings, notebook): duplicated graded cells keep only their last copy (as
+    nbgrader's DeduplicateIds does, without leaving the empty metadata that stops
+    a whole `nbgrader autograde` batch), cells with unknown grade ids lose their
+    nbgrader metadata. Deleted and edited course cells are put back by nbgrader
+    (OverwriteCells, add_missing_cells); here they are only reported.
+    """
+    findings = []
+    by_name = {c.name: c for c in model.cells}
+    exercise_of = model.exercise_of
+
+    def add(kind, name, detail):
+        exercise = exercise_of.get(name)
+        if kind == "tamper" and exercise is None:
+            kind = "review"  # a course cell outside any exercise (setup, a demo): restored, shown
+        findings.append(Finding(kind, exercise, detail, f"cell {name}"))
+
+    seen = {}
+    for i, cell in enumerate(nb.cells):
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if meta is None:
+            continue
+        if not isinstance(meta, dict) or not meta:  # empty metadata stops a whole nbgrader batch
+            cell.metadata.pop("nbgrader", None)
+            continue
+        name = meta.get("grade_id")
+        if not name or name not in by_name:
+            cell.metadata.pop("nbgrader", None)
+            if name or meta.get("grade") or meta.get("solution") or meta.get("locked"):
+                findings.append(Finding("tamper", None, f"a cell claims nbgrader metadata for {name or 'no id'!r}, "
+                                        "which the assignment does not have", f"cell {i}"))
+            continue
+        seen.setdefault(name, []).append(i)
+    for name, positions in seen.items():
+        if len(positions) > 1:
+            add("tamper", name, f"{name} appears {len(positions)} times (duplicated cell); only the last copy counts")
+            for i in positions[:-1]:
+                nb.cells[i].metadata.pop("nbgrader", None)
+    for source_cell in model.cells:
+        if source_cell.name not in seen:
+            if source_cell.grade or source_cell.locked:
+                what = "test cell" if source_cell.grade else "course cell"
+                add("tamper", source_cell.name, f"the {what} {source_cell.name} was deleted (nbgrader puts it back)")
+            continue
+        cell = nb.cells[seen[source_cell.name][-1]]
+        meta = cell.metadata.nbgrader
+        changed = [key for key, want in (("grade", source_cell.grade), ("solution", source_cell.solution),
+                                         ("locked", source_cell.locked), ("task", source_cell.task))
+                   if bool(meta.get(key, False)) != bool(want)]
+        if source_cell.grade and float(meta.get("points", 0) or 0) != float(source_cell.points):
+            changed.append("points")
+        if cell.get("cell_type") != source_cell.cell_type:
+            changed.append("cell type")
+        if changed:
+            add("tamper", source_cell.name, f"the metadata of {source_cell.name} was edited ({', '.join(changed)})")
+            # Put the released metadata back: nbgrader's OverwriteCells restores the source and the lock,
+            # but a test cell turned into an answer cell would leave it with inconsistent checksums.
+            meta.update(grade=source_cell.grade, solution=source_cell.solution, locked=source_cell.locked,
+                        task=source_cell.task)
+            if source_cell.grade:
+                meta["points"] = source_cell.points
+            else:
+                meta.pop("points", None)
+        elif source_cell.locked:
+            released = strip_hidden_tests(source_cell.source) if source_cell.grade else source_cell.source
+            text = cell.get("source", "")
+            text = "".join(text) if isinstance(text, list) else text
+            if not _same_code(text, released):
+                add("tamper", source_cell.name, f"the locked cell {source_cell.name} was edited (nbgrader restores it)")
+    return findings, nb

@@ -1,0 +1,338 @@
+"""The clean re-run: each test judged by the grader's own objects, never by the submission's.
+
+The notebook run (nbgrader's) executes tests in the same kernel as the student's
+code, so a submission can patch whatever the tests use. Here the two are split:
+
+- the student's process, in the sandbox, runs only the learner's cells (and the
+  course cells they need) and answers calls to the learner's functions;
+- the grader's process runs the course's setup and test cells (hidden tests
+  included), in its own namespace; each name a test takes from the learner is a
+  `Remote` handle, and whatever comes back through it is plain data.
+
+A test passes here when it raises nothing in the grader's process.
+"""
+
+import ast
+import builtins
+import contextlib
+import dataclasses
+import io
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import rpc
+from .cells import needed, slim
+
+_HERE = Path(__file__).resolve().parent
+
+
+def runner_source():
+    """The program the student's process runs: the channel code, then the runner."""
+    rpc_text = (_HERE / "rpc.py").read_text(encoding="utf-8")
+    runner = (_HERE / "clean_runner.py").read_text(encoding="utf-8")
+    runner = "\n".join(line for line in runner.splitlines() if "# RPC-IMPORT" not in line)
+    return rpc_text + "\n\n" + runner + "\n"
+
+
+@dataclass
+class TestResult:
+    grade_id: str
+    exercise: str | None
+    max_points: float
+    points: float = 0.0
+    message: str = ""  # why it failed: the exception's type and message
+    timed_out: bool = False
+
+
+@dataclass
+class Note:
+    """Something the student's process reported about itself (patched modules, reference calls, lying results)."""
+
+    exercise: str | None
+    kind: str
+    detail: str
+
+
+@dataclass
+class CleanRunResult:
+    tests: dict = field(default_factory=dict)  # grade_id -> TestResult
+    cell_errors: list = field(default_factory=list)  # (cell label, message) of cells that failed here
+    notes: list = field(default_factory=list)
+    course_errors: list = field(default_factory=list)  # course cells that failed in the grader (a course bug)
+
+
+class _Shell:
+    """`get_ipython()` for the course's own cells in the grader: magics do nothing."""
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
+class StudentProcess:
+    """The sandboxed interpreter that holds the learner's code."""
+
+    def __init__(self, sandbox, python=sys.executable):
+        self.sandbox, self.python = sandbox, python
+        self.proc = self.peer = None
+
+    def start(self, references, on_reply):
+        ours, theirs = socket.socketpair()
+        try:
+            self.proc = subprocess.Popen(
+                self.sandbox.command([self.python, "-c", runner_source(), str(theirs.fileno())]),
+                pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, start_new_session=True, cwd=self.sandbox.cwd,
+                preexec_fn=_ignore_sigint)
+        finally:
+            theirs.close()
+        self.peer = rpc.Peer(ours, "grader", "student")
+        self.peer.on_reply = on_reply
+        self.peer.deadline = time.monotonic() + 60  # start-up: imports numpy and the course's helpers
+        self.peer.request({"op": "tripwires", "references": references})
+
+    def interrupt(self):
+        """SIGINT to the sandbox's process group: bwrap ignores it, the runner raises KeyboardInterrupt."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGINT)
+
+    def stop(self):
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+        self.peer.sock.close()
+        self.proc = self.peer = None
+
+
+def _ignore_sigint():
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+INTERRUPT_GRACE = 3.0  # seconds the student's process gets to stop after an interrupt
+COURSE_CELL_TIMEOUT = 120.0
+
+
+def _split_last_expression(code, filename):
+    """Compile a cell as nbgrader reads it: the body, and its last expression (a partial-credit score) if any."""
+    tree = ast.parse(code, filename)
+    if tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = ast.Expression(tree.body.pop().value)
+        return compile(tree, filename, "exec"), compile(last, filename, "eval")
+    return compile(tree, filename, "exec"), None
+
+
+def _score(value, max_points):
+    """nbgrader's partial credit, minus its gap: only a number is a score; None (no display) is full credit."""
+    if value is None:
+        return max_points, ""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return 0.0, f"the test's last expression gave a {type(value).__name__}, not a score"
+    return max(0.0, min(float(value), max_points)), ""
+
+
+def _warning_class(name):
+    cls = getattr(builtins, name, None)
+    return cls if isinstance(cls, type) and issubclass(cls, Warning) else UserWarning
+
+
+def emit_warnings(notes):
+    """Raise again, in the grader, the warnings the learner's code raised during a call."""
+    for w in notes.get("warnings", [])[:20] if isinstance(notes.get("warnings"), list) else []:
+        if isinstance(w, dict):
+            warnings.warn(str(w.get("message", ""))[:2000], _warning_class(str(w.get("category"))), stacklevel=3)
+
+
+class CleanRun:
+    """Run the learner's cells in a fresh sandboxed process and judge each test cell in the grader."""
+
+    def __init__(self, cells, sandbox, cell_timeout, references, python=sys.executable):
+        self.cells, self.sandbox, self.cell_timeout = cells, sandbox, cell_timeout
+        self.references = references
+        self.student = StudentProcess(sandbox, python)
+        self.result = CleanRunResult()
+        self.defined_by = {}  # a name an answer cell defines -> its exercise
+        for cell in cells:
+            if cell.role == "answer":
+                self.defined_by[cell.grade_id] = cell.exercise
+                for name in cell.defines:
+                    self.defined_by.setdefault(name, cell.exercise)
+        self.learner_names = set().union(*(c.stores for c in cells if c.role in ("answer", "learner")))
+        self._executed = []  # student cells run so far (replayed when the process is restarted)
+        self._skipped = set()  # cells that killed or hung the process: not replayed
+        self._current_exercise = None
+
+    # --- the student's process --------------------------------------------------------------------------
+    def _on_reply(self, notes, root):
+        if not isinstance(notes, dict):
+            return
+        exercise = (self.defined_by.get(root) if isinstance(root, str) else None) or self._current_exercise
+        for kind in ("patched", "reference", "lying"):
+            for detail in notes.get(kind, [])[:50] if isinstance(notes.get(kind), list) else []:
+                self.result.notes.append(Note(exercise, kind, str(detail)[:300]))
+        emit_warnings(notes)
+
+    def _start(self):
+        self.student.stop()
+        self.student.start(self.references, self._on_reply)
+        for cell in self._executed:  # replay what ran before the restart
+            self._exec(cell, replay=True)
+
+    def _recover(self, exc):
+        """After a channel failure: interrupt an overrunning request, or restart the process; True if it lived."""
+        if isinstance(exc, rpc.ChannelTimeout) and exc.request_id is not None:
+            self.student.interrupt()
+            self.student.peer.deadline = time.monotonic() + INTERRUPT_GRACE
+            try:
+                self.student.peer.await_reply(exc.request_id)
+                return True
+            except rpc.ChannelError:
+                pass
+            except Exception:  # the interrupted request's error (KeyboardInterrupt): the process is responsive
+                return True
+        self._start()
+        return False
+
+    def _audit(self, exercise):
+        """Ask the student's process which guarded module attributes changed (only a hint: see the module doc)."""
+        try:
+            self.student.peer.deadline = time.monotonic() + self.cell_timeout
+            patched = self.student.peer.request({"op": "audit"})
+        except rpc.ChannelError:
+            raise
+        except Exception:
+            return
+        for detail in patched[:50] if isinstance(patched, list) else []:
+            self.result.notes.append(Note(exercise, "patched", str(detail)[:300]))
+
+    @staticmethod
+    def _failure(exc, timeout):
+        if isinstance(exc, rpc.ChannelTimeout):
+            return f"timed out after {timeout:g} s"
+        if isinstance(exc, rpc.ChannelClosed):
+            return "the learner's code ended the process running it (os._exit, a kill or a crash)"
+        return f"the learner's process garbled the grader's channel ({exc})"
+
+    def _exec(self, cell, replay=False):
+        """Run one cell in the student's process; return an error message or ''."""
+        self._current_exercise = cell.exercise
+        # The course's own cells (the setup's imports) are known to finish: on a loaded machine they get longer.
+        limit = max(self.cell_timeout, COURSE_CELL_TIMEOUT) if cell.role == "instructor" else self.cell_timeout
+        self.student.peer.deadline = time.monotonic() + limit
+        try:
+            self.student.peer.request({"op": "exec", "source": cell.python, "label": f"<{cell.label}>",
+                                       "trusted": cell.role == "instructor"})
+            error = ""
+        except rpc.ChannelError as exc:
+            message = self._failure(exc, limit)
+            if isinstance(exc, rpc.ProtocolError):
+                self.result.notes.append(Note(cell.exercise, "channel", message))
+            if replay:
+                raise RuntimeError(f"{cell.label} failed when replayed: {message}") from None
+            self._skipped.add(cell.index)  # it hung or killed the process: never replayed
+            self._recover(exc)
+            return message
+        except Exception as exc:
+            error = f"{type(exc).__name__}: {exc}"
+        if cell.role != "instructor" and not replay:
+            self._audit(cell.exercise)
+        return error
+
+    # --- the whole run ----------------------------------------------------------------------------------
+    def run(self):
+        cells = self.cells
+        instructor = [c for c in cells if c.role == "instructor"]
+        tests = [c for c in cells if c.role == "test" and c.grade_id]
+        answers = [c for c in cells if c.role == "answer"]
+        # The grader runs the course cells the tests need; the student's process runs the answers, and the
+        # cells (course or learner) that define what the answers use and what the tests take from the learner.
+        grader_side = needed(cells, set().union(*(t.loads for t in tests)), instructor)
+        provided = set().union(*(c.stores for c in grader_side)) | set(dir(builtins))
+        wanted = set().union(*(c.loads for c in answers))
+        for test in tests:
+            wanted |= test.loads - test.stores - provided
+        others = [c for c in cells if c.role in ("instructor", "learner")]
+        providers = needed(cells, wanted, others)
+        wanted = set().union(wanted, *(c.loads for c in providers), *(c.loads for c in answers))
+        student_side = sorted(answers + [dataclasses.replace(c, python=slim(c.python, wanted))
+                                         if c.role == "instructor" else c for c in providers],
+                              key=lambda c: c.index)
+        shell = _Shell()
+        namespace = {"__name__": "__main__", "get_ipython": lambda: shell}
+        for cell in grader_side:
+            try:
+                with _quiet():
+                    exec(compile(cell.python, f"<{cell.label}>", "exec"), namespace)
+            except Exception as exc:
+                self.result.course_errors.append((cell.label, f"{type(exc).__name__}: {exc}"))
+        for test in tests:
+            self.result.tests[test.grade_id] = TestResult(test.grade_id, test.exercise, test.points)
+        try:
+            self._start()
+            for cell in student_side:
+                error = self._exec(cell)
+                if error:
+                    self.result.cell_errors.append((cell.label, error))
+                if cell.index not in self._skipped:
+                    self._executed.append(cell)  # replayed after a restart (errors included: partial state)
+            for test in tests:
+                self._run_test(test, namespace)
+        except (RuntimeError, rpc.ChannelError, OSError) as exc:
+            for outcome in self.result.tests.values():
+                if not outcome.message and outcome.points == 0:
+                    outcome.message = f"the clean re-run could not finish: {exc}"
+        finally:
+            self.student.stop()
+        return self.result
+
+    def _bind(self, test, namespace):
+        """Give the test the learner's objects: each name it reads that the learner defines."""
+        peer = self.student.peer
+        for name in sorted(test.loads):
+            if name in self.defined_by or (name not in namespace and name in self.learner_names):
+                peer.deadline = time.monotonic() + self.cell_timeout
+                try:
+                    value = peer.request({"op": "lookup", "name": name}, root=name)
+                except NameError:
+                    namespace.pop(name, None)  # never let a test fall back to a course object of that name
+                    continue
+                if isinstance(value, rpc.Remote):
+                    object.__setattr__(value, "_r_name", name)
+                    object.__setattr__(value, "_r_root", name)
+                namespace[name] = value
+
+    def _run_test(self, test, namespace):
+        outcome = self.result.tests[test.grade_id]
+        self._current_exercise = test.exercise
+        try:
+            self._bind(test, namespace)
+            body, last = _split_last_expression(test.python, f"<{test.label}>")
+            self.student.peer.deadline = time.monotonic() + self.cell_timeout
+            with _quiet():
+                exec(body, namespace)
+                value = eval(last, namespace) if last is not None else None
+            outcome.points, outcome.message = _score(value, test.points)
+            self._audit(test.exercise)
+        except rpc.ChannelError as exc:
+            outcome.points, outcome.message = 0.0, self._failure(exc, self.cell_timeout)
+            outcome.timed_out = isinstance(exc, rpc.ChannelTimeout)
+            if isinstance(exc, rpc.ProtocolError):
+                self.result.notes.append(Note(test.exercise, "channel", outcome.message))
+            self._recover(exc)
+        except Exception as exc:
+            outcome.points, outcome.message = 0.0, f"{type(exc).__name__}: {exc}"[:20000]
+
+
+@contextlib.contextmanager
+def _quiet():
+    """The course's cells print their ✔ lines; in the grader they go nowhere."""
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        yield

@@ -1,0 +1,167 @@
+"""One student's result: each test cell's points from both runs, the flags, and one overall status.
+
+A test cell earns min(notebook run, clean re-run) points, and nothing when
+its exercise is flagged. The overall status is the most serious of:
+
+    missing notebook > unreadable notebook > flagged > out of memory > timeout > kernel died > graded
+"""
+
+import re
+
+from .integrity import Finding
+
+STATUSES = ("missing notebook", "unreadable notebook", "grader error", "flagged", "out of memory", "timeout",
+            "kernel died", "graded")
+_DIAGNOSIS = re.compile(r"Likely mistake \(([A-Za-z0-9_.-]+)\): (.+)")
+
+
+def worst(statuses):
+    return min(statuses, key=STATUSES.index) if statuses else "graded"
+
+
+def diagnoses(message):
+    """The catalogue's "Likely mistake (<key>): <explanation>" lines of a failure message."""
+    return [{"key": m.group(1), "explanation": m.group(2).strip()} for m in _DIAGNOSIS.finditer(message or "")]
+
+
+def notebook_run_score(cell, max_points):
+    """(points, message) of a test cell as the notebook run left it; stderr (warnings) costs nothing."""
+    outputs = cell.get("outputs", [])
+    if cell.get("execution_count") is None and not outputs:
+        return 0.0, "not run"
+    for out in outputs:
+        if out.get("output_type") == "error":
+            return 0.0, f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"[:20000]
+    for out in outputs:
+        if out.get("output_type") == "execute_result":
+            text = out.get("data", {}).get("text/plain", "")
+            text = "".join(text) if isinstance(text, list) else str(text)
+            try:
+                return max(0.0, min(float(text), max_points)), ""
+            except ValueError:
+                return 0.0, "the test cell displayed a value that is not a score (a hijacked display?)"
+    return float(max_points), ""
+
+
+def _cell_status(points, max_points, message, flagged, timed_out):
+    if flagged:
+        return "flagged"
+    if points >= max_points:
+        return "passed"
+    if timed_out:
+        return "timeout"
+    if message.startswith(("NotRun", "not run")):
+        return "not run"
+    return "partial" if points > 0 else "failed"
+
+
+def combine(model, autograded, run_info, clean, findings):
+    """The result of one notebook (a dict, as in the JSON), and the findings with disagreements added.
+
+    model: course.NotebookModel; autograded: the executed notebook (or None);
+    run_info: execute.LAST_RUN of that run; clean: rerun.CleanRunResult (or None).
+    """
+    findings = list(findings)
+    if clean is not None:
+        findings += [Finding(n.kind if n.kind != "patched" else "monkeypatch", n.exercise,
+                             _note_text(n.kind, n.detail), "clean re-run") for n in clean.notes]
+    by_id = {}
+    if autograded is not None:
+        for cell in autograded.cells:
+            gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            if gid:
+                by_id[gid] = cell
+    exercise_of = model.exercise_of
+    cells = []
+    for source_cell in model.cells:
+        if not source_cell.grade or source_cell.solution:
+            continue
+        gid, max_points, exercise = source_cell.name, float(source_cell.points), exercise_of.get(source_cell.name)
+        if gid in by_id:
+            p1, m1 = notebook_run_score(by_id[gid], max_points)
+        else:
+            p1, m1 = 0.0, "not run"
+        if clean is not None and gid in clean.tests:
+            p2, m2, t2 = clean.tests[gid].points, clean.tests[gid].message, clean.tests[gid].timed_out
+        else:
+            p2, m2, t2 = 0.0, "the clean re-run did not run", False
+        if p1 > 0 and p2 < p1 and clean is not None:
+            findings.append(Finding("disagreement", exercise,
+                                    f"{gid} passes in the notebook run but not in the clean re-run, where the grader "
+                                    f"runs the test with its own objects: {m2.splitlines()[0] if m2 else ''}",
+                                    f"cell {gid}"))
+        cells.append({"grade_id": gid, "exercise": exercise, "max_points": max_points, "p1": p1, "m1": m1,
+                      "p2": p2, "m2": m2, "t2": t2})
+    flagged = {f.exercise for f in findings if f.costs_points}
+    out_cells = []
+    timeouts = set(run_info.get("timeouts", []) if run_info else [])
+    timeout_ids = {autograded.cells[i].get("metadata", {}).get("nbgrader", {}).get("grade_id")
+                   for i in timeouts if autograded is not None and i is not None and i < len(autograded.cells)}
+    for c in cells:
+        is_flagged = None in flagged or c["exercise"] in flagged
+        points = 0.0 if is_flagged else min(c["p1"], c["p2"])
+        message = c["m2"] if c["p2"] < c["max_points"] and c["m2"] else c["m1"]
+        timed_out = c["t2"] or c["grade_id"] in timeout_ids
+        out_cells.append({
+            "grade_id": c["grade_id"], "exercise": c["exercise"], "points": points, "max_points": c["max_points"],
+            "status": _cell_status(points, c["max_points"], message, is_flagged, timed_out),
+            "message": message if points < c["max_points"] else "",
+            "diagnosis": diagnoses(message) if points < c["max_points"] else [],
+            "notebook_run": {"points": c["p1"], "message": c["m1"]},
+            "clean_run": {"points": c["p2"], "message": c["m2"]},
+        })
+    unique = []
+    for f in findings:
+        if f not in unique:
+            unique.append(f)
+    statuses = []
+    if any(f.costs_points for f in unique):
+        statuses.append("flagged")
+    if run_info:
+        if run_info.get("memory_errors") or any("MemoryError" in (c["m2"] or "") for c in cells):
+            statuses.append("out of memory")
+        if run_info.get("timeouts") or (run_info.get("dead") or {}).get("why", "").startswith("the kernel did not"):
+            statuses.append("timeout")
+        if run_info.get("dead") and "died" in run_info["dead"].get("why", ""):
+            statuses.append("kernel died")
+    return {
+        "notebook": model.name,
+        "status": worst(statuses),
+        "score": sum(c["points"] for c in out_cells),
+        "max_score": sum(c["max_points"] for c in out_cells),
+        "cells": out_cells,
+        "flags": [f.as_dict() for f in unique],
+    }, unique
+
+
+def _note_text(kind, detail):
+    return {"patched": f"changed {detail} while running", "reference": f"called the reference {detail}",
+            "lying": f"returned {detail}", "channel": detail}.get(kind, detail)
+
+
+def empty_notebook(model, status, message):
+    """The result of a notebook that could not be graded at all (missing or unreadable)."""
+    cells = [{"grade_id": c.name, "exercise": model.exercise_of.get(c.name), "points": 0.0,
+              "max_points": float(c.points), "status": "not run", "message": message, "diagnosis": [],
+              "notebook_run": {"points": 0.0, "message": message}, "clean_run": {"points": 0.0, "message": message}}
+             for c in model.cells if c.grade and not c.solution]
+    return {"notebook": model.name, "status": status, "score": 0.0, "max_score": model.max_score, "cells": cells,
+            "flags": []}
+
+
+def student_result(student, assignment, notebooks, timestamp=None, error=None):
+    """The per-student JSON: its notebooks, all flags, and the overall status and score."""
+    result = {
+        "student": student,
+        "assignment": assignment,
+        "status": worst([nb["status"] for nb in notebooks]),
+        "score": sum(nb["score"] for nb in notebooks),
+        "max_score": sum(nb["max_score"] for nb in notebooks),
+        "timestamp": timestamp,
+        "notebooks": notebooks,
+        "cells": [dict(cell, notebook=nb["notebook"]) for nb in notebooks for cell in nb["cells"]],
+        "flags": [dict(flag, notebook=nb["notebook"]) for nb in notebooks for flag in nb["flags"]],
+    }
+    if error:
+        result["error"] = error
+    return result

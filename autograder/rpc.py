@@ -1,0 +1,386 @@
+"""A small, safe call protocol between the trusted grader and a sandboxed process running student code.
+
+Only data crosses the channel: None, booleans, numbers, strings, bytes,
+tuples, lists, dicts and numpy arrays and scalars of numeric, boolean or text
+dtypes. Anything else (a function, an instance of a learner's class) stays where
+it lives and the other side gets a handle to it, a `Remote` proxy that forwards
+calls, attribute reads and writes. Nothing is ever unpickled or evaluated, so
+whatever the student's process sends can at worst be wrong data.
+
+Frames: b"FFN1", header length, buffer count, a JSON header, then each
+buffer with its length. This module uses only the standard library and numpy:
+its source also runs inside the sandbox, ahead of `clean_runner`.
+"""
+
+import builtins
+import json
+import os
+import select
+import struct
+import time
+
+import numpy as np
+
+MAGIC = b"FFN1"
+MAX_HEADER = 16 * 1024 * 1024
+MAX_PAYLOAD = 256 * 1024 * 1024
+MAX_DEPTH = 40
+DATA_KINDS = "biufcUS"
+_NATIVE = (type(None), bool, int, float, str)
+
+
+class ChannelError(BaseException):
+    """The channel itself failed. Not an Exception: code under test that catches
+    every Exception (as a test's `checks.call` does) must not swallow it."""
+
+
+class ProtocolError(ChannelError):
+    """The other side sent something that is not a well-formed message."""
+
+
+class ChannelTimeout(ChannelError):
+    """No answer before the deadline; `request_id` is the request still waiting for one."""
+
+    request_id = None
+
+
+class ChannelClosed(ChannelError):
+    """The other side went away (it exited, crashed or was killed)."""
+
+
+class RemoteError(Exception):
+    """An exception raised on the other side whose type is not a built-in one."""
+
+
+def _exception_class(name):
+    cls = getattr(builtins, name, None)
+    if isinstance(cls, type) and issubclass(cls, Exception):
+        return cls
+    return None
+
+
+def rebuild_exception(info):
+    """The exception to raise locally for an error reported by the other side."""
+    name, message = str(info.get("type", "Exception"))[:200], str(info.get("message", ""))[:20000]
+    cls = _exception_class(name)
+    if cls is not None:
+        try:
+            return cls(message)
+        except Exception:
+            pass
+    return RemoteError(f"{name}: {message}" if message else name)
+
+
+def describe_exception(exc):
+    try:
+        message = str(exc)
+    except Exception:
+        message = "<the exception's message could not be read>"
+    return {"type": type(exc).__name__, "message": message[:20000]}
+
+
+class Remote:
+    """A handle to an object that lives on the other side of a channel."""
+
+    __slots__ = ("_r_peer", "_r_id", "_r_type", "_r_root", "_r_name")
+
+    def __init__(self, peer, handle_id, type_name, root, name=None):
+        object.__setattr__(self, "_r_peer", peer)
+        object.__setattr__(self, "_r_id", handle_id)
+        object.__setattr__(self, "_r_type", type_name)
+        object.__setattr__(self, "_r_root", root)
+        object.__setattr__(self, "_r_name", name)
+
+    @property
+    def __name__(self):
+        return self._r_name or self._r_type
+
+    def _r_request(self, op, values=None, **fields):
+        peer = self._r_peer
+        return peer.request({"op": op, "target": self, **fields}, values=values, root=self._r_root)
+
+    def __call__(self, *args, **kwargs):
+        return self._r_request("call", values={"args": list(args), "kwargs": kwargs})
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return self._r_request("getattr", name=name)
+
+    def __setattr__(self, name, value):
+        self._r_request("setattr", values={"value": value}, name=name)
+
+    def __getitem__(self, key):
+        return self._r_request("getitem", values={"key": key})
+
+    def __len__(self):
+        n = self._r_request("len")
+        if type(n) is not int or n < 0:
+            raise TypeError("len() of the learner's object did not return a non-negative int")
+        return n
+
+    def __bool__(self):
+        return self._r_request("bool") is True
+
+    def __instancecheck__(self, obj):
+        if not isinstance(obj, Remote):
+            return False
+        return self._r_peer.request({"op": "isinstance", "target": obj, "cls": self}, root=self._r_root) is True
+
+    def __repr__(self):
+        return f"<{self._r_peer.other}'s {self._r_type} object>"
+
+
+class Peer:
+    """One end of the channel: encodes, sends, receives and serves requests.
+
+    `name` is this side's name ("grader" or "student"); objects this side
+    holds handles to live in `self.handles`.
+    """
+
+    def __init__(self, sock, name, other):
+        self.sock, self.name, self.other = sock, name, other
+        self.pid = os.getpid()  # a forked copy of this process must never speak on the channel
+        self.handles, self._next_handle, self._next_request = {}, 1, 1
+        self.deadline = None  # time.monotonic() value; None waits forever
+        self.on_reply = None  # called with each reply's "notes" (set by the grader)
+        self.serve_hook = None  # called before replying, returns extra "notes" (set by the student's side)
+        self.root = None  # the name whose call is under way (for the student's side)
+
+    # --- encoding ---------------------------------------------------------------------------------------
+    def encode_handle(self, obj):
+        if isinstance(obj, Remote) and obj._r_peer is self:
+            return {"$h": obj._r_id, "o": self.other}
+        hid = self._next_handle
+        self._next_handle += 1
+        self.handles[hid] = obj
+        return {"$h": hid, "o": self.name, "t": type(obj).__name__[:100]}
+
+    def encode(self, value, buffers, depth=0):
+        """The JSON form of `value`; raw array bytes are appended to `buffers`."""
+        if depth > MAX_DEPTH:
+            raise ValueError("value nested too deeply to send")
+        t = type(value)
+        if t in _NATIVE:
+            return value if t is not float else {"$f": value.hex()}
+        if t is complex:
+            return {"$c": [value.real.hex(), value.imag.hex()]}
+        if t is bytes:
+            buffers.append(value)
+            return {"$b": len(buffers) - 1}
+        if t is tuple or t is list:
+            items = [self.encode(v, buffers, depth + 1) for v in value]
+            return {"$t": items} if t is tuple else items
+        if t is dict:
+            return {"$d": [[self.encode(k, buffers, depth + 1), self.encode(v, buffers, depth + 1)]
+                           for k, v in value.items()]}
+        if t is np.ndarray and value.dtype.kind in DATA_KINDS and not value.dtype.fields:
+            if value.nbytes + sum(len(b) for b in buffers) > MAX_PAYLOAD:
+                raise ValueError(f"the value is too large to send (over {MAX_PAYLOAD // 2**20} MiB)")
+            buffers.append(np.ascontiguousarray(value).tobytes())
+            return {"$a": len(buffers) - 1, "dtype": value.dtype.str, "shape": list(value.shape)}
+        if isinstance(value, np.generic) and t.__module__ == "numpy" and value.dtype.kind in DATA_KINDS:
+            buffers.append(np.asarray(value).tobytes())
+            return {"$s": len(buffers) - 1, "dtype": value.dtype.str}
+        return self.encode_handle(value)
+
+    def decode(self, value, buffers, depth=0):
+        if depth > MAX_DEPTH:
+            raise ProtocolError("value nested too deeply")
+        if value is None or type(value) in (bool, int, str):
+            return value
+        if type(value) is list:
+            return [self.decode(v, buffers, depth + 1) for v in value]
+        if type(value) is not dict or len(value) == 0:
+            raise ProtocolError(f"unexpected {type(value).__name__} in a message")
+        if "$f" in value:
+            return float.fromhex(value["$f"])
+        if "$c" in value:
+            re_, im = value["$c"]
+            return complex(float.fromhex(re_), float.fromhex(im))
+        if "$b" in value:
+            if type(value["$b"]) is not int or not 0 <= value["$b"] < len(buffers):
+                raise ProtocolError("bad buffer reference")
+            return bytes(buffers[value["$b"]])
+        if "$t" in value:
+            return tuple(self.decode(v, buffers, depth + 1) for v in value["$t"])
+        if "$d" in value:
+            out = {}
+            for k, v in value["$d"]:
+                out[self.decode(k, buffers, depth + 1)] = self.decode(v, buffers, depth + 1)
+            return out
+        if "$a" in value or "$s" in value:
+            dtype = np.dtype(str(value["dtype"]))
+            if dtype.kind not in DATA_KINDS or dtype.fields or dtype.hasobject:
+                raise ProtocolError(f"dtype {dtype} cannot be sent")
+            index = value["$a"] if "$a" in value else value["$s"]
+            if type(index) is not int or not 0 <= index < len(buffers):
+                raise ProtocolError("bad buffer reference")
+            raw = buffers[index]
+            if "$s" in value:
+                if len(raw) != dtype.itemsize:
+                    raise ProtocolError("scalar of the wrong size")
+                return np.frombuffer(raw, dtype=dtype)[0]
+            shape = tuple(int(n) for n in value["shape"])
+            if any(n < 0 for n in shape) or int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != len(raw):
+                raise ProtocolError("array data does not match its shape")
+            return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+        if "$h" in value:
+            hid = value["$h"]
+            if value.get("o") == self.name:
+                if hid not in self.handles:
+                    raise ProtocolError("unknown handle")
+                return self.handles[hid]
+            return Remote(self, hid, str(value.get("t", "object"))[:100], self.root)
+        raise ProtocolError("unknown value tag")
+
+    # --- framing ----------------------------------------------------------------------------------------
+    def send(self, message, buffers=()):
+        if os.getpid() != self.pid:
+            os._exit(0)  # the learner's code forked, and the copy is unwinding through this loop
+        header = json.dumps(message, allow_nan=False).encode()
+        parts = [MAGIC, struct.pack("<II", len(header), len(buffers)), header]
+        for buf in buffers:
+            parts += [struct.pack("<Q", len(buf)), buf]
+        data = b"".join(parts)
+        view = memoryview(data)
+        while view:
+            self._wait(select_write=True)
+            try:
+                n = os.write(self.sock.fileno(), view)
+            except (BrokenPipeError, ConnectionResetError) as exc:
+                raise ChannelClosed(str(exc)) from None
+            view = view[n:]
+
+    def _wait(self, select_write=False):
+        timeout = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
+        fd = self.sock.fileno()
+        ready = select.select([], [fd], [], timeout)[1] if select_write else select.select([fd], [], [], timeout)[0]
+        if not ready:
+            raise ChannelTimeout("no answer before the deadline")
+
+    def _read(self, n):
+        chunks, left = [], n
+        while left:
+            self._wait()
+            try:
+                chunk = os.read(self.sock.fileno(), min(left, 1 << 20))
+            except ConnectionResetError as exc:
+                raise ChannelClosed(str(exc)) from None
+            if not chunk:
+                raise ChannelClosed("the other side closed the channel")
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def receive(self):
+        head = self._read(12)
+        if head[:4] != MAGIC:
+            raise ProtocolError("bad frame")
+        n_header, n_buffers = struct.unpack("<II", head[4:])
+        if n_header > MAX_HEADER or n_buffers > 100000:
+            raise ProtocolError("frame too large")
+        try:
+            message = json.loads(self._read(n_header))
+        except (ValueError, RecursionError) as exc:
+            raise ProtocolError(f"unreadable header: {exc}") from None
+        buffers, total = [], 0
+        for _ in range(n_buffers):
+            (size,) = struct.unpack("<Q", self._read(8))
+            total += size
+            if total > MAX_PAYLOAD:
+                raise ProtocolError(f"message larger than {MAX_PAYLOAD // 2**20} MiB")
+            buffers.append(self._read(size))
+        if type(message) is not dict:
+            raise ProtocolError("a message must be an object")
+        return message, buffers
+
+    # --- requests ---------------------------------------------------------------------------------------
+    def request(self, message, values=None, root=None):
+        """Send a request and serve the other side's requests until its answer comes.
+
+        `message` fields that are objects ("target", "cls") go as handles; `values`
+        are encoded as data where they can be.
+        """
+        rid = self._next_request
+        self._next_request += 1
+        buffers = []
+        parts = {"id": rid}
+        for key, value in message.items():
+            parts[key] = self.encode_handle(value) if key in ("target", "cls") else value
+        for key, value in (values or {}).items():
+            parts[key] = self.encode(value, buffers)
+        if root is not None:
+            parts["root"] = root
+        self.send(parts, buffers)
+        return self.await_reply(rid, root)
+
+    def await_reply(self, rid, root=None):
+        """Serve the other side's requests until the answer to request `rid` comes; return or raise it."""
+        while True:
+            try:
+                reply, bufs = self.receive()
+            except ChannelTimeout as exc:
+                exc.request_id = rid
+                raise
+            if reply.get("re") == rid:
+                if self.on_reply is not None and "notes" in reply:
+                    self.on_reply(reply["notes"], root)
+                if reply.get("ok") is True:
+                    return self.decode(reply.get("value"), bufs)
+                raise rebuild_exception(reply.get("error") if type(reply.get("error")) is dict else {})
+            if "op" in reply and "id" in reply:
+                self.serve(reply, bufs)
+            else:
+                raise ProtocolError("unexpected message")
+
+    def serve(self, message, buffers):
+        """Answer one request from the other side."""
+        previous_root = self.root
+        self.root = message.get("root") if isinstance(message.get("root"), str) else None
+        try:
+            value = self.perform(message, buffers)
+            bufs = []
+            reply = {"re": message["id"], "ok": True, "value": self.encode(value, bufs)}
+        except ChannelError:
+            raise
+        except BaseException as exc:  # noqa: B036 (SystemExit, KeyboardInterrupt too: they are answers)
+            reply, bufs = {"re": message["id"], "ok": False, "error": describe_exception(exc)}, []
+        finally:
+            self.root = previous_root
+        if self.serve_hook is not None:
+            notes = self.serve_hook(message)
+            if notes:
+                reply["notes"] = notes
+        self.send(reply, bufs)
+
+    def perform(self, message, buffers):
+        op = message.get("op")
+        if op in ("call", "getattr", "setattr", "getitem", "len", "bool", "isinstance"):
+            target = self.decode(message.get("target"), buffers)
+            if op == "call":
+                args = self.decode(message.get("args", []), buffers)
+                kwargs = self.decode(message.get("kwargs", {"$d": []}), buffers)
+                if type(args) is not list or type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
+                    raise ProtocolError("malformed call")
+                return target(*args, **kwargs)
+            if op == "getattr":
+                name = str(message.get("name"))
+                if name.startswith("__"):
+                    raise AttributeError(name)
+                return getattr(target, name)
+            if op == "setattr":
+                setattr(target, str(message.get("name")), self.decode(message.get("value"), buffers))
+                return None
+            if op == "getitem":
+                return target[self.decode(message.get("key"), buffers)]
+            if op == "len":
+                return len(target)
+            if op == "bool":
+                return bool(target)
+            cls = self.decode(message.get("cls"), buffers)
+            return isinstance(target, cls) if isinstance(cls, type) else False
+        return self.perform_extra(op, message, buffers)
+
+    def perform_extra(self, op, message, buffers):
+        raise ProtocolError(f"unknown request {op!r}")

@@ -1,0 +1,296 @@
+"""The sandbox that every piece of student code runs in: bubblewrap plus resource limits.
+
+A sandboxed command sees the system read-only, a fresh /tmp, no network (a
+private loopback only), its own process tree, and can write only the folders it
+is given. It runs under limits on address space (memory), CPU time, process
+count and file size, as a user that owns nothing else:
+
+    prlimit --as --cpu --nproc --fsize -- bwrap <mounts> -- setpriv --reuid UID -- <command>
+
+Run as root (a grading server, CI), bwrap builds the sandbox and `setpriv`
+drops to an unprivileged uid of its own per job slot, which also makes the
+process-count limit count (the kernel never enforces it for uid 0). Run as a
+normal user, bwrap makes a user namespace instead and the process limit is
+counted on top of the processes the user already has.
+"""
+
+import importlib.util
+import os
+import re
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+GiB = 1024**3
+MiB = 1024**2
+SANDBOX_UID_BASE = 200_000  # grading as root, job slot k of a run runs as uid base + k (no such user exists)
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
+
+
+def parse_size(text):
+    """'2G', '512M', '1.5GiB' or a number of bytes -> bytes."""
+    m = _SIZE.match(str(text))
+    if not m:
+        raise ValueError(f"expected a size like 2G, 512M or a number of bytes, got {text!r}")
+    factor = {"": 1, "k": 1024, "m": MiB, "g": GiB, "t": 1024 * GiB}[m.group(2).lower()]
+    return int(float(m.group(1)) * factor)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits of one sandboxed process tree."""
+
+    memory: int = 2 * GiB  # address space of each process (RLIMIT_AS)
+    cpu: int = 600  # CPU seconds of each process (RLIMIT_CPU)
+    nproc: int = 256  # processes and threads of the sandbox's user (RLIMIT_NPROC)
+    fsize: int = 256 * MiB  # largest file it may write (RLIMIT_FSIZE)
+    tmp_size: int = 256 * MiB  # size of its private /tmp (a tmpfs counts against RAM, not RLIMIT_AS)
+
+
+def _required_paths():
+    """What a sandboxed Python must still see when folders around it are hidden."""
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))}
+    paths.update(p for p in sys.path if p and os.path.isdir(p))
+    spec = importlib.util.find_spec("ffn_helpers")
+    if spec is not None and spec.submodule_search_locations:
+        paths.update(spec.submodule_search_locations)
+    return sorted({os.path.realpath(p) for p in paths})
+
+
+def _inside(path, folder):
+    return path == folder or path.startswith(folder.rstrip("/") + "/")
+
+
+def _closed_ancestor(path):
+    """The topmost folder above `path` that other users cannot enter (e.g. /root), or None."""
+    parts = Path(path).parts
+    for i in range(2, len(parts)):
+        folder = str(Path(*parts[:i]))
+        try:
+            if not os.stat(folder).st_mode & stat.S_IXOTH:
+                return folder
+        except OSError:
+            return None
+    return None
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """How to run one command tree: what it may write, what it must not see, its limits.
+
+    `uid`: run as this user (grading as root); None keeps the caller's uid (a
+    user namespace when not root). `isolate=False` is `--unsafe`: limits only.
+    """
+
+    writable: tuple = ()
+    readonly: tuple = ()  # shown read-only, even inside a hidden folder
+    hidden: tuple = ()
+    cwd: str = "/"
+    uid: int | None = None
+    limits: Limits = field(default_factory=Limits)
+    env: tuple = ()  # extra (name, value) pairs
+    isolate: bool = True
+
+    def with_(self, **changes):
+        return replace(self, **changes)
+
+    def to_dict(self):
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data):
+        data = dict(data)
+        data["limits"] = Limits(**data["limits"])
+        for key in ("writable", "readonly", "hidden"):
+            data[key] = tuple(data[key])
+        data["env"] = tuple(tuple(pair) for pair in data["env"])
+        return cls(**data)
+
+    def environment(self):
+        """The whole environment of the sandboxed command (nothing is inherited)."""
+        bin_dir = os.path.dirname(sys.executable)
+        env = {
+            "PATH": os.pathsep.join([bin_dir, "/usr/local/bin", "/usr/bin", "/bin"]),
+            "HOME": "/tmp",
+            "TMPDIR": "/tmp",
+            "LANG": "C.UTF-8",
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONNOUSERSITE": "1",
+            "MPLBACKEND": "Agg",
+            "MPLCONFIGDIR": "/tmp/matplotlib",
+            "IPYTHONDIR": "/tmp/ipython",
+            "JUPYTER_RUNTIME_DIR": "/tmp/jupyter-runtime",
+            # One BLAS thread per sandbox: the jobs already use every core.
+            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+        }
+        if not self.isolate:  # nothing is hidden: keep the real /tmp out of the way anyway
+            env.update(HOME=self.cwd, TMPDIR=self.cwd, MPLCONFIGDIR=os.path.join(self.cwd, ".matplotlib"),
+                       IPYTHONDIR=os.path.join(self.cwd, ".ipython"),
+                       JUPYTER_RUNTIME_DIR=os.path.join(self.cwd, ".jupyter-runtime"))
+        env.update(dict(self.env))
+        return env
+
+    def _prlimit(self):
+        lim = self.limits
+        nproc = lim.nproc
+        if self.uid is None and os.geteuid() != 0:  # counted with the user's own processes
+            nproc += _process_count(os.getuid())
+        return ["prlimit", f"--as={lim.memory}", f"--cpu={lim.cpu}", f"--nproc={nproc}",
+                f"--fsize={lim.fsize}", "--core=0", "--"]
+
+    def _bwrap(self):
+        args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+                "--size", str(self.limits.tmp_size), "--perms", "1777", "--tmpfs", "/tmp"]
+        required = _required_paths()
+        hidden = {os.path.realpath(h) for h in self.hidden if os.path.isdir(h)}
+        if self.uid is not None:  # the sandbox user must be able to reach the interpreter (e.g. under /root)
+            hidden.update(a for a in map(_closed_ancestor, required) if a)
+        home = os.path.expanduser("~")
+        if home not in ("/", "") and os.path.isdir(home):
+            hidden.add(os.path.realpath(home))
+        rebind, mounts = set(), {"/tmp"}
+        for h in sorted(hidden):
+            if h in required:
+                continue  # cannot hide what Python itself needs
+            if not _inside(h, "/tmp"):  # /tmp is a fresh tmpfs already
+                args += ["--perms", "0755", "--tmpfs", h]
+                mounts.add(h)
+            rebind.update(r for r in required if _inside(r, h))
+        for r in sorted(rebind):
+            if not any(_inside(r, other) and r != other for other in rebind):
+                args += self._mkdirs(r, mounts) + ["--ro-bind", r, r]
+        for r in self.readonly:
+            r = os.path.realpath(r)
+            args += self._mkdirs(r, mounts) + ["--ro-bind", r, r]
+        for w in self.writable:
+            w = os.path.realpath(w)
+            args += self._mkdirs(w, mounts) + ["--bind", w, w]
+        args += ["--chdir", self.cwd, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
+                 "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent", "--clearenv"]
+        if self.uid is None and os.geteuid() != 0:
+            args += ["--unshare-user", "--disable-userns"]
+        for name, value in self.environment().items():
+            args += ["--setenv", name, value]
+        args.append("--")
+        if self.uid is not None:
+            args += ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
+                     "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
+        return args
+
+    @staticmethod
+    def _mkdirs(path, mounts):
+        """Folders leading to a mount point inside a tmpfs, created traversable (bwrap makes them 0700)."""
+        out = []
+        parts = Path(path).parts
+        for i in range(2, len(parts)):
+            folder = str(Path(*parts[:i]))
+            if any(_inside(folder, m) and folder != m for m in mounts):
+                out += ["--perms", "0755", "--dir", folder]
+        return out
+
+    def command(self, argv):
+        """The full command line that runs `argv` in this sandbox."""
+        if not self.isolate:
+            return self._prlimit() + list(argv)
+        return self._prlimit() + self._bwrap() + list(argv)
+
+    def prepare(self):
+        """Make the writable folders belong to the sandbox user."""
+        for w in self.writable:
+            os.makedirs(w, exist_ok=True)
+            if self.uid is not None and self.isolate:
+                for root, dirs, files in os.walk(w):
+                    os.chown(root, self.uid, self.uid)
+                    for name in dirs + files:
+                        os.lchown(os.path.join(root, name), self.uid, self.uid)
+
+
+def _process_count(uid):
+    count = 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    count += 1
+            except OSError:
+                pass
+    return count
+
+
+def clear_uid(uid, timeout=20.0):
+    """Kill whatever still runs as a sandbox uid and wait until it is gone; return how many were left.
+
+    A sandbox ends with its process tree, but thousands of killed processes (a fork bomb's)
+    take a moment to be reaped, and until then they count against the next student's
+    process limit, which uses the same uid.
+    """
+    if uid is None or os.geteuid() != 0:
+        return 0
+    deadline, found = time.monotonic() + timeout, 0
+    while True:
+        pids = []
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                try:
+                    if os.stat(f"/proc/{entry}").st_uid == uid:
+                        pids.append(int(entry))
+                except OSError:
+                    pass
+        if not pids or time.monotonic() > deadline:
+            return found
+        found = max(found, len(pids))
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.05)
+
+
+def uid_base():
+    """A block of uids of its own for one grading run (two runs at once must not share a process count)."""
+    return SANDBOX_UID_BASE + (os.getpid() % 100_000) * 64
+
+
+def slot_uid(slot, base=None):
+    """The uid that job slot `slot` runs student code as, or None when not grading as root."""
+    if os.geteuid() != 0:
+        return None
+    return (uid_base() if base is None else base) + slot
+
+
+def probe(limits=None):
+    """Check that the sandbox can be built here; return (ok, explanation)."""
+    missing = [tool for tool in ("bwrap", "prlimit", "setpriv") if shutil.which(tool) is None]
+    if os.geteuid() != 0 and "setpriv" in missing:
+        missing.remove("setpriv")
+    if missing:
+        hint = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and util-linux"
+        return False, f"{', '.join(missing)} not found: {hint}"
+    with tempfile.TemporaryDirectory(prefix="ffn-probe-") as tmp:
+        sandbox = Sandbox(writable=(tmp,), cwd=tmp, uid=slot_uid(7), limits=limits or Limits())
+        sandbox.prepare()
+        code = ("import os, socket; open('probe.txt', 'w').write('ok'); "
+                "s = socket.socket(); s.settimeout(2)\n"
+                "try:\n    s.connect(('1.1.1.1', 53)); print('network')\nexcept OSError:\n    print('isolated')")
+        try:
+            run = subprocess.run(sandbox.command([sys.executable, "-c", code]), capture_output=True, text=True,
+                                 timeout=60, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            return False, f"could not start bubblewrap: {exc}"
+        if run.returncode != 0 or run.stdout.strip() != "isolated":
+            detail = (run.stderr or run.stdout).strip().splitlines()[-3:]
+            hint = ("bubblewrap could not create its namespaces. In a container, allow user namespaces "
+                    "(e.g. Docker's --security-opt seccomp=unconfined or a privileged runner); on a host, "
+                    "check `sysctl kernel.unprivileged_userns_clone` / AppArmor's restrict_unprivileged_userns.")
+            return False, f"{hint}\n  bwrap said: {' | '.join(detail) or f'exit status {run.returncode}'}"
+        if not os.path.exists(os.path.join(tmp, "probe.txt")):
+            return False, "the sandbox could not write its scratch folder"
+    return True, "bubblewrap sandbox works"

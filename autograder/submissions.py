@@ -1,0 +1,117 @@
+"""Find the students' submissions: nbgrader's `submitted/` layout, or an LMS zip download.
+
+A folder: `<student>/<assignment>/<notebook>.ipynb` (what `nbgrader collect` and
+`zip_collect` produce). A .zip file: either that layout inside, or the flat
+files of an LMS download, whose names nbgrader's zip_collect would read with
+`FileNameCollectorPlugin.named_regexp` (the course config sets one).
+"""
+
+import re
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$")
+_MAX_MEMBER = 50 * 1024 * 1024
+_LMS_TIMESTAMP = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{2})-(\d{2})-(\d{2})$")
+
+
+@dataclass(frozen=True)
+class Submission:
+    student: str
+    folder: Path | None  # holds <notebook>.ipynb (and timestamp.txt); None: the student submitted nothing
+
+
+def find(submitted, assignment_id, scratch, config=None, log=print):
+    """The submissions of `assignment_id` under `submitted` (a folder or a .zip), sorted by student id.
+
+    A zip is unpacked into `scratch`. Folders whose name is not a valid student
+    id are skipped with a message.
+    """
+    submitted = Path(submitted)
+    if submitted.is_file() and zipfile.is_zipfile(submitted):
+        submitted = unpack(submitted, assignment_id, Path(scratch) / "unzipped", config, log)
+    elif not submitted.is_dir():
+        raise FileNotFoundError(f"expected a folder <student>/{assignment_id}/<notebook>.ipynb or a .zip, "
+                                f"got {submitted} (it does not exist or is neither)")
+    out = []
+    for folder in sorted(p for p in submitted.iterdir() if p.is_dir()):
+        if not STUDENT_ID.match(folder.name):
+            log(f"skipping {folder}: {folder.name!r} is not a valid student id")
+            continue
+        target = folder / assignment_id
+        out.append(Submission(folder.name, target if target.is_dir() else None))
+    return out
+
+
+def _lms_name(path, config):
+    """nbgrader's FileNameCollectorPlugin applied to one unpacked file: dict(student_id, file_id, ...) or None."""
+    from nbgrader.plugins import FileNameCollectorPlugin
+
+    plugin = FileNameCollectorPlugin(config=config) if config is not None else FileNameCollectorPlugin()
+    if not plugin.named_regexp:
+        return None
+    return plugin.collect(str(path))
+
+
+def unpack(archive, assignment_id, target, config=None, log=print):
+    """Unpack an LMS download into nbgrader's layout under `target`; return `target`.
+
+    Only regular files are read, each under a size limit, and each is written to
+    a path this function builds: names inside the zip never choose where a
+    file goes (no `../` escapes).
+    """
+    target = Path(target)
+    raw = target.parent / "zip-files"
+    raw.mkdir(parents=True, exist_ok=True)
+    target.mkdir(parents=True, exist_ok=True)
+    latest = {}  # (student, file) -> timestamp text
+    with zipfile.ZipFile(archive) as zf:
+        for i, info in enumerate(zf.infolist()):
+            name = PurePosixPath(info.filename)
+            if info.is_dir() or "__MACOSX" in name.parts or name.name.startswith("."):
+                continue
+            if info.file_size > _MAX_MEMBER:
+                log(f"skipping {info.filename}: larger than {_MAX_MEMBER // 2**20} MiB")
+                continue
+            student, file_name, stamp = None, None, None
+            parts = [p for p in name.parts if p not in ("", ".", "..")]
+            if assignment_id in parts[:-1]:  # nbgrader's own layout, possibly under a top folder
+                k = parts.index(assignment_id)
+                if k >= 1:
+                    student, file_name = parts[k - 1], "/".join(parts[k + 1:])
+            if student is None:
+                staged = raw / f"{i:06d}_{name.name}"
+                with zf.open(info) as src:
+                    staged.write_bytes(src.read(_MAX_MEMBER + 1)[:_MAX_MEMBER])
+                found = _lms_name(staged, config)
+                if not found:
+                    if name.suffix == ".ipynb":
+                        log(f"skipping {info.filename}: its name does not match "
+                            "FileNameCollectorPlugin.named_regexp (see autograder/README.md)")
+                    continue
+                student, file_name, stamp = found.get("student_id"), found.get("file_id"), found.get("timestamp")
+            if not student or not STUDENT_ID.match(student) or not file_name or "/" in file_name \
+                    or file_name.startswith("."):
+                log(f"skipping {info.filename}: no usable student id and file name in it")
+                continue
+            key = (student, file_name)
+            stamp = _normal_timestamp(stamp)
+            if key in latest and (stamp or "") < (latest[key] or ""):
+                continue  # an older attempt of a file already taken
+            latest[key] = stamp
+            folder = target / student / assignment_id
+            folder.mkdir(parents=True, exist_ok=True)
+            with zf.open(info) as src:
+                (folder / file_name).write_bytes(src.read(_MAX_MEMBER + 1)[:_MAX_MEMBER])
+            if stamp:
+                (folder / "timestamp.txt").write_text(stamp + "\n", encoding="utf-8")
+    return target
+
+
+def _normal_timestamp(stamp):
+    """LMS timestamps such as 2024-01-30-15-00-00, as nbgrader reads them ('2024-01-30 15:00:00')."""
+    if not stamp:
+        return None
+    m = _LMS_TIMESTAMP.match(stamp)
+    return f"{m.group(1)} {m.group(2)}:{m.group(3)}:{m.group(4)}" if m else stamp

@@ -1,0 +1,375 @@
+"""A grading worker: a long-lived process that imports nbgrader once and grades students one at a time.
+
+Each student is graded in the worker's own scratch copy of the course (its own
+gradebook, its own submitted/ and autograded/ folders), so nothing a student's
+code does can reach the course or another student. Per student:
+
+1. read each notebook (a missing, empty or broken file is a status, not a crash)
+   and check its structure against the gradebook (deleted, edited, duplicated cells);
+2. the notebook run: nbgrader's Autograde, the kernel in the sandbox;
+3. the clean re-run: rerun.CleanRun, in a fresh sandbox;
+4. the result (results.combine) and the feedback page.
+
+Protocol: one JSON object per line on stdin (the first is the set-up), one per line
+back on the original stdout; the worker's own printing goes to stderr.
+"""
+
+import io
+import json
+import logging
+import os
+import shutil
+import sys
+import time
+import traceback
+import warnings
+from pathlib import Path
+
+_MAX_NOTEBOOK_BYTES = 50 * 1024 * 1024
+# Run by each kernel before the notebook, leaving no name behind: OpenBLAS takes its work buffers on the
+# first matrix product and ends the process when it cannot, so it takes them before any cell runs.
+_KERNEL_STARTUP = """def _grader_warm_up():
+    import numpy
+    numpy.ones((64, 64)) @ numpy.ones((64, 64))
+
+
+_grader_warm_up()
+del _grader_warm_up
+"""
+_MAX_EXTRA_BYTES = 50 * 1024 * 1024
+
+
+class Worker:
+    def __init__(self, setup):
+        from . import course, gradebook
+        from .course import AssignmentModel
+        from .sandbox import Limits
+
+        self.setup = setup
+        self.model = AssignmentModel.from_dict(setup["model"])
+        self.aid = self.model.name
+        self.scratch = Path(setup["scratch"])
+        self.root = self.scratch / "course"
+        self.slot = int(setup.get("slot", 0))
+        self.uid_base = setup.get("uid_base")
+        self.last_log = ""
+        self.timing = {}
+        self.limits = Limits(**setup["limits"])
+        self.isolate = bool(setup.get("isolate", True))
+        self.hidden = tuple(setup.get("hidden", ()))
+        self.feedback_dir = Path(setup["feedback_dir"]) if setup.get("feedback_dir") else None
+        self.course_sources = {k: set(v) for k, v in setup.get("course_sources", {}).items()}
+        self.root.mkdir(parents=True, exist_ok=True)
+        course.copy_database(setup["template_db"], self.root / "gradebook.db")
+        extra = Path(setup["source_dir"]) if setup.get("source_dir") else None
+        target = self.root / "source" / self.aid
+        target.mkdir(parents=True, exist_ok=True)
+        if extra and extra.is_dir():  # files that come with the assignment (data, helper modules)
+            for item in extra.iterdir():
+                if item.suffix != ".ipynb" and item.is_file():
+                    shutil.copy(item, target / item.name)
+        self.config = course.load_config(setup["course_root"])
+        gradebook.reuse_engines()
+        self.mpl_cache = self._matplotlib_cache()
+        self.cell_timeout = setup.get("cell_timeout") or self.config.Execute.get("timeout", 30) or 30
+        self._configure()
+
+    def _configure(self):
+        from nbconvert.preprocessors import ClearMetadataPreprocessor
+        from nbgrader.preprocessors import (
+            AssignLatePenalties,
+            CheckCellMetadata,
+            IgnorePattern,
+            LimitOutput,
+            SaveAutoGrades,
+        )
+
+        from .execute import SandboxExecute
+
+        c = self.config
+        c.CourseDirectory.root = str(self.root)
+        c.CourseDirectory.db_url = "sqlite:///" + str(self.root / "gradebook.db")
+        c.CourseDirectory.assignment_id = self.aid
+        c.Autograde.force = True
+        c.Autograde.create_student = True
+        c.Autograde.autograde_preprocessors = [SandboxExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
+                                               SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+        c.Execute.timeout = int(self.cell_timeout)
+        c.Execute.interrupt_on_timeout = True
+
+    def _matplotlib_cache(self):
+        """A folder holding matplotlib's font list, built once: every sandbox starts with an empty home,
+        and rebuilding the list costs each kernel that plots about a second."""
+        import subprocess
+
+        folder = self.scratch / "matplotlib"
+        folder.mkdir(parents=True, exist_ok=True)
+        env = dict(os.environ, MPLCONFIGDIR=str(folder), MPLBACKEND="Agg")
+        subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], env=env, check=False,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+        return folder
+
+    def _timing(self):
+        return ", ".join(f"{k} {v:.1f} s" for k, v in self.timing.items())
+
+    def clear_slot(self):
+        """No process of an earlier sandbox may still hold this job slot's uid (and its process count)."""
+        from .sandbox import clear_uid, slot_uid
+
+        if self.isolate:
+            left = clear_uid(slot_uid(self.slot, self.uid_base))
+            if left:
+                print(f"killed {left} leftover process(es) of an earlier sandbox", file=sys.stderr, flush=True)
+
+    def sandbox(self, cwd, writable=(), readonly=()):
+        from .sandbox import Sandbox, slot_uid
+
+        uid = slot_uid(self.slot, self.uid_base) if self.isolate else None
+        return Sandbox(writable=tuple(map(str, writable)), readonly=tuple(map(str, readonly)), hidden=self.hidden,
+                       cwd=str(cwd), uid=uid, limits=self.limits, isolate=self.isolate,
+                       env=(("NBGRADER_EXECUTION", "autograde"),))
+
+    # --- one student ------------------------------------------------------------------------------------
+    def grade(self, job):
+        from . import results
+
+        student = job["student"]
+        started = time.monotonic()
+        self.timing = {}
+        try:
+            result, autograded_dir, html = self._grade(student, job.get("input_dir"))
+        except Exception:
+            error = traceback.format_exc()
+            print(error, file=sys.stderr, flush=True)
+            notebooks = [results.empty_notebook(n, "grader error", "the grader failed on this submission")
+                         for n in self.model.notebooks]
+            result, autograded_dir = results.student_result(student, self.aid, notebooks, error=error), None
+            html = self._write_feedback(student, notebooks, {})
+        result["seconds"] = round(time.monotonic() - started, 2)
+        print(f"{student}: {result['status']} in {result['seconds']:.1f} s ({self._timing()})", file=sys.stderr,
+              flush=True)
+        return {"student": student, "result": result, "autograded_dir": autograded_dir, "html": html}
+
+    def _grade(self, student, input_dir):
+        import nbformat
+
+        from . import integrity, results
+
+        input_dir = Path(input_dir) if input_dir else None
+        submitted = self.root / "submitted" / student / self.aid
+        autograded = self.root / "autograded" / student / self.aid
+        for folder in (submitted, autograded):
+            if folder.exists():
+                shutil.rmtree(folder)
+        submitted.mkdir(parents=True)
+        notebooks, present, timestamp = {}, {}, None
+        for nbm in self.model.notebooks:
+            path = input_dir / f"{nbm.name}.ipynb" if input_dir else None
+            if path is None or not path.is_file():
+                notebooks[nbm.name] = results.empty_notebook(
+                    nbm, "missing notebook", f"no {nbm.name}.ipynb was submitted")
+                continue
+            nb, problem = read_notebook(path)
+            if nb is None:
+                notebooks[nbm.name] = results.empty_notebook(nbm, "unreadable notebook", problem)
+                continue
+            findings, nb = integrity.structure_findings(nb, nbm)
+            (submitted / f"{nbm.name}.ipynb").write_text(nbformat.writes(nb), encoding="utf-8")
+            present[nbm.name] = findings
+        if input_dir is not None:
+            timestamp = self._copy_extras(input_dir, submitted)
+        html = {}
+        if present:
+            from . import execute
+
+            started = time.monotonic()
+            for _attempt in range(2):  # a kernel that could not even start gets one more chance
+                execute.LAST_RUN.clear()
+                self.clear_slot()
+                error = self._autograde(student)
+                if "before replying to kernel_info" not in self.last_log:
+                    break
+            self.timing["notebook run"] = time.monotonic() - started
+            for nbm in self.model.notebooks:
+                if nbm.name in present:
+                    notebooks[nbm.name], page = self._judge(student, nbm, autograded, present[nbm.name], error)
+                    html[nbm.name] = page
+        ordered = [notebooks[n.name] for n in self.model.notebooks]
+        result = results.student_result(student, self.aid, ordered, timestamp=timestamp)
+        page = self._write_feedback(student, ordered, html)
+        return result, str(autograded) if autograded.is_dir() else None, page
+
+    def _copy_extras(self, input_dir, submitted):
+        """Non-notebook files the student submitted (nbgrader keeps them), and the submission's timestamp."""
+        budget, timestamp = _MAX_EXTRA_BYTES, None
+        for item in sorted(input_dir.iterdir()):
+            if item.is_symlink() or not item.is_file() or item.suffix == ".ipynb":
+                continue
+            size = item.stat().st_size
+            if item.name == "timestamp.txt":
+                timestamp = item.read_text(encoding="utf-8", errors="replace").strip()[:100]
+            if size <= budget:
+                shutil.copy(item, submitted / item.name)
+                budget -= size
+        return timestamp
+
+    def _autograde(self, student):
+        """nbgrader's Autograde for this student in the scratch course; return an error message or ''."""
+        from nbgrader.converters import Autograde
+        from nbgrader.coursedir import CourseDirectory
+        from traitlets.config import Config
+
+        from .kernel import sandbox_to_json
+
+        autograded = self.root / "autograded" / student / self.aid
+        runtime = self.scratch / "runtime" / student
+        if runtime.exists():
+            shutil.rmtree(runtime)
+        config = Config(self.config)
+        config.CourseDirectory.student_id = student
+        mpl = runtime / "matplotlib"
+        shutil.copytree(self.mpl_cache, mpl)
+        startup = runtime / "ipython" / "profile_default" / "startup"
+        startup.mkdir(parents=True)
+        (startup / "00-grader.py").write_text(_KERNEL_STARTUP, encoding="utf-8")
+        sandbox = self.sandbox(autograded, writable=(autograded, runtime)).with_(env=(
+            ("NBGRADER_EXECUTION", "autograde"), ("MPLCONFIGDIR", str(mpl)), ("IPYTHONDIR", str(runtime / "ipython"))))
+        config.SandboxedKernelManager.sandbox_json = sandbox_to_json(sandbox, runtime)
+        capture = io.StringIO()  # nbgrader reports some failures only in its log
+        handler = logging.StreamHandler(capture)
+        handler.setLevel(logging.ERROR)
+        logging.getLogger().addHandler(handler)
+        try:
+            converter = Autograde(coursedir=CourseDirectory(config=config), config=config)
+            converter.start()
+            return ""
+        except BaseException as exc:  # nbgrader ends a failed run with SystemExit-like errors too
+            if isinstance(exc, KeyboardInterrupt):
+                raise
+            print(f"nbgrader autograde failed for {student}: {exc!r}", file=sys.stderr, flush=True)
+            return f"{type(exc).__name__}: {exc}"
+        finally:
+            shutil.rmtree(runtime, ignore_errors=True)
+            self.last_log = capture.getvalue()
+            logging.getLogger().removeHandler(handler)
+
+    def _restored(self, student, nbm):
+        """The submission after nbgrader's sanitising steps, for when nbgrader's own run left nothing."""
+        import nbformat
+        from nbgrader.preprocessors import ClearOutput, DeduplicateIds, OverwriteCells, OverwriteKernelspec
+
+        path = self.root / "submitted" / student / self.aid / f"{nbm.name}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        resources = {"nbgrader": {"notebook": nbm.name, "assignment": self.aid, "student": student,
+                                  "db_url": self.config.CourseDirectory.db_url}}
+        for pre in (ClearOutput(), DeduplicateIds(), OverwriteKernelspec(), OverwriteCells(add_missing_cells=True)):
+            nb, resources = pre.preprocess(nb, resources)
+        return nb
+
+    def _judge(self, student, nbm, autograded_dir, findings, error):
+        import nbformat
+
+        from . import cells, execute, feedback, integrity, results
+        from .rerun import CleanRun
+
+        path = autograded_dir / f"{nbm.name}.ipynb"
+        run_info = dict(execute.LAST_RUN.get(nbm.name, {}))
+        executed = None
+        if path.is_file() and not error:
+            executed = nbformat.read(path, as_version=4)
+        notebook = executed if executed is not None else self._restored(student, nbm)
+        code = cells.code_cells(notebook)
+        course_code = self.course_sources.get(nbm.name, set())
+        findings = list(findings) + integrity.static_findings(code, course_code)
+        references = {c.exercise: integrity.reference_names(c.exercise) for c in code if c.role == "answer"}
+        rerun_dir = self.scratch / "rerun" / student
+        rerun_dir.mkdir(parents=True, exist_ok=True)
+        cwd = autograded_dir if autograded_dir.is_dir() else rerun_dir
+        sandbox = self.sandbox(cwd, readonly=(cwd,), writable=())
+        self.clear_slot()
+        started = time.monotonic()
+        clean = CleanRun(code, sandbox, self.cell_timeout, references).run()
+        self.timing["clean re-run"] = time.monotonic() - started
+        shutil.rmtree(rerun_dir, ignore_errors=True)
+        result, findings = results.combine(nbm, executed, run_info if executed is not None else {}, clean, findings)
+        if error and executed is None:
+            result["status"] = results.worst([result["status"], "grader error"])
+            result["error"] = error
+        if clean.course_errors:
+            result["course_errors"] = [f"{label}: {message}" for label, message in clean.course_errors]
+        page = feedback.render(notebook, result, student) if self.feedback_dir else None
+        return result, page
+
+    def _write_feedback(self, student, notebooks, pages):
+        if self.feedback_dir is None:
+            return None
+        from . import feedback
+
+        parts = []
+        for nb_result in notebooks:
+            page = pages.get(nb_result["notebook"])
+            if page is None:  # nothing to show but the report
+                import nbformat
+
+                page = feedback.render(nbformat.v4.new_notebook(), nb_result, student)
+            parts.append(page)
+        self.feedback_dir.mkdir(parents=True, exist_ok=True)
+        target = self.feedback_dir / f"{student}.html"
+        target.write_text(parts[0] if len(parts) == 1 else "\n<hr>\n".join(parts), encoding="utf-8")
+        return str(target)
+
+
+def read_notebook(path):
+    """(notebook, '') or (None, why it cannot be read)."""
+    import nbformat
+
+    size = path.stat().st_size
+    if size == 0:
+        return None, "the file is empty"
+    if size > _MAX_NOTEBOOK_BYTES:
+        return None, f"the file is {size:,} bytes, more than a notebook can be ({_MAX_NOTEBOOK_BYTES:,})"
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return None, f"not valid notebook JSON: {str(exc)[:200]}"
+    cells = data.get("cells") if isinstance(data, dict) else None
+    if not isinstance(cells, list) or not all(isinstance(c, dict) and "cell_type" in c for c in cells):
+        return None, "not a notebook (no list of cells)"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # nbformat warns about (and repairs) small schema slips
+            nb = nbformat.reads(text, as_version=4)
+    except Exception as exc:
+        return None, f"not a valid notebook: {(str(exc).splitlines() or [''])[0][:200]}"
+    return nb, ""
+
+
+def main():
+    channel = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
+    os.dup2(2, 1)  # anything printed (nbgrader, the tests' ✔ lines) goes to the log, not the channel
+    sys.stdout = sys.stderr
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="[worker] %(levelname)s %(message)s")
+    # Expected on every submission, so only noise in the log: nbgrader restoring hidden tests, and
+    # SQLAlchemy's autoflush warnings from nbgrader's own gradebook code.
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(lambda record: "Attribute 'checksum' for cell" not in record.getMessage())
+    warnings.filterwarnings("ignore", message=".*not in session, add operation along.*")
+    from . import course
+
+    course.ensure_bin_on_path()
+    worker = None
+    for line in sys.stdin:
+        message = json.loads(line)
+        if message.get("op") == "setup":
+            worker = Worker(message)
+            channel.write(json.dumps({"ready": True}) + "\n")
+        elif message.get("op") == "grade" and worker is not None:
+            channel.write(json.dumps(worker.grade(message)) + "\n")
+        elif message.get("op") == "stop":
+            break
+    channel.close()
+
+
+if __name__ == "__main__":
+    main()

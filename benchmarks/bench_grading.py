@@ -1,0 +1,152 @@
+"""Batch grading throughput: plain `nbgrader autograde` against `python -m autograder grade --jobs 2`.
+
+40 submissions of 02_forward_pass (a mix of correct and wrong answers), each
+run graded in its own fresh copy of the course, one after the other on the same
+machine. Submissions per minute for both, and their ratio. Both runs must give
+every submission the same score on every test cell: a mismatch is printed and
+fails the benchmark (a fast grader that grades differently is not faster).
+"""
+
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks import Row
+
+N_SUBMISSIONS = 40
+ASSIGNMENT = "02_forward_pass"
+
+# Answers the benchmark cycles through: the worked solution, and plausible mistakes.
+_WRONG = {
+    "ffn-missing-b1": {"ffn_forward": "def ffn_forward(x, W1, b1, W2, b2):\n"
+                                      "    return np.maximum(np.asarray(x, float) @ W1, 0.0) @ W2 + b2\n"},
+    "torch-no-transpose": {"linear_torch": "def linear_torch(x, weight, bias):\n"
+                                           "    y = np.asarray(x, float) @ np.asarray(weight, float)\n"
+                                           "    return y if bias is None else y + bias\n"},
+    "dead-fraction-unfinished": {},  # keeps the learner's stub
+}
+
+
+def _assignment():
+    """02_forward_pass, or (while it is being written) the first graded assignment there is."""
+    from autograder import assignments, build
+
+    ids = assignments()
+    if ASSIGNMENT in ids:
+        return ASSIGNMENT
+    for aid in ids:
+        if any(c.metadata.get("nbgrader", {}).get("grade") for c in build.read_source(aid).cells):
+            return aid
+    raise RuntimeError("no graded assignment to benchmark")
+
+
+def _submissions(aid):
+    """student id -> notebook: the learner version with answers filled in."""
+    import copy
+
+    import nbformat
+
+    from autograder import NOTEBOOKS_DIR, SOLUTIONS_DIR
+
+    learner = nbformat.read(NOTEBOOKS_DIR / f"{aid}.ipynb", as_version=4)
+    solution = {c.metadata.get("nbgrader", {}).get("grade_id"): c.source
+                for c in nbformat.read(SOLUTIONS_DIR / f"{aid}.ipynb", as_version=4).cells}
+    kinds = ["correct", *_WRONG] if aid == ASSIGNMENT else ["correct", "learner"]
+    out = {}
+    for i in range(N_SUBMISSIONS):
+        kind = kinds[i % len(kinds)]
+        nb = copy.deepcopy(learner)
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            gid = meta.get("grade_id")
+            if meta.get("solution") and kind != "learner":
+                answer = _WRONG.get(kind, {}).get(gid, solution[gid])
+                if not (kind == "dead-fraction-unfinished" and gid == "dead_fraction"):
+                    cell.source = answer
+        out[f"s{i:02d}-{kind}"] = nb
+    return out
+
+
+def _course(root, aid):
+    import nbformat
+
+    from autograder import COURSE_ROOT, build, course
+
+    root.mkdir(parents=True)
+    shutil.copy(COURSE_ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
+    target = root / "source" / aid / f"{aid}.ipynb"
+    target.parent.mkdir(parents=True)
+    target.write_text(nbformat.writes(build.read_source(aid)) + "\n", encoding="utf-8")
+    course.ensure_bin_on_path()
+    course.generate_assignment(course.load_config(root), aid)
+
+
+def _write(folder, aid, submissions):
+    import nbformat
+
+    for student, nb in submissions.items():
+        path = folder / student / aid / f"{aid}.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+
+
+def _scores(db_path):
+    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
+    try:
+        rows = db.execute(
+            "SELECT submitted_assignment.student_id, base_cell.name, grade.auto_score "
+            "FROM grade JOIN submitted_notebook ON grade.notebook_id = submitted_notebook.id "
+            "JOIN submitted_assignment ON submitted_notebook.assignment_id = submitted_assignment.id "
+            "JOIN base_cell ON grade.cell_id = base_cell.id").fetchall()
+    finally:
+        db.close()
+    return {(student, cell): score for student, cell, score in rows}
+
+
+def _timed(cmd, cwd):
+    start = time.perf_counter()
+    run = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if run.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} failed ({run.returncode}):\n{run.stderr[-3000:]}")
+    return seconds
+
+
+def rows():
+    from autograder import course
+
+    aid = _assignment()
+    submissions = _submissions(aid)
+    with tempfile.TemporaryDirectory(prefix="ffn-bench-grading-") as tmp:
+        tmp = Path(tmp)
+        template = tmp / "template"
+        _course(template, aid)
+        plain, ours = tmp / "plain", tmp / "ours"
+        shutil.copytree(template, plain)
+        shutil.copytree(template, ours)
+        _write(plain / "submitted", aid, submissions)
+        _write(tmp / "submitted", aid, submissions)
+        course.ensure_bin_on_path()
+        t_plain = _timed([sys.executable, "-m", "nbgrader", "autograde", aid], cwd=plain)
+        t_ours = _timed([sys.executable, "-m", "autograder", "grade", aid, str(tmp / "submitted"),
+                         "--out", str(tmp / "results"), "--jobs", "2", "--course", str(ours)], cwd=tmp)
+        plain_scores, our_scores = _scores(plain / "gradebook.db"), _scores(ours / "gradebook.db")
+    mismatches = sorted(f"{student} {cell}: nbgrader {plain_scores.get((student, cell))}, "
+                        f"autograder {our_scores.get((student, cell))}"
+                        for student, cell in set(plain_scores) | set(our_scores)
+                        if plain_scores.get((student, cell)) != our_scores.get((student, cell)))
+    if mismatches or len({s for s, _ in plain_scores}) != N_SUBMISSIONS:
+        print("scores differ between plain nbgrader and python -m autograder grade:", *mismatches, sep="\n  ")
+    assert not mismatches, f"{len(mismatches)} test-cell scores differ (listed above)"
+    rate_plain, rate_ours = N_SUBMISSIONS / t_plain * 60, N_SUBMISSIONS / t_ours * 60
+    label = f"grading {N_SUBMISSIONS} x {aid}"
+    return [
+        Row(f"{label}: nbgrader autograde (serial)", rate_plain, "submissions/min", "", f"{t_plain:.0f} s"),
+        Row(f"{label}: autograder grade --jobs 2 (sandboxed)", rate_ours, "submissions/min", "",
+            f"{t_ours:.0f} s, every score equal to nbgrader's"),
+        Row(f"{label}: throughput ratio (autograder / nbgrader)", rate_ours / rate_plain, "ratio", ">= 1.6"),
+    ]

@@ -1,0 +1,85 @@
+"""Helpers for the grader's tests: a scratch course, submissions on disk, a server on localhost, a batch run."""
+
+import shutil
+import socket
+import threading
+from pathlib import Path
+
+import nbformat
+import nbtools
+
+from autograder import course, grade, sandbox
+
+
+def make_course(root, assignment_id):
+    """A scratch copy of the course holding `assignment_id`, generated into its own gradebook."""
+    root = nbtools.scratch_course(root, assignment_id)
+    course.generate_assignment(course.load_config(root), assignment_id)
+    return Path(root)
+
+
+def copy_course(source, target):
+    shutil.copytree(source, target)
+    return Path(target)
+
+
+def write_submissions(folder, assignment_id, submissions):
+    """student -> notebook | bytes | None (a student folder with nothing in it), in nbgrader's layout."""
+    folder = Path(folder)
+    for student, content in submissions.items():
+        target = folder / student / assignment_id
+        target.mkdir(parents=True, exist_ok=True)
+        path = target / f"{assignment_id}.ipynb"
+        if content is None:
+            continue
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(nbformat.writes(content) + "\n", encoding="utf-8")
+    return folder
+
+
+def run_batch(assignment_id, submitted, out, course_root, jobs=2, memory="2G", cell_timeout=10.0, timeout=600.0):
+    """`python -m autograder grade` in this process: {student: result}."""
+    results = grade.grade(assignment_id, submitted, out, jobs=jobs, course_root=course_root, cell_timeout=cell_timeout,
+                          limits=sandbox.Limits(memory=sandbox.parse_size(memory)), timeout=timeout)
+    return {r["student"]: r for r in results}
+
+
+def points_by_exercise(result):
+    """exercise -> (points, max points) summed over its test cells."""
+    out = {}
+    for cell in result["cells"]:
+        got, top = out.get(cell["exercise"], (0.0, 0.0))
+        out[cell["exercise"]] = (got + cell["points"], top + cell["max_points"])
+    return out
+
+
+class LocalServer:
+    """A TCP server on 127.0.0.1 that records everything sent to it."""
+
+    def __init__(self):
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.received = []
+        self.connections = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.connections += 1
+            with conn:
+                conn.settimeout(2)
+                try:
+                    while data := conn.recv(4096):
+                        self.received.append(data)
+                except OSError:
+                    pass
+
+    def close(self):
+        self.sock.close()

@@ -1,0 +1,358 @@
+"""Helpers for the course tests: read nbgrader metadata, execute notebooks, grade submissions with nbgrader.
+
+The three forms of a notebook (see autograder/AUTHORING.md):
+`source(aid)` the authored notebook (solutions and hidden tests), `learner(aid)` the
+committed `notebooks/<aid>.ipynb`, `solution(aid)` the committed `solutions/<aid>.ipynb`.
+They are read once per process and shared: copy before changing one (`with_answers` does).
+"""
+
+import ast
+import copy
+import functools
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+import autograder
+from autograder import build
+
+REPO_ROOT = autograder.REPO_ROOT
+COURSE_ROOT = autograder.COURSE_ROOT
+NOTEBOOKS_DIR = autograder.NOTEBOOKS_DIR
+SOLUTIONS_DIR = autograder.SOLUTIONS_DIR
+
+ORIENTATION = "00_start_here"  # the ungraded tour: one demonstration exercise, at most 1 point
+CAPSTONE = "09_ffn_module"  # the capstone may carry more points and take longer
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+# ---------------------------------------------------------------- the three forms
+
+
+@functools.cache
+def source(aid):
+    """The authored notebook, read from autograder/source/<aid>/<aid>.py as the build reads it."""
+    return build.read_source(aid)
+
+
+@functools.cache
+def learner(aid):
+    return nbformat.read(NOTEBOOKS_DIR / f"{aid}.ipynb", as_version=4)
+
+
+@functools.cache
+def solution(aid):
+    return nbformat.read(SOLUTIONS_DIR / f"{aid}.ipynb", as_version=4)
+
+
+# ---------------------------------------------------------------- nbgrader cell metadata
+
+
+def meta(cell):
+    return cell.get("metadata", {}).get("nbgrader", {})
+
+
+def grade_id(cell):
+    return meta(cell).get("grade_id")
+
+
+def is_test(cell):
+    """An autograded test cell: graded, and not an answer cell."""
+    return bool(meta(cell).get("grade")) and not meta(cell).get("solution")
+
+
+def is_answer(cell):
+    """An exercise's answer cell: the learner writes it."""
+    return bool(meta(cell).get("solution"))
+
+
+def points(cell):
+    return float(meta(cell).get("points", 0))
+
+
+def cells_by_id(nb):
+    return {grade_id(c): c for c in nb.cells if grade_id(c)}
+
+
+def test_ids(nb):
+    return [grade_id(c) for c in nb.cells if is_test(c)]
+
+
+def answer_ids(nb):
+    return [grade_id(c) for c in nb.cells if is_answer(c)]
+
+
+def exercise_of(test_id, exercises):
+    """(exercise, aspect, hidden) for a test cell id `test_<fn>[_<aspect>][_hidden]`, or None.
+
+    A class exercise may have a pair of test cells per aspect (`test_FeedForwardNetwork_forward`
+    and `..._forward_hidden`); the longest exercise name wins (`test_relu_grad` is relu_grad's).
+    """
+    if not test_id.startswith("test_"):
+        return None
+    core = test_id.removeprefix("test_")
+    hidden = core.endswith("_hidden")
+    core = core.removesuffix("_hidden")
+    for fn in sorted(exercises, key=len, reverse=True):
+        if core == fn or core.startswith(fn + "_"):
+            return fn, core[len(fn):], hidden
+    return None
+
+
+def graded_assignments():
+    """The assignments with at least one graded test cell (the orientation notebook may have none)."""
+    return [aid for aid in autograder.assignments() if test_ids(source(aid))]
+
+
+def between_markers(text, begin, end):
+    """The lines strictly between `begin` and `end` marker lines (nbgrader's rule: a line containing the marker)."""
+    lines, inside = [], False
+    for line in text.splitlines():
+        if begin in line:
+            inside = True
+        elif end in line:
+            inside = False
+        elif inside:
+            lines.append(line)
+    return lines
+
+
+def outside_markers(text, begin, end):
+    """The lines of `text` not between the markers (and not the markers themselves)."""
+    kept, inside = [], False
+    for line in text.splitlines():
+        if begin in line:
+            inside = True
+        elif end in line:
+            inside = False
+        elif not inside:
+            kept.append(line)
+    return kept
+
+
+def python_source(cell_source):
+    """A cell's source as plain Python (IPython magics such as %timeit turned into calls)."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    return TransformerManager().transform_cell(cell_source)
+
+
+def names_used(cell_source):
+    """The bare names (not attributes) a code cell loads, calls or defines."""
+    tree = ast.parse(python_source(cell_source))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+    return found
+
+
+def top_level_definitions(cell_source):
+    tree = ast.parse(python_source(cell_source))
+    return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
+
+
+# ---------------------------------------------------------------- outputs
+
+
+def output_text(cell):
+    """Everything a cell showed, as text: streams, errors (traceback without colour codes), plain-text results."""
+    parts = []
+    for out in cell.get("outputs", []):
+        if out.output_type == "stream":
+            parts.append(out.text)
+        elif out.output_type == "error":
+            parts.append(f"{out.ename}: {out.evalue}")
+            parts.append(ANSI.sub("", "\n".join(out.traceback)))
+        else:
+            parts.append(str(out.get("data", {}).get("text/plain", "")))
+    return "\n".join(parts)
+
+
+def errors(cell):
+    return [o for o in cell.get("outputs", []) if o.output_type == "error"]
+
+
+def stderr(cell):
+    return "".join(o.text for o in cell.get("outputs", []) if o.output_type == "stream" and o.name == "stderr")
+
+
+def images(cell):
+    return sum("image/png" in o.get("data", {}) for o in cell.get("outputs", []))
+
+
+def describe(cell, index):
+    """A short name for a cell in failure messages."""
+    gid = grade_id(cell)
+    first = next((line for line in cell.source.splitlines() if line.strip()), "")
+    return f"cell {index}" + (f" ({gid})" if gid else "") + f": {first[:70]!r}"
+
+
+# ---------------------------------------------------------------- executing notebooks
+
+# Run in the kernel before the notebook: count the matplotlib Figures each cell creates,
+# so a test can check that every figure made is also shown (an image/png output).
+_TRACK_FIGURES = """
+import matplotlib.figure as _ffn_mf
+_ffn_cell, _ffn_figures = [0], {}
+def _ffn_pre_run_cell(info):
+    if info.store_history:
+        _ffn_cell[0] += 1
+def _ffn_counting_init(self, *args, _ffn_init=_ffn_mf.Figure.__init__, **kwargs):
+    _ffn_init(self, *args, **kwargs)
+    _ffn_figures[_ffn_cell[0]] = _ffn_figures.get(_ffn_cell[0], 0) + 1
+_ffn_mf.Figure.__init__ = _ffn_counting_init
+get_ipython().events.register("pre_run_cell", _ffn_pre_run_cell)
+"""
+_REPORT_FIGURES = "import json as _ffn_json; print(_ffn_json.dumps(_ffn_figures))"
+
+
+@dataclass
+class Execution:
+    nb: nbformat.NotebookNode  # the executed notebook, outputs included
+    seconds: float  # wall time, kernel start-up included
+    figures: dict = field(default_factory=dict)  # cell index -> matplotlib Figures the cell created
+
+
+def execute(path, *, cwd=None, track_figures=False, timeout=300):
+    """Execute a notebook top to bottom in a fresh python3 kernel (errors allowed: they stay in the outputs)."""
+    path = Path(path)
+    nb = nbformat.read(path, as_version=4)
+    cwd = Path(cwd or path.parent)
+    client = NotebookClient(nb, kernel_name="python3", timeout=timeout, allow_errors=True,
+                            resources={"metadata": {"path": str(cwd)}})
+    start = time.perf_counter()
+    if not track_figures:
+        client.execute()
+        return Execution(nb, time.perf_counter() - start)
+    # The tracker runs as extra cells (outside the history), removed again afterwards.
+    nb.cells.insert(0, nbformat.v4.new_code_cell(_TRACK_FIGURES))
+    nb.cells.append(nbformat.v4.new_code_cell(_REPORT_FIGURES))
+    sent = []  # notebook cell indices, in the order the kernel ran them
+    with client.setup_kernel():
+        client.wait_for_reply(client.kc.kernel_info())
+        last = len(nb.cells) - 1
+        for i, cell in enumerate(nb.cells):
+            tracker = i in (0, last)
+            if not tracker and cell.cell_type == "code" and cell.source.strip():
+                sent.append(i - 1)
+            client.execute_cell(cell, i, store_history=not tracker)
+    seconds = time.perf_counter() - start
+    tracker_cells = (nb.cells.pop(0), nb.cells.pop())
+    if errors(tracker_cells[0]) or errors(tracker_cells[1]) or not tracker_cells[1].outputs:
+        raise RuntimeError("the figure tracker failed in the kernel:\n" + "\n".join(map(output_text, tracker_cells)))
+    counts = json.loads(tracker_cells[1].outputs[0].text)
+    figures = {sent[int(k) - 1]: n for k, n in counts.items() if int(k) >= 1}
+    return Execution(nb, seconds, figures)
+
+
+# ---------------------------------------------------------------- nbgrader
+
+
+def nbgrader_env():
+    """The environment for nbgrader: this interpreter's bin/ first on PATH (a new gradebook runs `alembic`)."""
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    return env
+
+
+def nbgrader(*args, cwd, timeout=1800):
+    """Run the nbgrader command line; return the CompletedProcess (stdout and stderr as text)."""
+    return subprocess.run([sys.executable, "-m", "nbgrader", *map(str, args)], cwd=cwd, env=nbgrader_env(),
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def scratch_course(root, aid):
+    """A copy of the nbgrader course under `root` holding the source of `aid`; return its path.
+
+    The course's nbgrader_config.py puts the course root (and its gradebook) next to itself.
+    """
+    root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
+    shutil.copy(COURSE_ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
+    target = root / "source" / aid / f"{aid}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(nbformat.writes(source(aid)) + "\n", encoding="utf-8")
+    return root
+
+
+def with_answers(nb, answers):
+    """A copy of `nb` whose answer cells named in `answers` (grade_id -> source) hold the given sources."""
+    nb = copy.deepcopy(nb)
+    cells = {grade_id(c): c for c in nb.cells if is_answer(c)}
+    unknown = sorted(set(answers) - set(cells))
+    if unknown:
+        raise KeyError(f"no answer cell with grade_id {unknown}; the answer cells are {sorted(cells)}")
+    for gid, text in answers.items():
+        cells[gid].source = text
+    return nb
+
+
+def completed_learner(aid):
+    """The learner notebook with every answer cell filled in from the worked solution."""
+    sol = cells_by_id(solution(aid))
+    return with_answers(learner(aid), {gid: sol[gid].source for gid in answer_ids(learner(aid))})
+
+
+@dataclass
+class GradedBatch:
+    """The outcome of one `nbgrader autograde` run: scores per student and test cell."""
+
+    course: Path
+    aid: str
+    scores: dict  # student -> {test cell grade_id: (score, max_score)}
+    log: str
+    unbuilt: dict = field(default_factory=dict)  # variant -> why no submission could be made for it
+    student_of: dict = field(default_factory=dict)  # variant -> the student id that carries it
+    students: dict = field(default_factory=dict)  # student id -> the answers put into its notebook
+
+    def autograded(self, student):
+        """The autograded notebook of `student`, with the outputs of the grading run."""
+        return nbformat.read(self.course / "autograded" / student / self.aid / f"{self.aid}.ipynb", as_version=4)
+
+    def missing(self, student):
+        """Why `student` has no complete set of scores ('' when it has one)."""
+        if student not in self.scores:
+            return f"{student} was not graded. nbgrader's log (last 3000 characters):\n{self.log[-3000:]}"
+        unscored = [name for name, (score, _) in self.scores[student].items() if score is None]
+        return f"{student}: no score for {unscored}" if unscored else ""
+
+
+def generate(course, aid):
+    """`nbgrader generate_assignment <aid>` in a scratch course (creates its gradebook)."""
+    result = nbgrader("generate_assignment", aid, "--force", cwd=course)
+    if result.returncode != 0:
+        raise RuntimeError(f"nbgrader generate_assignment {aid} failed:\n{result.stdout}\n{result.stderr}")
+
+
+def autograde(course, aid, submissions):
+    """Submit each notebook of `submissions` (student id -> notebook), autograde them in one batch, read scores."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    for student, nb in submissions.items():
+        path = Path(course) / "submitted" / student / aid / f"{aid}.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+    result = nbgrader("autograde", aid, cwd=course)
+    log = f"$ nbgrader autograde {aid} (exit {result.returncode})\n{result.stdout}\n{result.stderr}"
+    scores = {}
+    with Gradebook(f"sqlite:///{Path(course) / 'gradebook.db'}") as gb:
+        for student in submissions:
+            try:
+                sub = gb.find_submission_notebook(aid, aid, student)
+            except MissingEntry:
+                continue
+            scores[student] = {g.name: (g.score, g.max_score) for g in sub.grades}
+    return GradedBatch(Path(course), aid, scores, log)

@@ -1,0 +1,269 @@
+"""The generated course is up to date, follows autograder/AUTHORING.md, and its learner versions give nothing away.
+
+Checked on the three forms of each notebook (nbtools.source / learner / solution):
+the committed notebooks/ and solutions/ equal a fresh build; no form carries outputs;
+the learner version has no hidden test and no solution line, and every answer cell
+raises NotImplementedError; cells and grade ids follow the authoring rules; points
+add up to about 10; every notebook says how to open the course; README and
+00_start_here link to every notebook.
+"""
+
+import keyword
+import re
+import subprocess
+import sys
+
+import nbtools
+import pytest
+
+from autograder import assignments
+
+AIDS = assignments()
+SOLUTION_MARKERS = ("BEGIN SOLUTION", "END SOLUTION")
+HIDDEN_MARKERS = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+STUB_LINES = {"# YOUR CODE HERE", "raise NotImplementedError()", "YOUR ANSWER HERE"}
+POINTS = {nbtools.ORIENTATION: (0, 1), nbtools.CAPSTONE: (8, 30)}  # others: 8 to 12
+# Set-up lines any code in the course repeats: converting an input, making a seeded generator.
+SETUP_LINE = re.compile(r"\w+\s*=\s*(np\.(asarray|asanyarray|array|atleast_[123]d|random\.default_rng)|float|int)\(.*")
+BLOCK_HEADER = re.compile(r"(for|while|if|elif|else|with|try|except|finally)\b.*:")
+LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?[^)]*\)|href=[\"']([^\"']+)[\"']")
+
+
+def test_generated_notebooks_match_a_fresh_build():
+    """`python -m autograder build --check`: notebooks/ and solutions/ equal a fresh generation (sources, metadata)."""
+    result = subprocess.run([sys.executable, "-m", "autograder", "build", "--check"], cwd=nbtools.REPO_ROOT,
+                            env=nbtools.nbgrader_env(), capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
+
+
+@pytest.mark.parametrize("form", ["notebooks", "solutions"])
+@pytest.mark.parametrize("aid", AIDS)
+def test_committed_notebook_has_no_outputs(aid, form):
+    nb = nbtools.learner(aid) if form == "notebooks" else nbtools.solution(aid)
+    dirty = [nbtools.describe(c, i) for i, c in enumerate(nb.cells)
+             if c.cell_type == "code" and (c.outputs or c.execution_count is not None)]
+    assert not dirty, f"{form}/{aid}.ipynb carries outputs or execution counts (run `make course`):\n" + "\n".join(
+        dirty)
+
+
+# ---------------------------------------------------------------- nothing given away
+
+
+def significant(line):
+    """Whether a code line gives something away: not blank, a comment, a stub, a set-up line
+    (`X = np.asarray(X, dtype=float)`, `rng = np.random.default_rng(0)`), the header of a
+    block (`for dtype in DTYPES:`) or a bare keyword/closing bracket.
+
+    `return h`, `else:`, `pass`, `)` say nothing about an answer; a statement with an
+    operator, a call or a second name does.
+    """
+    text = line.strip()
+    if not text or text.startswith("#") or text in STUB_LINES or SETUP_LINE.fullmatch(text):
+        return False
+    if BLOCK_HEADER.fullmatch(text):
+        return False
+    words = re.findall(r"[A-Za-z_]\w*", text)
+    names = [w for w in words if not keyword.iskeyword(w)]
+    rest = re.sub(r"[A-Za-z_]\w*|\s", "", text)
+    return len(names) > 1 or bool(rest.strip(":)]}"))
+
+
+def revealed_lines(nb, markers, kind):
+    """Lines between `markers` in the source, minus those the source shows anyway in cells of the same `kind`.
+
+    A hidden-test line that also appears in a visible test, or a solution line that is part
+    of an answer cell's given scaffolding, gives nothing away.
+    """
+    begin, end = markers
+    secret, shown = set(), set()
+    for cell in nb.cells:
+        if not kind(cell):
+            continue
+        secret |= {line.strip() for line in nbtools.between_markers(cell.source, begin, end)}
+        shown |= {line.strip() for line in nbtools.outside_markers(cell.source, begin, end)}
+    return {line for line in secret - shown if significant(line)}
+
+
+def learner_lines(nb):
+    return {line.strip(): i for i, cell in enumerate(nb.cells) for line in cell.source.splitlines()}
+
+
+@pytest.mark.parametrize("aid", AIDS)
+def test_learner_version_has_no_hidden_tests(aid):
+    learner = nbtools.learner(aid)
+    text = "\n".join(c.source for c in learner.cells).lower()
+    for marker in HIDDEN_MARKERS:
+        assert marker.lower() not in text, f"notebooks/{aid}.ipynb contains {marker!r}"
+    lines = learner_lines(learner)
+    leaked = sorted(f"cell {lines[line]}: {line}"
+                    for line in revealed_lines(nbtools.source(aid), HIDDEN_MARKERS, nbtools.is_test) if line in lines)
+    assert not leaked, f"notebooks/{aid}.ipynb shows hidden-test lines:\n" + "\n".join(leaked)
+
+
+@pytest.mark.parametrize("aid", AIDS)
+def test_learner_version_has_no_solution_code(aid):
+    learner = nbtools.learner(aid)
+    text = "\n".join(c.source for c in learner.cells).lower()
+    for marker in SOLUTION_MARKERS:
+        assert marker.lower() not in text, f"notebooks/{aid}.ipynb contains {marker!r}"
+    lines = learner_lines(learner)
+    leaked = sorted(f"cell {lines[line]}: {line}"
+                    for line in revealed_lines(nbtools.source(aid), SOLUTION_MARKERS, nbtools.is_answer)
+                    if line in lines)
+    assert not leaked, f"notebooks/{aid}.ipynb shows lines of the solution:\n" + "\n".join(leaked)
+
+
+@pytest.mark.parametrize("aid", AIDS)
+def test_every_answer_cell_raises_not_implemented(aid):
+    """Each solution block became the stub, and the cell still defines the exercise's function or class."""
+    src, learner = nbtools.cells_by_id(nbtools.source(aid)), nbtools.cells_by_id(nbtools.learner(aid))
+    exercises = nbtools.answer_ids(nbtools.source(aid))
+    assert exercises or aid == nbtools.ORIENTATION, f"{aid}: no answer cell (nbgrader solution: true)"
+    assert nbtools.answer_ids(nbtools.learner(aid)) == exercises
+    for gid in exercises:
+        blocks = src[gid].source.count(SOLUTION_MARKERS[0])
+        stubs = learner[gid].source.count("raise NotImplementedError()")
+        assert blocks >= 1, f"answer cell {gid} of the source has no ### BEGIN SOLUTION block"
+        assert stubs == blocks, (f"answer cell {gid}: {blocks} solution block(s) in the source, "
+                                 f"{stubs} `raise NotImplementedError()` in the learner version")
+        assert gid in nbtools.top_level_definitions(learner[gid].source), (
+            f"answer cell {gid} of the learner version does not define {gid}")
+
+
+# ---------------------------------------------------------------- authoring rules
+
+
+@pytest.mark.parametrize("aid", AIDS)
+def test_setup_cell_comes_first(aid):
+    nb = nbtools.source(aid)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    setups = [c for c in nb.cells if nbtools.grade_id(c) == "setup"]
+    assert len(setups) == 1, f"{aid}: expected one cell with grade_id 'setup', found {len(setups)}"
+    setup = setups[0]
+    assert code and code[0] is setup, f"{aid}: the setup cell must be the first code cell"
+    info = nbtools.meta(setup)
+    assert info.get("locked") and not info.get("grade") and not info.get("solution"), (
+        f"{aid}: the setup cell must be locked, not graded and not an answer cell: {info}")
+
+
+def exercises_and_tests(nb):
+    """(answer ids in order, test ids in order, positions of every grade id)."""
+    position = {nbtools.grade_id(c): i for i, c in enumerate(nb.cells) if nbtools.grade_id(c)}
+    return nbtools.answer_ids(nb), nbtools.test_ids(nb), position
+
+
+@pytest.mark.parametrize("aid", AIDS)
+def test_grade_ids_follow_the_authoring_rules(aid):
+    """Answer cell `<fn>`; after it, tests `test_<fn>` (visible) then `test_<fn>_hidden` (hidden tests).
+
+    A class exercise may split its tests by aspect, one such pair each (`test_<fn>_<aspect>`,
+    `test_<fn>_<aspect>_hidden`). The orientation notebook may be ungraded (no exercise at
+    all) or hold one demonstration exercise worth at most 1 point, whose hidden tests may
+    sit in its one cell `test_<fn>`.
+    """
+    nb = nbtools.source(aid)
+    ids = [nbtools.grade_id(c) for c in nb.cells if nbtools.grade_id(c)]
+    assert len(ids) == len(set(ids)), f"{aid}: duplicated grade ids {sorted({i for i in ids if ids.count(i) > 1})}"
+    answers, tests, position = exercises_and_tests(nb)
+    cells = nbtools.cells_by_id(nb)
+    total = sum(nbtools.points(c) for c in nb.cells if nbtools.is_test(c))
+    folded = aid == nbtools.ORIENTATION and total <= 1
+    assert answers or (folded and not tests), f"{aid}: no answer cell (nbgrader solution: true)"
+    for fn in answers:
+        assert fn.isidentifier(), f"{aid}: answer cell id {fn!r} is not a function name"
+        assert fn in nbtools.top_level_definitions(cells[fn].source), f"{aid}: answer cell {fn} does not define {fn}"
+    unmatched = [gid for gid in tests if nbtools.exercise_of(gid, answers) is None]
+    assert not unmatched, f"{aid}: graded test cells {unmatched} are not named test_<fn>[_hidden] for an exercise"
+    for fn in answers:
+        visible = [gid for gid in tests if nbtools.exercise_of(gid, answers)[::2] == (fn, False)]
+        assert visible, f"{aid}: exercise {fn} has no visible test cell test_{fn}"
+        for gid in visible:
+            hidden = f"{gid}_hidden"
+            assert position[fn] < position[gid], f"{aid}: {gid} comes before the answer cell {fn}"
+            assert HIDDEN_MARKERS[0] not in cells[gid].source or (folded and hidden not in position), (
+                f"{aid}: {gid} holds hidden tests; they belong in {hidden}")
+            if folded and hidden not in position:
+                continue
+            assert hidden in position, f"{aid}: {gid} has no hidden-test partner {hidden}"
+            assert position[gid] < position[hidden], f"{aid}: {hidden} comes before {gid}"
+            assert HIDDEN_MARKERS[0] in cells[hidden].source, f"{aid}: {hidden} has no ### BEGIN HIDDEN TESTS block"
+    orphans = [gid for gid in tests if gid.endswith("_hidden") and gid.removesuffix("_hidden") not in position]
+    assert not orphans, f"{aid}: hidden-test cells {orphans} have no visible partner"
+    for gid in tests:
+        info = nbtools.meta(cells[gid])
+        assert info.get("locked") and nbtools.points(cells[gid]) > 0, (
+            f"{aid}: test cell {gid} must be locked and worth points: {info}")
+        fn = nbtools.exercise_of(gid, answers)[0]
+        assert fn in nbtools.names_used(cells[gid].source), f"{aid}: test cell {gid} never uses {fn}"
+
+
+@pytest.mark.parametrize("aid", AIDS)
+def test_only_test_cells_call_the_exercises(aid):
+    """Demonstrations use the reference, so an unfinished notebook still runs top to bottom."""
+    nb = nbtools.source(aid)
+    exercises = set(nbtools.answer_ids(nb))
+    offenders = []
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code" or nbtools.is_test(cell) or nbtools.is_answer(cell):
+            continue
+        used = nbtools.names_used(cell.source) & exercises
+        if used:
+            offenders.append(f"{nbtools.describe(cell, i)} uses {sorted(used)}")
+    assert not offenders, f"{aid}: cells other than tests use learners' functions:\n" + "\n".join(offenders)
+
+
+@pytest.mark.parametrize("aid", AIDS)
+def test_points_add_up_to_about_ten(aid):
+    low, high = POINTS.get(aid, (8, 12))
+    total = sum(nbtools.points(c) for c in nbtools.source(aid).cells if nbtools.is_test(c))
+    assert low <= total <= high, f"{aid}: {total:g} points in all, expected {low} to {high}"
+
+
+@pytest.mark.parametrize("aid", AIDS)
+def test_first_cell_says_how_to_open_the_course(aid):
+    first = nbtools.source(aid).cells[0]
+    assert first.cell_type == "markdown", f"{aid}: the first cell should be the markdown introduction"
+    assert "binder" in first.source.lower() and "make lab" in first.source, (
+        f"{aid}: the first cell should mention Binder and `make lab`:\n{first.source[:500]}")
+
+
+# ---------------------------------------------------------------- links
+
+
+def link_targets(markdown):
+    return [a or b for a, b in LINK.findall(markdown)]
+
+
+@pytest.mark.parametrize("aid", AIDS)
+def test_readme_links_to_notebook(aid):
+    readme = nbtools.REPO_ROOT / "README.md"
+    assert readme.exists(), "README.md is missing"
+    targets = link_targets(readme.read_text(encoding="utf-8"))
+    assert any(re.search(rf"(^|/)notebooks/{aid}\.ipynb([?#]|$)", t) for t in targets), (
+        f"README.md has no link to notebooks/{aid}.ipynb")
+
+
+@pytest.mark.parametrize("aid", [a for a in AIDS if a != nbtools.ORIENTATION])
+def test_start_here_links_to_notebook(aid):
+    markdown = "\n".join(c.source for c in nbtools.source(nbtools.ORIENTATION).cells if c.cell_type == "markdown")
+    assert any(re.fullmatch(rf"(\./)?{aid}\.ipynb", t) for t in link_targets(markdown)), (
+        f"{nbtools.ORIENTATION} has no link to {aid}.ipynb")
+
+
+def test_notebook_links_resolve():
+    """Every relative link to a notebook, in every notebook and the README, names one that exists."""
+    broken = []
+    pages = [(nbtools.REPO_ROOT / "README.md", nbtools.REPO_ROOT)]
+    pages += [(nbtools.NOTEBOOKS_DIR / f"{aid}.ipynb", nbtools.NOTEBOOKS_DIR) for aid in AIDS]
+    for page, folder in pages:
+        if page.suffix == ".ipynb":
+            text = "\n".join(c.source for c in nbtools.learner(page.stem).cells if c.cell_type == "markdown")
+        elif page.exists():
+            text = page.read_text(encoding="utf-8")
+        else:
+            continue
+        for target in link_targets(text):
+            path = target.split("#")[0].split("?")[0]
+            if path.endswith(".ipynb") and "://" not in path and not (folder / path).exists():
+                broken.append(f"{page.relative_to(nbtools.REPO_ROOT)} -> {target}")
+    assert not broken, "links to notebooks that do not exist:\n" + "\n".join(broken)

@@ -1,0 +1,140 @@
+"""The adversarial batch (issue 5, items 1-14): attackers graded together with honest students.
+
+Two batches of 02_forward_pass through `python -m autograder grade` (in-process):
+the honest students alone, in one course; the same honest students together with
+every attack of tests/adversarial, in another. Every attacker must get no point
+it did not earn and show up with its status or flag; the batch must complete;
+each honest student must score exactly as in the batch without attackers; the
+gradebook must stay intact, also after a background process had time to strike.
+"""
+
+import html
+import json
+import sqlite3
+import sys
+import time
+
+import adversarial
+import nbtools
+import pytest
+from adversarial import ASSIGNMENT, ATTACKS, Context, grading
+
+pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("grader-adversarial")]
+
+SLEEPER_DELAY = 4.0  # tests/adversarial's sleeper strikes this long after it starts
+
+
+@pytest.fixture(scope="module")
+def batches(tmp_path_factory):
+    base = tmp_path_factory.mktemp("adversarial")
+    course_root = grading.make_course(base / "course", ASSIGNMENT)
+    baseline_root = grading.copy_course(course_root, base / "baseline-course")
+    server = grading.LocalServer()
+    solution = nbtools.cells_by_id(nbtools.solution(ASSIGNMENT))
+    ctx = Context(learner=nbtools.learner(ASSIGNMENT), course=str(course_root), results=str(base / "results"),
+                  answers={gid: solution[gid].source for gid in adversarial.EXERCISES}, port=server.port)
+    wrong = [w for w in __import__(f"submissions.{ASSIGNMENT}", fromlist=["WRONG"]).WRONG]
+    honest = adversarial.honest_students(ctx, wrong)
+    attacks = {a.student: a.build(ctx) for a in ATTACKS}
+    grading.write_submissions(base / "honest", ASSIGNMENT, honest)
+    grading.write_submissions(base / "submitted", ASSIGNMENT, {**honest, **attacks})
+    try:
+        baseline = grading.run_batch(ASSIGNMENT, base / "honest", base / "baseline-results", baseline_root)
+        graded = grading.run_batch(ASSIGNMENT, base / "submitted", base / "results", course_root)
+        finished = time.monotonic()
+        yield {"baseline": baseline, "graded": graded, "honest": honest, "course": course_root, "base": base,
+               "server": server, "finished": finished}
+    finally:
+        server.close()
+
+
+def test_every_student_is_graded(batches):
+    students = set(batches["honest"]) | {a.student for a in ATTACKS}
+    assert set(batches["graded"]) == students
+    for student in students:
+        path = batches["base"] / "results" / f"{student}.json"
+        assert json.loads(path.read_text())["student"] == student
+        assert (batches["base"] / "results" / f"{student}.html").stat().st_size > 0
+
+
+@pytest.mark.parametrize("attack", ATTACKS, ids=[a.student for a in ATTACKS])
+def test_attack_earns_nothing_and_shows_up(batches, attack):
+    result = batches["graded"][attack.student]
+    by_exercise = grading.points_by_exercise(result)
+    summary = json.dumps({k: result[k] for k in ("status", "score", "flags")}, indent=1)[:3000]
+    assert result["status"] in attack.status, f"{attack.student} ({attack.what}): {summary}"
+    for exercise in attack.zero:
+        assert by_exercise[exercise][0] == 0, f"{attack.student} earned points for {exercise}: {summary}"
+    for exercise in attack.full:
+        got, top = by_exercise[exercise]
+        assert got == top, f"{attack.student} lost honest points on {exercise} ({got}/{top}): {summary}"
+    if attack.flags:
+        kinds = {f["kind"] if f["costs_points"] else "review" for f in result["flags"]}
+        assert kinds & attack.flags, f"{attack.student}: expected a flag among {sorted(attack.flags)}: {summary}"
+
+
+def test_honest_students_score_as_without_attackers(batches):
+    for student in batches["honest"]:
+        alone, together = batches["baseline"][student], batches["graded"][student]
+        assert together["status"] == alone["status"] == "graded", student
+        assert [(c["grade_id"], c["points"]) for c in together["cells"]] == \
+            [(c["grade_id"], c["points"]) for c in alone["cells"]], student
+        assert together["flags"] == alone["flags"] == [], student
+    correct = batches["graded"]["honest-correct"]
+    assert correct["score"] == correct["max_score"] > 0
+    unfinished = grading.points_by_exercise(batches["graded"]["honest-unfinished"])
+    assert unfinished["dead_fraction"][0] == 0
+
+
+def _gradebook_scores(course_root):
+    db = sqlite3.connect(f"file:{course_root / 'gradebook.db'}?mode=ro", uri=True)
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        rows = db.execute(
+            "SELECT submitted_assignment.student_id, base_cell.name, grade.auto_score "
+            "FROM grade JOIN submitted_notebook ON grade.notebook_id = submitted_notebook.id "
+            "JOIN submitted_assignment ON submitted_notebook.assignment_id = submitted_assignment.id "
+            "JOIN base_cell ON grade.cell_id = base_cell.id").fetchall()
+    finally:
+        db.close()
+    return {(student, cell): score for student, cell, score in rows}
+
+
+def test_gradebook_intact_and_matches_results(batches):
+    time.sleep(max(0.0, batches["finished"] + SLEEPER_DELAY + 2 - time.monotonic()))  # let a sleeper strike
+    scores = _gradebook_scores(batches["course"])
+    for student, result in batches["graded"].items():
+        for cell in result["cells"]:
+            assert scores[(student, cell["grade_id"])] == cell["points"], (student, cell["grade_id"])
+    for student in batches["honest"]:  # the other students' files are still there and still notebooks
+        path = batches["course"] / "autograded" / student / ASSIGNMENT / f"{ASSIGNMENT}.ipynb"
+        assert json.loads(path.read_text())["cells"], student
+        saved = json.loads((batches["base"] / "results" / f"{student}.json").read_text())
+        assert saved["score"] == batches["graded"][student]["score"]
+
+
+def test_nothing_reached_the_local_server(batches):
+    assert batches["server"].connections == 0 and batches["server"].received == []
+
+
+def test_grades_csv_has_nbgrader_columns(batches):
+    lines = (batches["base"] / "results" / "grades.csv").read_text().splitlines()
+    assert lines[0] == ("assignment,duedate,timestamp,student_id,last_name,first_name,email,raw_score,"
+                        "late_submission_penalty,score,max_score")
+    assert len(lines) == 1 + len(batches["graded"])
+
+
+def test_feedback_never_shows_hidden_tests(batches):
+    source = nbtools.source(ASSIGNMENT)
+    hidden = [line.strip() for cell in source.cells for line in
+              nbtools.between_markers(cell.source, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS") if len(line.strip()) > 20]
+    assert hidden, "the assignment has hidden tests"
+    for student in batches["graded"]:
+        page = html.unescape((batches["base"] / "results" / f"{student}.html").read_text())
+        leaked = [line for line in hidden if line in page]
+        assert not leaked, f"{student}'s feedback shows hidden test lines: {leaked[:3]}"
+        assert "<script" not in page.lower(), student
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-v"]))

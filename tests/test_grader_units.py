@@ -1,0 +1,501 @@
+"""The grader's parts, each on its own: sizes, the sandbox, the call channel, the integrity checks,
+the scoring rule, feedback pages, LMS zips and the progress bar. Fast: no nbgrader batch here."""
+
+import copy
+import io
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import warnings
+import zipfile
+
+import nbformat
+import nbtools
+import numpy as np
+import pytest
+
+from autograder import assignments, cells, feedback, integrity, rerun, results, rpc, sandbox, submissions
+from autograder.clean_runner import StudentPeer
+from autograder.course import NotebookModel, SourceCellModel
+from autograder.progress import Progress
+
+# ---------------------------------------------------------------- sizes and the sandbox
+
+
+@pytest.mark.parametrize("text, size", [("2G", 2 * 1024**3), ("512M", 512 * 1024**2), ("1.5GiB", 3 * 1024**3 // 2),
+                                        ("4096", 4096), ("64k", 65536)])
+def test_parse_size(text, size):
+    assert sandbox.parse_size(text) == size
+
+
+def test_parse_size_says_what_it_expected():
+    with pytest.raises(ValueError, match="expected a size like 2G.*got 'lots'"):
+        sandbox.parse_size("lots")
+
+
+def _run(box, code):
+    return subprocess.run(box.command([sys.executable, "-c", code]), capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def box(tmp_path_factory):
+    """A sandbox that may write one folder and must not see another."""
+    base = tmp_path_factory.mktemp("sandbox")
+    (base / "work").mkdir()
+    (base / "secret").mkdir()
+    (base / "secret" / "gradebook.db").write_text("grades")
+    box = sandbox.Sandbox(writable=(str(base / "work"),), hidden=(str(base / "secret"),), cwd=str(base / "work"),
+                          uid=sandbox.slot_uid(5), limits=sandbox.Limits(memory=sandbox.parse_size("1G")))
+    box.prepare()
+    return box, base
+
+
+def test_sandbox_probe_succeeds_here():
+    ok, why = sandbox.probe()
+    assert ok, why
+
+
+def test_sandbox_writes_only_its_folder(box):
+    box, base = box
+    code = ("import os\nopen('mine.txt', 'w').write('ok')\n"
+            f"for path in ({str(base / 'outside.txt')!r}, '/etc/ffn-test', {sys.prefix!r} + '/x'):\n"
+            "    try:\n        open(path, 'w').write('no')\n        print('WROTE', path)\n"
+            "    except OSError as e:\n        print('refused', type(e).__name__)\n")
+    run = _run(box, code)
+    assert run.returncode == 0, run.stderr
+    assert "WROTE" not in run.stdout and run.stdout.count("refused") == 3
+    assert (base / "work" / "mine.txt").read_text() == "ok"
+    assert not (base / "outside.txt").exists()
+
+
+def test_sandbox_hides_folders_and_the_network(box):
+    box, base = box
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    code = (f"import os, socket\nsecret = {str(base / 'secret')!r}\n"
+            "print(os.path.isdir(secret) and sorted(os.listdir(secret)))\n"
+            f"try:\n    socket.create_connection(('127.0.0.1', {port}), timeout=2)\n    print('CONNECTED')\n"
+            "except OSError:\n    print('no network')\n")
+    try:
+        run = _run(box, code)
+    finally:
+        server.close()
+    assert run.returncode == 0, run.stderr
+    seen, network = run.stdout.split("\n")[:2]
+    assert seen in ("False", "[]") and network == "no network"  # absent, or an empty folder over it
+
+
+def test_sandbox_limits_memory_and_processes(box):
+    box, _ = box
+    code = ("import os, time\ntry:\n    b = bytearray(3 * 1024**3)\n    print('ALLOCATED')\n"
+            "except MemoryError:\n    print('memory refused')\n"
+            "n = 0\ntry:\n    for _ in range(5000):\n        if os.fork() == 0:\n            time.sleep(20)\n"
+            "            os._exit(0)\n        n += 1\nexcept OSError:\n    print('fork refused after', n)\n")
+    run = _run(box, code)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    assert lines[0] == "memory refused"
+    if sandbox.slot_uid(5) is not None:  # the process limit is only enforced for a non-root uid
+        assert lines[1].startswith("fork refused after") and int(lines[1].split()[-1]) < 5000
+
+
+def test_refuses_to_grade_without_a_sandbox(monkeypatch, capsys):
+    from autograder import grade
+
+    monkeypatch.setattr(sandbox, "probe", lambda limits=None: (False, "bwrap: creating new namespace failed"))
+    assert grade.check_sandbox(sandbox.Limits(), unsafe=False) is False
+    err = capsys.readouterr().err
+    assert "CANNOT BE SET UP" in err and "Refusing to grade" in err and "--unsafe" in err
+    assert grade.check_sandbox(sandbox.Limits(), unsafe=True) is True
+    assert "WITHOUT isolation" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- the call channel
+
+
+def test_data_round_trips_exactly():
+    a, b = socket.socketpair()
+    left, right = rpc.Peer(a, "grader", "student"), rpc.Peer(b, "student", "grader")
+    value = {"x": np.arange(6, dtype=np.float64).reshape(2, 3) / 7, "n": (1, 2.5, None, True, "é", b"\x00"),
+             "c": 1 + 2j, "s": np.float32(0.1), "nan": float("nan"), 3: [np.array(["a", "bc"])]}
+    buffers = []
+    encoded = left.encode(value, buffers)
+    left.send({"v": encoded}, buffers)
+    message, bufs = right.receive()
+    back = right.decode(message["v"], bufs)
+    assert back["x"].dtype == np.float64 and np.array_equal(back["x"], value["x"])
+    assert back["n"] == value["n"] and back["c"] == value["c"] and back[3][0].tolist() == ["a", "bc"]
+    assert type(back["s"]) is np.float32 and back["s"] == value["s"] and np.isnan(back["nan"])
+
+
+def test_objects_arrays_are_not_data():
+    a, b = socket.socketpair()
+    left, right = rpc.Peer(a, "grader", "student"), rpc.Peer(b, "student", "grader")
+    buffers = [np.array([1, 2]).tobytes()]
+    left.send({"v": {"$a": 0, "dtype": "|O", "shape": [2]}}, buffers)
+    message, bufs = right.receive()
+    with pytest.raises(rpc.ProtocolError, match="cannot be sent"):
+        right.decode(message["v"], bufs)
+    left.send({"v": {"$a": 0, "dtype": "<f8", "shape": [5]}}, buffers)
+    message, bufs = right.receive()
+    with pytest.raises(rpc.ProtocolError, match="does not match its shape"):
+        right.decode(message["v"], bufs)
+
+
+@pytest.fixture
+def student():
+    """A student's side of the channel, served from a thread of this process."""
+    a, b = socket.socketpair()
+    peer = StudentPeer(b)
+    grader = rpc.Peer(a, "grader", "student")
+    notes = []
+    grader.on_reply = lambda n, root: (notes.append(n), rerun.emit_warnings(n))
+
+    def serve():
+        while True:
+            try:
+                message, buffers = peer.receive()
+                peer.serve(message, buffers)
+            except rpc.ChannelError:
+                return
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield grader, notes
+    a.close()
+
+
+def _exec(grader, source):
+    return grader.request({"op": "exec", "source": source, "label": "<test>"})
+
+
+def test_calls_return_plain_data_and_call_back(student):
+    grader, _ = student
+    _exec(grader, "import numpy as np\ndef twice(x, f=None):\n    x = np.asarray(x) * 2\n"
+                  "    return x if f is None else f(x)\n")
+    twice = grader.request({"op": "lookup", "name": "twice"}, root="twice")
+    assert isinstance(twice, rpc.Remote)
+    out = twice(np.array([1.0, 2.0]))
+    assert type(out) is np.ndarray and out.tolist() == [2.0, 4.0]
+    assert twice([1, 2], f=lambda y: float(np.sum(y))) == 6.0  # the grader's function, called from the student's side
+
+
+def test_student_errors_become_grader_exceptions(student):
+    grader, _ = student
+    _exec(grader, "def todo(x):\n    raise NotImplementedError()\nclass Odd(Exception):\n    pass\n"
+                  "def odd(x):\n    raise Odd('strange')\n")
+    with pytest.raises(NotImplementedError):
+        grader.request({"op": "lookup", "name": "todo"})(1)
+    with pytest.raises(rpc.RemoteError, match="Odd: strange"):
+        grader.request({"op": "lookup", "name": "odd"})(1)
+
+
+def test_lying_results_and_patches_are_reported(student):
+    grader, notes = student
+    _exec(grader, "import numpy as np\nclass Liar(np.ndarray):\n    def __eq__(self, o):\n        return True\n"
+                  "def f(x):\n    np.allclose = lambda *a, **k: True\n    return np.zeros(2).view(Liar)\n")
+    out = grader.request({"op": "lookup", "name": "f"}, root="f")(1)
+    assert isinstance(out, rpc.Remote)  # a subclass is not data: the test cannot compare it as an array
+    kinds = {k for n in notes for k in n}
+    assert {"lying", "patched"} <= kinds
+    assert any("numpy.allclose" in d for n in notes for d in n.get("patched", []))
+
+
+def test_student_warnings_reach_the_test(student):
+    grader, _ = student
+    _exec(grader, "import warnings\ndef noisy(x):\n    warnings.warn('overflow', RuntimeWarning)\n    return x\n")
+    noisy = grader.request({"op": "lookup", "name": "noisy"})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert noisy(3) == 3  # a warning costs nothing...
+    assert [str(w.message) for w in caught] == ["overflow"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # ...unless the test turns warnings into errors
+        with pytest.raises(RuntimeWarning):
+            noisy(3)
+
+
+def test_channel_errors_escape_except_exception():
+    assert not issubclass(rpc.ChannelTimeout, Exception)  # a test's `except Exception` must not swallow them
+
+
+# ---------------------------------------------------------------- integrity: what code does
+
+
+def _cells(*sources, roles=None):
+    nb = nbformat.v4.new_notebook()
+    for i, src in enumerate(sources):
+        cell = nbformat.v4.new_code_cell(src)
+        role = (roles or {}).get(i, "answer")
+        if role == "answer":
+            cell.metadata["nbgrader"] = {"grade_id": "ffn_forward", "solution": True, "grade": False,
+                                         "locked": False}
+        elif role == "instructor":
+            cell.metadata["nbgrader"] = {"grade_id": "setup", "locked": True, "grade": False, "solution": False}
+        nb.cells.append(cell)
+    return cells.code_cells(nb)
+
+
+SETUP = "import numpy as np\nimport ffn_helpers as ref\nfrom ffn_helpers import checks"
+
+
+@pytest.mark.parametrize("answer, kind", [
+    ("np.allclose = lambda *a, **k: True", "monkeypatch"),
+    ("import numpy\nnumpy.testing.assert_allclose = print", "monkeypatch"),
+    ("checks.check = lambda *a, **k: None", "monkeypatch"),
+    ("import builtins\nbuiltins.abs = lambda x: 0", "monkeypatch"),
+    ("setattr(np, 'array_equal', lambda *a: True)", "monkeypatch"),
+    ("vars(np)['isclose'] = None", "monkeypatch"),
+    ("import sys\nsys.displayhook = print", "monkeypatch"),
+    ("get_ipython().showtraceback = lambda *a, **k: None", "monkeypatch"),
+    ("ip = get_ipython()\nip.display_formatter.formatters['text/plain'].for_type(int, str)", "monkeypatch"),
+    ("get_ipython().input_transformers_post.append(lambda lines: lines)", "monkeypatch"),
+    ("import ctypes", "monkeypatch"),
+    ("def ffn_forward(x, W1, b1, W2, b2):\n    return ref.ffn_forward(x, W1, b1, W2, b2)", "reference"),
+    ("from ffn_helpers.ffn import ffn_trace\ndef ffn_forward(*a):\n    return ffn_trace(*a).y", "reference"),
+    ("class Yes:\n    def __eq__(self, other):\n        return True", "lying"),
+    ("class A(np.ndarray):\n    pass", "lying"),
+    ("import os\nos._exit(0)", "review"),
+    ("import socket", "review"),
+    ("import shutil\nshutil.rmtree('..')", "review"),
+])
+def test_static_findings(answer, kind):
+    found = integrity.static_findings(_cells(SETUP, answer, roles={0: "instructor"}))
+    assert kind in {f.kind for f in found}, found
+    assert all(f.exercise == "ffn_forward" for f in found)
+
+
+def test_magics_a_learner_uses_are_not_flagged():
+    found = integrity.static_findings(_cells(SETUP, "%%time\ndef ffn_forward(x, W1, b1, W2, b2):\n    return x",
+                                             "%timeit ffn_forward(1, 2, 3, 4, 5)\n%matplotlib inline",
+                                             roles={0: "instructor", 2: "learner"}))
+    assert found == []
+
+
+@pytest.mark.parametrize("aid", [a for a in assignments() if nbtools.test_ids(nbtools.source(a))])
+def test_no_solution_is_flagged(aid):
+    """The worked solutions and the course's own cells raise no flag (no false alarms on honest code)."""
+    found = integrity.static_findings(cells.code_cells(nbtools.solution(aid)))
+    assert [f for f in found if f.costs_points] == []
+
+
+# ---------------------------------------------------------------- integrity: the notebook's structure
+
+
+def _model(nb):
+    out = []
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader")
+        if meta and meta.get("grade_id"):
+            out.append(SourceCellModel(meta["grade_id"], cell.cell_type, bool(meta.get("locked")), cell.source,
+                                       bool(meta.get("grade")), bool(meta.get("solution")), bool(meta.get("task")),
+                                       float(meta.get("points", 0) or 0)))
+    return NotebookModel("02_forward_pass", out)
+
+
+@pytest.fixture(scope="module")
+def released():
+    learner = nbtools.learner("02_forward_pass")
+    return learner, _model(nbtools.source("02_forward_pass"))
+
+
+def _structure(nb, model):
+    return integrity.structure_findings(copy.deepcopy(nb), model)
+
+
+def test_an_untouched_notebook_has_no_structure_findings(released):
+    learner, model = released
+    assert _structure(learner, model)[0] == []
+
+
+def test_tampering_is_found(released):
+    learner, model = released
+    by_id = nbtools.cells_by_id(learner)
+    deleted = copy.deepcopy(learner)
+    deleted.cells = [c for c in deleted.cells if nbtools.grade_id(c) != "test_linear_torch"]
+    edited = copy.deepcopy(learner)
+    nbtools.cells_by_id(edited)["test_ffn_forward"].source = "pass"
+    unlocked = copy.deepcopy(learner)
+    nbtools.cells_by_id(unlocked)["test_ffn_forward"].metadata.nbgrader["locked"] = False
+    duplicated = copy.deepcopy(learner)
+    duplicated.cells.append(copy.deepcopy(by_id["test_dead_fraction"]))
+    for nb, exercise, words in [(deleted, "linear_torch", "deleted"), (edited, "ffn_forward", "edited"),
+                                (unlocked, "ffn_forward", "metadata"), (duplicated, "dead_fraction", "duplicated")]:
+        found, fixed = _structure(nb, model)
+        assert [(f.kind, f.exercise) for f in found] == [("tamper", exercise)], found
+        assert words in found[0].detail
+    found, fixed = _structure(duplicated, model)
+    ids = [nbtools.grade_id(c) for c in fixed.cells if nbtools.grade_id(c)]
+    assert ids.count("test_dead_fraction") == 1  # the copy nbgrader would choke on is gone
+
+
+# ---------------------------------------------------------------- the scoring rule
+
+
+def _result_cell(outputs, execution_count=1):
+    cell = nbformat.v4.new_code_cell("checks.ok()")
+    cell.outputs, cell.execution_count = [nbformat.from_dict(o) for o in outputs], execution_count
+    return cell
+
+
+def test_notebook_run_score():
+    stderr = {"output_type": "stream", "name": "stderr", "text": "RuntimeWarning: overflow\n"}
+    error = {"output_type": "error", "ename": "AssertionError", "evalue": "no", "traceback": []}
+    shown = {"output_type": "execute_result", "execution_count": 1, "metadata": {},
+             "data": {"text/plain": "'full marks please'"}}
+    partial = dict(shown, data={"text/plain": "0.5"})
+    assert results.notebook_run_score(_result_cell([stderr]), 2) == (2.0, "")  # a warning costs nothing
+    assert results.notebook_run_score(_result_cell([error]), 2)[0] == 0
+    assert results.notebook_run_score(_result_cell([shown]), 2)[0] == 0  # not a score: no credit
+    assert results.notebook_run_score(_result_cell([partial]), 2) == (0.5, "")
+    assert results.notebook_run_score(_result_cell([], execution_count=None), 2) == (0.0, "not run")
+
+
+def test_diagnoses_are_read_from_failure_messages():
+    message = ("ffn_forward(...) is not close\nLikely mistake (missing_b1): your output equals the FFN without b1.\n"
+               "Likely mistake (no_activation): no ReLU.")
+    assert results.diagnoses(message) == [
+        {"key": "missing_b1", "explanation": "your output equals the FFN without b1."},
+        {"key": "no_activation", "explanation": "no ReLU."}]
+
+
+def test_both_runs_must_agree_and_flags_zero_an_exercise(released):
+    from autograder.rerun import CleanRunResult, TestResult
+
+    _, model = released
+    tests = [c for c in model.cells if c.grade]
+    notebook = nbformat.v4.new_notebook()
+    for c in tests:
+        cell = _result_cell([])
+        cell.metadata["nbgrader"] = {"grade_id": c.name, "grade": True, "points": c.points}
+        notebook.cells.append(cell)
+    clean = CleanRunResult(tests={c.name: TestResult(c.name, None, c.points, c.points) for c in tests})
+    clean.tests["test_ffn_forward"].points, clean.tests["test_ffn_forward"].message = 0.0, "AssertionError: wrong"
+    flags = [integrity.Finding("reference", "dead_fraction", "calls the reference")]
+    out, findings = results.combine(model, notebook, {}, clean, flags)
+    points = {c["grade_id"]: c["points"] for c in out["cells"]}
+    assert points["test_ffn_forward"] == 0  # passed in the notebook, failed in the clean re-run
+    assert points["test_dead_fraction"] == points["test_dead_fraction_hidden"] == 0  # flagged exercise
+    assert points["test_linear_torch"] == 1 and out["status"] == "flagged"
+    assert {(f.kind, f.exercise) for f in findings} == {("reference", "dead_fraction"),
+                                                        ("disagreement", "ffn_forward")}
+
+
+def test_status_order():
+    assert results.worst(["graded", "kernel died", "timeout"]) == "timeout"
+    assert results.worst(["out of memory", "flagged"]) == "flagged"
+    assert results.worst(["flagged", "missing notebook"]) == "missing notebook"
+    assert results.worst([]) == "graded"
+
+
+# ---------------------------------------------------------------- feedback
+
+
+def test_feedback_hides_hidden_tests_and_scripts():
+    source = nbtools.source("02_forward_pass")
+    nb = copy.deepcopy(source)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs = [nbformat.v4.new_output("display_data", data={"text/html": "<script>alert(1)</script>",
+                                                                          "text/plain": "<script>x</script>"})]
+    model = _model(source)
+    tests = [c for c in model.cells if c.grade]
+    result = {"notebook": "02_forward_pass", "status": "graded", "score": 0.0, "max_score": model.max_score,
+              "flags": [], "cells": [{"grade_id": c.name, "points": 0.0, "max_points": c.points, "status": "failed",
+                                      "message": "AssertionError: no", "diagnosis": []} for c in tests]}
+    page = feedback.render(nb, result, "someone")
+    hidden = [line for cell in source.cells
+              for line in nbtools.between_markers(cell.source, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")
+              if line.strip()]
+    assert hidden and not [line for line in hidden if line.strip() in page]
+    assert "<script" not in page and "&lt;script&gt;" in page
+
+
+def test_nbgraders_feedback_preprocessor_strips_hidden_tests():
+    cell = nbformat.v4.new_code_cell("check(1)\n### BEGIN HIDDEN TESTS\nsecret()\n### END HIDDEN TESTS\nok()")
+    cell.metadata["nbgrader"] = {"grade": True, "grade_id": "t", "locked": True, "points": 1, "solution": False}
+    cell.outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue="bad",
+                                           traceback=["----> 3 secret()", "AssertionError: bad"])]
+    out, _ = feedback.HideHiddenTests().preprocess_cell(cell, {}, 0)
+    assert out.source == "check(1)\nok()"
+    assert out.outputs[0]["traceback"] == ["AssertionError: bad"]
+
+
+# ---------------------------------------------------------------- LMS zips
+
+
+def test_lms_zip_is_unpacked_into_nbgraders_layout(tmp_path):
+    from autograder import course
+
+    config = course.load_config()
+    archive = tmp_path / "download.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("ps_alice_attempt_2024-03-01-10-00-00_02_forward_pass.ipynb", "{}")
+        zf.writestr("ps_alice_attempt_2024-03-02-09-00-00_02_forward_pass.ipynb", '{"newer": 1}')
+        zf.writestr("ps_bob_attempt_2024-03-01-11-30-00_02_forward_pass.ipynb", "{}")
+        zf.writestr("../../escape_attempt.ipynb", "{}")
+        zf.writestr("carol/02_forward_pass/02_forward_pass.ipynb", '{"layout": 1}')
+    found = submissions.find(archive, "02_forward_pass", tmp_path / "scratch", config, log=lambda *a: None)
+    assert [s.student for s in found] == ["alice", "bob", "carol"]
+    alice = found[0].folder
+    assert (alice / "02_forward_pass.ipynb").read_text() == '{"newer": 1}'
+    assert (alice / "timestamp.txt").read_text().strip() == "2024-03-02 09:00:00"
+    assert (found[2].folder / "02_forward_pass.ipynb").read_text() == '{"layout": 1}'
+    assert not list(tmp_path.glob("escape*")) and not list((tmp_path / "scratch").rglob("escape*"))
+
+
+# ---------------------------------------------------------------- progress
+
+
+def test_progress_line_has_an_eta():
+    stream = io.StringIO()
+    bar = Progress(4, stream=stream)
+    bar.advance("alice: graded")
+    line = stream.getvalue().strip()
+    assert line.startswith("[######------------------] 1/4 students") and "ETA" in line and "alice" in line
+
+
+# ---------------------------------------------------------------- what the clean re-run runs
+
+
+def test_cells_know_what_they_read_and_bind():
+    cell = _cells("import numpy as np\nx = [v.shape for v in items]\ndef f(a):\n    return np.sum(a) + d\n")[0]
+    assert cell.stores == {"np", "x", "f"} and cell.defines == {"f"}
+    assert cell.loads >= {"items", "np", "d"} and "v" not in cell.loads and "a" not in cell.loads
+
+
+def test_course_cells_are_cut_to_what_the_answers_use():
+    setup = ("import numpy as np\nimport ffn_helpers as ref\nfrom ffn_helpers import checks, mistakes, plots\n"
+             "np.random.seed(0)")
+    assert cells.slim(setup, {"np", "checks"}) == "import numpy as np\nfrom ffn_helpers import checks"
+    assert cells.slim(setup, set()) == "pass"
+
+
+def test_leftover_sandbox_processes_are_cleared(box):
+    box, _ = box
+    if box.uid is None:
+        pytest.skip("clearing a sandbox uid needs root (the uid is shared with the user otherwise)")
+    proc = subprocess.Popen(box.command([sys.executable, "-c", "import time; time.sleep(60)"]), start_new_session=True)
+    try:
+        for _ in range(100):
+            if any(_owned_by(box.uid)):
+                break
+            time.sleep(0.1)
+        assert any(_owned_by(box.uid))
+        assert sandbox.clear_uid(box.uid) >= 1
+        assert not any(_owned_by(box.uid))
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _owned_by(uid):
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == uid:
+                    yield int(entry)
+            except OSError:
+                pass

@@ -1,0 +1,107 @@
+"""Every notebook runs top to bottom: the worked solutions cleanly, the learner versions failing only their checks.
+
+Each notebook is executed once per worker (tests of one assignment share an xdist group
+and a cached execution) with nbclient, in a fresh python3 kernel, from its own folder.
+Wall times are recorded in `SECONDS` and reported, never asserted: the targets
+(under 15 s each, the capstone under 30 s, under 90 s together) are checked by
+`make bench` (benchmarks/bench_notebooks.py).
+"""
+
+import nbtools
+import pytest
+
+from autograder import assignments
+
+SECONDS = {}  # "solutions/<id>" or "notebooks/<id>" -> wall seconds of the last execution
+_EXECUTED = {}
+
+
+def executed(form, aid):
+    """The executed notebook `form`/<aid> (form: "solutions" or "notebooks"), run once per worker."""
+    if (form, aid) not in _EXECUTED:
+        folder = nbtools.SOLUTIONS_DIR if form == "solutions" else nbtools.NOTEBOOKS_DIR
+        run = nbtools.execute(folder / f"{aid}.ipynb", cwd=folder, track_figures=form == "solutions")
+        SECONDS[f"{form}/{aid}"] = run.seconds
+        _EXECUTED[form, aid] = run
+    return _EXECUTED[form, aid]
+
+
+def per_assignment():
+    return [pytest.param(aid, id=aid, marks=pytest.mark.xdist_group(f"execute-{aid}")) for aid in assignments()]
+
+
+def _record(record_property, form, aid):
+    record_property("notebook_seconds", {f"{form}/{aid}": SECONDS[f"{form}/{aid}"]})
+
+
+@pytest.mark.parametrize("aid", per_assignment())
+def test_solution_runs_without_errors(aid, record_property):
+    run = executed("solutions", aid)
+    _record(record_property, "solutions", aid)
+    failures = [f"{nbtools.describe(c, i)}\n    {e.ename}: {e.evalue}"
+                for i, c in enumerate(run.nb.cells) for e in nbtools.errors(c)]
+    assert not failures, f"solutions/{aid}.ipynb raised in {len(failures)} cell(s):\n" + "\n".join(failures)
+
+
+@pytest.mark.parametrize("aid", per_assignment())
+def test_solution_writes_nothing_to_stderr(aid):
+    """nbgrader gives 0 to a test cell with stderr output; no cell of a worked solution should have any."""
+    run = executed("solutions", aid)
+    noisy = [f"{nbtools.describe(c, i)}\n    {nbtools.stderr(c)[:300]!r}"
+             for i, c in enumerate(run.nb.cells) if nbtools.stderr(c)]
+    assert not noisy, f"solutions/{aid}.ipynb wrote to stderr in:\n" + "\n".join(noisy)
+
+
+@pytest.mark.parametrize("aid", per_assignment())
+def test_solution_passes_every_test_cell(aid):
+    """Each graded test cell ran, raised nothing, shows no value (nbgrader would read it as the score)
+    and reached its closing `checks.ok` (a ✔ line on stdout)."""
+    run = executed("solutions", aid)
+    tests = [(i, c) for i, c in enumerate(run.nb.cells) if nbtools.is_test(c)]
+    assert tests or aid == nbtools.ORIENTATION, f"solutions/{aid}.ipynb has no graded test cell"
+    bad = []
+    for i, cell in tests:
+        if cell.execution_count is None:
+            bad.append(f"{nbtools.describe(cell, i)}: not executed")
+        elif nbtools.errors(cell):
+            bad.append(f"{nbtools.describe(cell, i)}: {nbtools.errors(cell)[0].evalue}")
+        elif any(o.output_type == "execute_result" for o in cell.outputs):
+            bad.append(f"{nbtools.describe(cell, i)}: ends with an expression whose value is shown, "
+                       "which nbgrader reads as the cell's score")
+        elif "✔" not in nbtools.output_text(cell):
+            bad.append(f"{nbtools.describe(cell, i)}: printed no ✔ line (does it end with checks.ok(...)?)")
+    assert not bad, f"solutions/{aid}.ipynb:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("aid", per_assignment())
+def test_solution_shows_every_figure(aid):
+    """A cell that creates matplotlib figures displays each of them (an image/png output per figure)."""
+    run = executed("solutions", aid)
+    hidden = [f"{nbtools.describe(run.nb.cells[i], i)}: {n} figure(s) created, "
+              f"{nbtools.images(run.nb.cells[i])} image/png output(s)"
+              for i, n in sorted(run.figures.items()) if nbtools.images(run.nb.cells[i]) < n]
+    assert not hidden, (f"solutions/{aid}.ipynb does not show every figure it makes (end the cell with the "
+                        "figure, or display it):\n" + "\n".join(hidden))
+
+
+@pytest.mark.parametrize("aid", per_assignment())
+def test_learner_version_fails_only_its_checks(aid, record_property):
+    """In notebooks/, only graded test cells may fail, each saying what is not implemented; nothing else breaks."""
+    run = executed("notebooks", aid)
+    _record(record_property, "notebooks", aid)
+    problems = []
+    exercises = set(nbtools.answer_ids(run.nb))
+    for i, cell in enumerate(run.nb.cells):
+        errs = nbtools.errors(cell)
+        if nbtools.stderr(cell):
+            problems.append(f"{nbtools.describe(cell, i)}: wrote to stderr {nbtools.stderr(cell)[:200]!r}")
+        if errs and not nbtools.is_test(cell):
+            problems.append(f"{nbtools.describe(cell, i)}: not a test cell, yet raised "
+                            f"{errs[0].ename}: {errs[0].evalue}")
+        elif errs and "not implemented" not in errs[0].evalue.lower():
+            problems.append(f"{nbtools.describe(cell, i)}: failed with {errs[0].ename}: {errs[0].evalue!r}, "
+                            "which does not say what is not implemented")
+        owner = nbtools.exercise_of(nbtools.grade_id(cell) or "", exercises)
+        if nbtools.is_test(cell) and owner and not owner[2] and not errs:
+            problems.append(f"{nbtools.describe(cell, i)}: the visible check of an unimplemented exercise passed")
+    assert not problems, f"notebooks/{aid}.ipynb:\n" + "\n".join(problems)
