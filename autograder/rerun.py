@@ -154,9 +154,11 @@ def emit_warnings(notes):
 class CleanRun:
     """Run the learner's cells in a fresh sandboxed process and judge each test cell in the grader."""
 
-    def __init__(self, cells, sandbox, cell_timeout, references, python=sys.executable):
+    def __init__(self, cells, sandbox, cell_timeout, references, course_sources=frozenset(), python=sys.executable):
+        """`course_sources`: the code cells of the course's notebook; an unlocked cell still equal to one of
+        them (a demonstration the learner left alone) is the course's code, and the grader may run it."""
         self.cells, self.sandbox, self.cell_timeout = cells, sandbox, cell_timeout
-        self.references = references
+        self.references, self.course_sources = references, frozenset(course_sources)
         self.student = StudentProcess(sandbox, python)
         self.result = CleanRunResult()
         self.defined_by = {}  # a name an answer cell defines -> its exercise
@@ -249,12 +251,13 @@ class CleanRun:
     # --- the whole run ----------------------------------------------------------------------------------
     def run(self):
         cells = self.cells
-        instructor = [c for c in cells if c.role == "instructor"]
         tests = [c for c in cells if c.role == "test" and c.grade_id]
         answers = [c for c in cells if c.role == "answer"]
         # The grader runs the course cells the tests need; the student's process runs the answers, and the
         # cells (course or learner) that define what the answers use and what the tests take from the learner.
-        grader_side = needed(cells, set().union(*(t.loads for t in tests)), instructor)
+        trusted = [c for c in cells
+                   if c.role == "instructor" or (c.role == "learner" and c.source in self.course_sources)]
+        grader_side = needed(cells, set().union(*(t.loads for t in tests)), trusted)
         provided = set().union(*(c.stores for c in grader_side)) | set(dir(builtins))
         wanted = set().union(*(c.loads for c in answers))
         for test in tests:

@@ -288,7 +288,7 @@ class Worker:
         sandbox = self.sandbox(cwd, readonly=(cwd,), writable=())
         self.clear_slot()
         started = time.monotonic()
-        clean = CleanRun(code, sandbox, self.cell_timeout, references).run()
+        clean = CleanRun(code, sandbox, self.cell_timeout, references, course_code).run()
         self.timing["clean re-run"] = time.monotonic() - started
         shutil.rmtree(rerun_dir, ignore_errors=True)
         result, findings = results.combine(nbm, executed, run_info if executed is not None else {}, clean, findings)

@@ -110,7 +110,7 @@ def shareable(nb, wrong):
     return all(name == wrong.cell or name not in others or ast.dump(stmt) in setup for name, stmt in bound.items())
 
 
-def plan_students(aid, module, base):
+def plan_students(module, base):
     """(student id -> answers to put into `base`, variant name -> student id, variant -> why it has no student)."""
     students, student_of, unbuilt = {}, {}, {}
     entries = [(name, cells, None) for name, cells in module.CORRECT.items()]
@@ -151,7 +151,7 @@ def _grade(aid, root):
     base = nbtools.completed_learner(aid)
     submissions = {LEARNER: nbtools.learner(aid), SOLUTION: nbtools.solution(aid)}
     module, _ = load_variants(aid)
-    students, student_of, unbuilt = plan_students(aid, module, base) if module else ({}, {}, {})
+    students, student_of, unbuilt = plan_students(module, base) if module else ({}, {}, {})
     submissions.update({student: nbtools.with_answers(base, cells) for student, cells in students.items()})
     batch = nbtools.autograde(course, aid, submissions)
     batch.unbuilt, batch.student_of, batch.students = unbuilt, student_of, students
