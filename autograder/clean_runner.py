@@ -93,6 +93,7 @@ class StudentPeer(Peer):
         self.reference_calls = []
         self.lying = []
         self.warned = []
+        self.changed, self.watched = [], []
         self.guard = _snapshot()
         self.serve_hook = self._notes
 
@@ -113,9 +114,19 @@ class StudentPeer(Peer):
             notes["warnings"], self.warned = self.warned[:20], []
         return notes
 
+    def watch(self, args, kwargs):
+        self.watched = [(key, value, value.tobytes()) for key, value in [*enumerate(args), *kwargs.items()]
+                        if type(value) is np.ndarray]
+
+    def take_writeback(self):
+        changed, self.changed = self.changed, []
+        return changed
+
     def perform(self, message, buffers):
         if message.get("op") != "call":
             return super().perform(message, buffers)
+        # Arrays the call changes in place go back to the grader's arrays, as if caller and callee shared them.
+        self.watched = []
         # Warnings go back to the grader, which raises them again inside the test: a test that turns
         # warnings into errors judges the learner's code as it would in the notebook.
         errstate = message.get("errstate")
@@ -127,6 +138,7 @@ class StudentPeer(Peer):
             try:
                 return super().perform(message, buffers)
             finally:
+                self.changed = [(key, array) for key, array, before in self.watched if array.tobytes() != before]
                 for w in caught[:20]:
                     self.warned.append({"category": w.category.__name__, "message": str(w.message)[:2000]})
 
