@@ -198,9 +198,9 @@ def test_lying_results_and_patches_are_reported(student):
                   "def f(x):\n    np.allclose = lambda *a, **k: True\n    return np.zeros(2).view(Liar)\n")
     out = grader.request({"op": "lookup", "name": "f"}, root="f")(1)
     assert isinstance(out, rpc.Remote)  # a subclass is not data: the test cannot compare it as an array
-    kinds = {k for n in notes for k in n}
-    assert {"lying", "patched"} <= kinds
-    assert any("numpy.allclose" in d for n in notes for d in n.get("patched", []))
+    assert "lying" in {k for n in notes for k in n}
+    assert "numpy.allclose" in grader.request({"op": "audit"})
+    assert grader.request({"op": "audit"}) == []  # each change is reported once
 
 
 def test_student_warnings_reach_the_test(student):
@@ -215,6 +215,25 @@ def test_student_warnings_reach_the_test(student):
         warnings.simplefilter("error")  # ...unless the test turns warnings into errors
         with pytest.raises(RuntimeWarning):
             noisy(3)
+
+
+def test_in_place_changes_reach_the_callers_arrays(student):
+    grader, _ = student
+    _exec(grader, "def bump(z, scale=None):\n    z += 1\n    if scale is not None:\n        scale *= 2\n    return 0\n")
+    bump = grader.request({"op": "lookup", "name": "bump"})
+    z, scale, kept = np.zeros(3), np.ones(2), (np.zeros(2),)
+    bump(z, scale=scale)
+    assert z.tolist() == [1.0, 1.0, 1.0] and scale.tolist() == [2.0, 2.0]
+    bump(kept[0][:1])  # a view is copied across: the change lands in the view, hence in its base
+    assert kept[0].tolist() == [1.0, 0.0]
+
+
+def test_the_callers_errstate_holds_on_the_other_side(student):
+    grader, _ = student
+    _exec(grader, "import numpy as np\ndef explode(z):\n    return np.exp(z)\n")
+    explode = grader.request({"op": "lookup", "name": "explode"})
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        explode(np.array([1000.0]))
 
 
 def test_channel_errors_escape_except_exception():
@@ -308,6 +327,7 @@ def _structure(nb, model):
 def test_an_untouched_notebook_has_no_structure_findings(released):
     learner, model = released
     assert _structure(learner, model)[0] == []
+    assert _structure(nbtools.solution("02_forward_pass"), model)[0] == []  # hidden tests shown: still the course's
 
 
 def test_tampering_is_found(released):
