@@ -17,12 +17,16 @@ from . import COURSE_ROOT, REPO_ROOT
 CONFIG_DIRS = {role: REPO_ROOT / "jupyter" / role for role in ("learner", "instructor")}
 
 
-def lab_command(role, port=None, open_browser=True, allow_root=False, extra=()):
-    """The `jupyter lab` argument list and environment for `role`; nothing is started."""
+def lab_command(role, port=None, open_browser=True, allow_root=False, extra=(), root=None):
+    """The `jupyter lab` argument list and environment for `role`; nothing is started.
+
+    `root` replaces the folder served (tests serve a scratch copy of the course).
+    """
     if role == "instructor":
-        root, start = COURSE_ROOT, None  # nbgrader reads nbgrader_config.py from the working folder
+        default, start = COURSE_ROOT, None  # nbgrader reads nbgrader_config.py from the working folder
     else:
-        root, start = REPO_ROOT, "notebooks/00_start_here.ipynb"
+        default, start = REPO_ROOT, "notebooks/00_start_here.ipynb"
+    root = default if root is None else root
     bin_dir = os.path.dirname(sys.executable)
     env = dict(os.environ)
     env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")  # nbgrader's gradebook needs `alembic` on PATH

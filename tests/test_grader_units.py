@@ -192,8 +192,9 @@ def test_student_errors_become_grader_exceptions(student):
         grader.request({"op": "lookup", "name": "odd"})(1)
 
 
-def test_lying_results_and_patches_are_reported(student):
+def test_lying_results_and_patches_are_reported(student, monkeypatch):
     grader, notes = student
+    monkeypatch.setattr(np, "allclose", np.allclose)  # the "student" runs in this process: undo its patch after
     _exec(grader, "import numpy as np\nclass Liar(np.ndarray):\n    def __eq__(self, o):\n        return True\n"
                   "def f(x):\n    np.allclose = lambda *a, **k: True\n    return np.zeros(2).view(Liar)\n")
     out = grader.request({"op": "lookup", "name": "f"}, root="f")(1)

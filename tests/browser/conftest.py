@@ -2,10 +2,13 @@
 
 Each server is started on 127.0.0.1 with a token by the same code as
 `make lab` (autograder.lab.lab_command), in a scratch HOME so no user settings
-leak in, and stopped after the session. Screenshots go to artifacts/browser/
+leak in, and stopped after the session. The learner's server serves a scratch
+copy of notebooks/ and solutions/: JupyterLab saves what the tests type and run
+(Validate saves first), and the checkout must stay as committed. Screenshots go to artifacts/browser/
 (printed at the start); a failing test saves one too.
 """
 
+import json
 import os
 import secrets
 import shutil
@@ -62,15 +65,19 @@ def _free_port():
 class LabServer:
     """A running JupyterLab: `url(path)` adds the token; `stop()` ends it."""
 
-    def __init__(self, role, home):
+    def __init__(self, role, home, root=None):
         self.role, self.port, self.token = role, _free_port(), secrets.token_hex(24)
         argv, env, root = lab.lab_command(role, port=self.port, open_browser=False, allow_root=True,
                                           extra=[f"--IdentityProvider.token={self.token}",
-                                                 "--ServerApp.port_retries=0"])
+                                                 "--ServerApp.port_retries=0"], root=root)
         env.update(HOME=str(home), JUPYTER_RUNTIME_DIR=str(home / "runtime"),
                    JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),
                    JUPYTERLAB_SETTINGS_DIR=str(home / "settings"))
         env.pop("JUPYTER_CONFIG_DIR", None)
+        # JupyterLab 4 renders only the cells in view; the tests read every cell's prompt and output.
+        tracker = home / "settings" / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
+        tracker.parent.mkdir(parents=True)
+        tracker.write_text(json.dumps({"windowingMode": "none"}))
         self.root = root
         self.log = open(home / f"{role}-server.log", "w")
         self.started = time.perf_counter()
@@ -111,14 +118,16 @@ def artifacts():
     return ARTIFACTS
 
 
-def _server(role, tmp_path_factory):
-    server = LabServer(role, tmp_path_factory.mktemp(f"{role}-home"))
-    return server
+def _server(role, tmp_path_factory, root=None):
+    return LabServer(role, tmp_path_factory.mktemp(f"{role}-home"), root)
 
 
 @pytest.fixture(scope="session")
 def learner_lab(tmp_path_factory):
-    server = _server("learner", tmp_path_factory)
+    course = tmp_path_factory.mktemp("course")
+    for folder in ("notebooks", "solutions"):
+        shutil.copytree(ROOT / folder, course / folder)
+    server = _server("learner", tmp_path_factory, course)
     yield server
     server.stop()
 

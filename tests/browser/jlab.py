@@ -17,18 +17,25 @@ def open_notebook(page, server, path):
                                    .some(e => /\| Idle/.test(e.textContent))""", polling=250)
 
 
-def wait_idle(page, timeout=120_000):
-    """Wait until the kernel is idle and no cell is queued or running ([*])."""
+def wait_idle(page, timeout=120_000, settle_ms=1000):
+    """Wait until the kernel is idle and no cell is queued or running ([*]), for `settle_ms` on end.
+
+    The kernel goes idle for a moment between two queued cells: only a lasting idle means done.
+    """
+    page.evaluate("() => { window.__ffnIdleSince = undefined; }")
     page.wait_for_function(
-        """() => {
+        """(settle) => {
             const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
-            if (!panel) return false;
-            const status = panel.querySelector('.jp-Notebook-ExecutionIndicator');
-            const busy = [...panel.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('*'));
-            return status && status.getAttribute('data-status') === 'idle' && !busy;
+            const status = panel && panel.querySelector('.jp-Notebook-ExecutionIndicator');
+            const busy = !status || status.getAttribute('data-status') !== 'idle'
+                || [...panel.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('*'));
+            const now = performance.now();
+            if (busy || window.__ffnIdleSince === undefined) window.__ffnIdleSince = busy ? undefined : now;
+            return !busy && now - window.__ffnIdleSince >= settle;
         }""",
+        arg=settle_ms,
         timeout=timeout,
-        polling=250,
+        polling=100,
     )
 
 
@@ -44,7 +51,7 @@ def menu_items(page, top):
     if label.count() == 0:
         return []
     label.click()
-    items = page.locator(".lm-Menu-itemLabel").all_inner_texts()
+    items = page.locator(".lm-Menu-itemLabel").all_text_contents()
     page.keyboard.press("Escape")
     return items
 
@@ -61,12 +68,16 @@ def notebook(page):
 
 def error_outputs(page):
     """Text of every error or stderr output in the visible notebook."""
-    return notebook(page).locator(f'.jp-OutputArea-output[data-mime-type="{STDERR}"]').all_inner_texts()
+    return notebook(page).locator(f'.jp-OutputArea-output[data-mime-type="{STDERR}"]').all_text_contents()
 
 
 def cell_by_text(page, text):
-    """The first code cell whose source contains `text`."""
-    return notebook(page).locator(".jp-CodeCell", has=page.locator(".jp-InputArea", has_text=text)).first
+    """The first code cell whose source contains `text`, pinned by position (so it survives edits)."""
+    cells = notebook(page).locator(".jp-CodeCell")
+    sources = cells.locator(".jp-InputArea").all_text_contents()
+    index = next((i for i, source in enumerate(sources) if text in source), None)
+    assert index is not None, f"no code cell contains {text!r}"
+    return cells.nth(index)
 
 
 def replace_cell_source(page, cell, source):

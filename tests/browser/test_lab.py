@@ -37,7 +37,7 @@ def test_solution_runs_all_and_renders_every_figure(page, learner_lab, artifacts
     run_all(page)
     page.screenshot(path=str(artifacts / f"solution-{assignment}.png"))
     assert error_outputs(page) == []
-    prompts = notebook(page).locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts()
+    prompts = notebook(page).locator(".jp-CodeCell .jp-InputPrompt").all_text_contents()
     assert prompts and all(re.search(r"\[\d+\]", p) for p in prompts), f"cells not all executed: {prompts}"
     figures = notebook(page).locator(".jp-RenderedImage img")
     expected = notebook(page).locator(".jp-CodeCell").filter(has=page.locator(".jp-RenderedImage")).count()
