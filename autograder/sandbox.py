@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import signal
+import site
 import stat
 import subprocess
 import sys
@@ -56,8 +57,14 @@ class Limits:
 
 def _required_paths():
     """What a sandboxed Python must still see when folders around it are hidden."""
-    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable))}
-    paths.update(p for p in sys.path if p and os.path.isdir(p))
+    # The interpreter, its standard library and site-packages, and where the editable install keeps
+    # ffn_helpers; not the rest of sys.path (the caller's working folder, a test folder), which a fresh
+    # interpreter does not use and which may be a scratch folder under /tmp.
+    paths = {sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(os.path.realpath(sys.executable)),
+             *site.getsitepackages()}
+    prefixes = [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)]
+    paths.update(p for p in sys.path if p and os.path.isdir(p)
+                 and any(_inside(os.path.realpath(p), prefix) for prefix in prefixes))
     spec = importlib.util.find_spec("ffn_helpers")
     if spec is not None and spec.submodule_search_locations:
         paths.update(spec.submodule_search_locations)
@@ -79,6 +86,12 @@ def _closed_ancestor(path):
         except OSError:
             return None
     return None
+
+
+def _outermost(paths):
+    """The paths not inside another of them, sorted."""
+    paths = set(paths)
+    return sorted(p for p in paths if not any(_inside(p, other) and p != other for other in paths))
 
 
 @dataclass(frozen=True)
@@ -155,17 +168,20 @@ class Sandbox:
         home = os.path.expanduser("~")
         if home not in ("/", "") and os.path.isdir(home):
             hidden.add(os.path.realpath(home))
-        rebind, mounts = set(), {"/tmp"}
-        for h in sorted(hidden):
-            if h in required:
-                continue  # cannot hide what Python itself needs
+        hidden -= set(required)  # cannot hide what Python itself needs
+        mounts = {"/tmp"}
+        for h in _outermost(hidden):
             if not _inside(h, "/tmp"):  # /tmp is a fresh tmpfs already
                 args += ["--perms", "0755", "--tmpfs", h]
                 mounts.add(h)
-            rebind.update(r for r in required if _inside(r, h))
-        for r in sorted(rebind):
-            if not any(_inside(r, other) and r != other for other in rebind):
-                args += self._mkdirs(r, mounts) + ["--ro-bind", r, r]
+        # What Python needs, inside a hidden folder or under /tmp (a checkout cloned there), comes back
+        # read-only; then whatever hidden folder lies inside it is hidden again.
+        rebind = _outermost(r for r in required if any(_inside(r, h) for h in mounts))
+        for r in rebind:
+            args += self._mkdirs(r, mounts) + ["--ro-bind", r, r]
+        for h in _outermost(h for h in hidden if any(_inside(h, r) for r in rebind)):
+            args += ["--perms", "0755", "--tmpfs", h]
+            mounts.add(h)
         for r in self.readonly:
             r = os.path.realpath(r)
             args += self._mkdirs(r, mounts) + ["--ro-bind", r, r]

@@ -82,6 +82,7 @@ class ModelPreset:
 
 
 PRESETS = {
+    # The original Transformer's 6 layers are its encoder's; its decoder has 6 more FFNs of the same size.
     "transformer-base": ModelPreset("Transformer base (2017)", 512, 2048, 6),
     "bert-base": ModelPreset("BERT-base", 768, 3072, 12),
     "gpt2-small": ModelPreset("GPT-2 small", 768, 3072, 12),

@@ -102,6 +102,27 @@ def test_sandbox_limits_memory_and_processes(box):
         assert lines[1].startswith("fork refused after") and int(lines[1].split()[-1]) < 5000
 
 
+def test_sandbox_keeps_a_python_that_lives_under_tmp(tmp_path, monkeypatch):
+    """A checkout cloned under /tmp: its interpreter survives the sandbox's fresh /tmp; its course stays hidden."""
+    if not str(tmp_path).startswith("/tmp/"):
+        pytest.fail(f"this test needs pytest's temporary folder under /tmp, got {tmp_path}")
+    checkout, course = tmp_path / "checkout", tmp_path / "checkout" / "autograder"
+    (checkout / "bin").mkdir(parents=True)
+    course.mkdir()
+    (course / "gradebook.db").write_text("grades")
+    tool = checkout / "bin" / "tool"
+    tool.write_text(f"#!/bin/sh\necho alive; ls {course}\n")
+    tool.chmod(0o755)
+    monkeypatch.setattr(sandbox, "_required_paths", lambda: [*_REQUIRED, str(checkout)])
+    box = sandbox.Sandbox(hidden=(str(course),), uid=sandbox.slot_uid(6))
+    run = subprocess.run(box.command([str(tool)]), capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["alive"]  # it ran, and the course folder over it is empty
+
+
+_REQUIRED = sandbox._required_paths()
+
+
 def test_refuses_to_grade_without_a_sandbox(monkeypatch, capsys):
     from autograder import grade
 
