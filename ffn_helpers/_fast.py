@@ -1,10 +1,15 @@
-"""In-place activations for `ffn_forward`, split across threads for large arrays.
+"""Speed for `ffn_forward`: in-place activations, and a row split across threads for the smooth ones.
 
-numpy's matrix products use every core but its elementwise ufuncs use one;
-running the activation on row blocks in a thread pool (ufuncs release the GIL)
-keeps exact GELU from dominating the FFN's time.
+numpy's matrix products use every core but its elementwise ufuncs use one, so
+exact GELU (or SiLU) after a threaded GEMM leaves cores idle; worse, OpenBLAS's
+worker threads spin for a while after each product and take the CPU the
+activation needs. For large inputs the FFN is therefore split by rows: each
+thread computes its own rows' GEMM (BLAS limited to one thread, through
+threadpoolctl), activation and second GEMM. Every token's arithmetic is the
+same as in the plain path; only who does it changes.
 """
 
+import contextvars
 import os
 from concurrent.futures import ThreadPoolExecutor
 
@@ -14,7 +19,7 @@ from . import activations
 from ._lazy import special
 
 _N_THREADS = os.cpu_count() or 1
-_MIN_PARALLEL = 1 << 16  # below this many elements, threads cost more than they save
+_MIN_PARALLEL = 1 << 16  # below this many hidden values, threads cost more than they save
 _pool = None
 
 
@@ -39,6 +44,7 @@ _INPLACE = {
     "gelu": _gelu_inplace,
     "silu": _silu_inplace,
 }
+_SPLIT = {"gelu", "silu"}  # ReLU is cheap enough after one threaded GEMM: no split
 
 
 def activate_inplace(z, name, fallback):
@@ -46,13 +52,43 @@ def activate_inplace(z, name, fallback):
     kernel = _INPLACE.get(name) if isinstance(name, str) else None
     if kernel is None:
         return fallback(z)
-    # Threads only for large contiguous arrays: there, reshape(-1) is a view, so the
-    # blocks written in place are z itself.
-    if name == "relu" or z.size < _MIN_PARALLEL or _N_THREADS == 1 or not z.flags.c_contiguous:
-        kernel(z)
-        return z
-    global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(_N_THREADS, thread_name_prefix="ffn_helpers")
-    list(_pool.map(kernel, np.array_split(z.reshape(-1), _N_THREADS)))
+    kernel(z)
     return z
+
+
+def _threads():
+    global _pool
+    if _pool is None or _pool._max_workers != _N_THREADS:
+        _pool = ThreadPoolExecutor(_N_THREADS, thread_name_prefix="ffn_helpers")
+    return _pool
+
+
+def splits(x, d_ff, activation):
+    """Should `ffn_forward` split x: (n, d_model) by rows across threads?"""
+    return (isinstance(activation, str) and activation in _SPLIT and _N_THREADS > 1
+            and x.shape[0] >= _N_THREADS and x.shape[0] * d_ff >= _MIN_PARALLEL)
+
+
+def ffn_rows_in_threads(x, W1, b1, W2, b2, activation):
+    """σ(x W1 + b1) W2 + b2 for x: (n, d_model), one block of rows per thread; returns (n, d_model)."""
+    from threadpoolctl import threadpool_limits
+
+    kernel = _INPLACE[activation]
+    y = np.empty((x.shape[0], W2.shape[1]))
+
+    def rows(block):
+        z = x[block] @ W1
+        if b1 is not None:
+            z += b1
+        kernel(z)
+        np.matmul(z, W2, out=y[block])
+        if b2 is not None:
+            y[block] += b2
+
+    bounds = np.linspace(0, x.shape[0], _N_THREADS + 1).astype(int)
+    blocks = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    # Each thread runs in a copy of the caller's context, so the caller's np.errstate holds there too.
+    contexts = [contextvars.copy_context() for _ in blocks]
+    with threadpool_limits(1, user_api="blas"):
+        list(_threads().map(lambda ctx, block: ctx.run(rows, block), contexts, blocks))
+    return y

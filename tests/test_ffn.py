@@ -94,32 +94,57 @@ def test_trace_stages(activation):
     np.testing.assert_allclose(t.y, fh.ffn_forward(x, W1, b1, W2, b2, activation=activation), rtol=RTOL, atol=ATOL)
 
 
-# --- the threaded activation in ffn._fast -----------------------------------------------------------
+# --- ffn._fast: exact GELU and SiLU split by rows across threads ------------------------------------
 
 @pytest.fixture(params=[2, 3])
 def threads(request, monkeypatch):
-    """Force the threaded path whatever the machine's core count (3: blocks of unequal size)."""
+    """Force the row split whatever the machine's core count (3: blocks of unequal size)."""
     monkeypatch.setattr(_fast, "_N_THREADS", request.param)
     return request.param
 
 
-@pytest.mark.parametrize("activation", ["gelu", "silu", "relu"])
-def test_threaded_activation_in_ffn_forward_equals_the_plain_one(activation, threads):
-    d_model, d_ff, n = 32, 256, 300  # z has 76,800 elements, above the 65,536 threshold
-    assert n * d_ff > _fast._MIN_PARALLEL
+@pytest.mark.parametrize("activation", ["gelu", "silu"])
+@pytest.mark.parametrize("batch", [(300,), (3, 100)])
+@pytest.mark.parametrize("bias", [True, False])
+def test_row_split_ffn_forward_equals_the_plain_one(activation, batch, bias, threads):
+    d_model, d_ff = 32, 256  # 300 tokens: 76,800 hidden values, above the 65,536 threshold
+    assert 300 * d_ff >= _fast._MIN_PARALLEL and _fast.splits(np.empty((300, d_model)), d_ff, activation)
     W1, b1, W2, b2 = params(d_model, d_ff, seed=6)
-    x = 3 * np.random.default_rng(7).standard_normal((n, d_model))
+    if not bias:
+        b1 = b2 = None
+    x = 3 * np.random.default_rng(7).standard_normal((*batch, d_model))
     y = fh.ffn_forward(x, W1, b1, W2, b2, activation=activation)
-    # ffn_trace applies the public activation to a fresh array: the same arithmetic, unthreaded.
-    np.testing.assert_array_equal(y, fh.ffn_trace(x, W1, b1, W2, b2, activation=activation).y)
+    # ffn_trace: one unsplit GEMM per layer and the public activation. A BLAS may sum a row's products
+    # in another order when it runs on one thread, hence a tolerance of a few float64 roundings.
+    expected = fh.ffn_trace(x, W1, b1, W2, b2, activation=activation).y
+    assert y.shape == expected.shape == (*batch, d_model)
+    # An output that cancels (terms of ~100 summing to ~0.3) is compared at the scale of the terms.
+    np.testing.assert_allclose(y, expected, rtol=1e-13, atol=1e-13 * np.abs(expected).max())
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_row_split_keeps_the_callers_errstate(n_threads, monkeypatch):
+    monkeypatch.setattr(_fast, "_N_THREADS", n_threads)  # 1: the plain path, which must raise as well
+    d_model, d_ff = 4, 20_000
+    x, W1, b1 = np.ones((4, d_model)), np.ones((d_model, d_ff)), np.zeros(d_ff)
+    W2, b2 = np.full((d_ff, d_model), 1e303), np.full(d_model, 1.7e308)  # h W2 ≈ 8e307: + b2 overflows
+    assert _fast.splits(x, d_ff, "gelu") == (n_threads > 1)
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError, match="overflow"):
+        fh.ffn_forward(x, W1, b1, W2, b2, activation="gelu")
+
+
+def test_relu_small_inputs_and_one_token_do_not_split(threads):
+    assert not _fast.splits(np.empty((300, 32)), 256, "relu")
+    assert not _fast.splits(np.empty((300, 32)), 128, "gelu")  # 38,400 hidden values: too few
+    assert not _fast.splits(np.empty((1, 32)), 100_000, "gelu")  # one token: no rows to share
+    assert not _fast.splits(np.empty((300, 32)), 256, fh.gelu)  # a callable: we do not know its kernel
 
 
 @pytest.mark.parametrize("activation", ["gelu", "silu"])
-@pytest.mark.parametrize("shape", [(70_001,), (3, 101, 233), (1, 70_000)])
-def test_activate_inplace_threaded_is_exactly_the_public_function(activation, shape, threads):
+def test_activate_inplace_is_exactly_the_public_function(activation):
     rng = np.random.default_rng(8)
-    z = 10 * rng.standard_normal(shape)
-    z.flat[:4] = [-np.inf, np.inf, np.nan, -1e308]  # the limits and NaN survive the split too
+    z = 10 * rng.standard_normal((3, 101, 233))
+    z.flat[:4] = [-np.inf, np.inf, np.nan, -1e308]  # the limits and NaN
     expected = ACTIVATIONS[activation](z)
     out = _fast.activate_inplace(z, activation, ACTIVATIONS[activation])
     assert out is z  # in place
@@ -127,9 +152,9 @@ def test_activate_inplace_threaded_is_exactly_the_public_function(activation, sh
     assert np.signbit(out.flat[0])  # -0.0 at -inf
 
 
-def test_activate_inplace_on_a_non_contiguous_array_still_writes_into_it(threads):
+def test_activate_inplace_on_a_non_contiguous_array_still_writes_into_it():
     base = np.random.default_rng(9).standard_normal((400, 400))
-    z = base.T  # not C-contiguous: reshape(-1) would copy
+    z = base.T
     expected = fh.gelu(z)
     out = _fast.activate_inplace(z, "gelu", fh.gelu)
     assert out is z
