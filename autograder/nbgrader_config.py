@@ -22,6 +22,10 @@ c.CourseDirectory.root = here
 c.CourseDirectory.course_id = "ffn-course"
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(here, "gradebook.db")
 
+# source/<id>/<id>.py is the authored form of the notebook, solutions and hidden tests included:
+# generate_assignment copies every other file of source/<id>/ into release/, so it must skip this one.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "[0-9][0-9]_*.py"]
+
 # A learner's stub: the exercise cell keeps its `def` line and raises.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

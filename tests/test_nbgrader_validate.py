@@ -5,6 +5,7 @@ learner version with exercises, one nbgrader process per notebook.
 """
 
 import re
+import shutil
 
 import nbtools
 import pytest
@@ -42,3 +43,15 @@ def test_validate_fails_on_learner_version(aid):
     assert int(failed.group(1)) >= len(exercises), (
         f"{failed.group(1)} cell(s) failed, fewer than the {len(exercises)} exercise(s) {exercises}:\n{log}")
     assert "not implemented" in result.stdout, log
+
+
+def test_release_holds_the_notebook_only(tmp_path):
+    """generate_assignment on the course as committed: the authored source/<id>/<id>.py (solutions and
+    hidden tests) beside the notebook must not reach release/."""
+    aid = "02_forward_pass"
+    course_root = nbtools.scratch_course(tmp_path / "course", aid)
+    shutil.copy(nbtools.COURSE_ROOT / "source" / aid / f"{aid}.py", course_root / "source" / aid)
+    run = nbtools.nbgrader("generate_assignment", aid, cwd=course_root)
+    assert run.returncode == 0, run.stderr[-3000:]
+    released = sorted(p.name for p in (course_root / "release" / aid).iterdir())
+    assert released == [f"{aid}.ipynb"]
