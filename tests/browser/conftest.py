@@ -4,8 +4,8 @@ Each server is started on 127.0.0.1 with a token by the same code as
 `make lab` (autograder.lab.lab_command), in a scratch HOME so no user settings
 leak in, and stopped after the session. The learner's server serves a scratch
 copy of notebooks/ and solutions/: JupyterLab saves what the tests type and run
-(Validate saves first), and the checkout must stay as committed. Screenshots go to artifacts/browser/
-(printed at the start); a failing test saves one too.
+(Validate saves first), and the checkout must stay as committed. Screenshots go
+to artifacts/browser/ (printed at the start); a failing test saves one too.
 """
 
 import json
