@@ -137,8 +137,16 @@ def test_refuses_to_grade_without_a_sandbox(monkeypatch, capsys):
 # ---------------------------------------------------------------- the call channel
 
 
-def test_data_round_trips_exactly():
+@pytest.fixture
+def socket_pair():
+    """Two connected sockets, closed after the test (a leaked one warns in whichever later test collects it)."""
     a, b = socket.socketpair()
+    with a, b:
+        yield a, b
+
+
+def test_data_round_trips_exactly(socket_pair):
+    a, b = socket_pair
     left, right = rpc.Peer(a, "grader", "student"), rpc.Peer(b, "student", "grader")
     value = {"x": np.arange(6, dtype=np.float64).reshape(2, 3) / 7, "n": (1, 2.5, None, True, "é", b"\x00"),
              "c": 1 + 2j, "s": np.float32(0.1), "nan": float("nan"), 3: [np.array(["a", "bc"])]}
@@ -152,8 +160,8 @@ def test_data_round_trips_exactly():
     assert type(back["s"]) is np.float32 and back["s"] == value["s"] and np.isnan(back["nan"])
 
 
-def test_objects_arrays_are_not_data():
-    a, b = socket.socketpair()
+def test_objects_arrays_are_not_data(socket_pair):
+    a, b = socket_pair
     left, right = rpc.Peer(a, "grader", "student"), rpc.Peer(b, "student", "grader")
     buffers = [np.array([1, 2]).tobytes()]
     left.send({"v": {"$a": 0, "dtype": "|O", "shape": [2]}}, buffers)
@@ -183,9 +191,12 @@ def student():
             except rpc.ChannelError:
                 return
 
-    threading.Thread(target=serve, daemon=True).start()
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
     yield grader, notes
-    a.close()
+    a.close()  # the student's side sees the channel close and returns
+    server.join(10)
+    b.close()
 
 
 def _exec(grader, source):
