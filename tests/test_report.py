@@ -234,7 +234,8 @@ def test_csv_has_the_same_table(tmp_path):
     results = hand_built_class(tmp_path / "results")
     out, table = tmp_path / "report.html", tmp_path / "report.csv"
     assert report.main([AID, "--results", str(results), "--out", str(out), "--csv", str(table)]) == 0
-    rows = list(csv.DictReader(table.open(encoding="utf-8")))
+    with table.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
     assert tuple(rows[0]) == report.CSV_COLUMNS
     exercise_rows = [r for r in rows if not r["misconception"]]
     assert [r["exercise"] for r in exercise_rows] == ["ffn_forward", "linear_torch", "dead_fraction"]
@@ -374,7 +375,8 @@ def test_a_class_where_nobody_submitted_gets_a_clear_report(tmp_path):
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert "No submission of 02_forward_pass could be scored: all 30 students are listed" in page
     assert len(Tables(page).rows("Students needing attention")) == 30 and "<img" not in page
-    rows = list(csv.DictReader((tmp_path / "r.csv").open(encoding="utf-8")))
+    with (tmp_path / "r.csv").open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
     assert [(r["exercise"], r["students_scored"]) for r in rows] == [(e, "0") for e in LAYOUT.exercises]
 
 
@@ -630,7 +632,8 @@ def test_report_on_a_class_graded_by_the_grade_command(tmp_path):
     assert rep.exercises[0].exercise == "ffn_forward"  # 15 of 32 failed it: the hardest
     ffn = Tables(out.read_text(encoding="utf-8")).rows("ffn_forward: misconceptions named")
     assert ffn["missing_b1"][0] == f"7 of {len(failed['ffn_forward'])}" == "7 of 15"
-    rows = list(csv.DictReader(table.open(encoding="utf-8")))
+    with table.open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
     b1 = next(r for r in rows if (r["exercise"], r["misconception"]) == ("ffn_forward", "missing_b1"))
     assert (b1["students_named"], b1["failed"]) == ("7", "15")
 
