@@ -56,7 +56,7 @@ def check(notebook, limits=None, unsafe=False, cell_timeout=None, feedback=None,
                 "model": model.to_dict(), "scratch": str(Path(tmp) / "scratch"), "slot": 0, "limits": vars(limits),
                 "isolate": not unsafe, "hidden": [str(root), str(Path(tmp)), str(notebook.resolve().parent)],
                 "feedback_dir": str(results_dir) if feedback else None,
-                "course_sources": {assignment_id: sorted({c.source for c in source.cells if c.cell_type == "code"})},
+                "course_notebooks": course.source_texts(config, assignment_id),
                 "template_db": str(course.db_path(config)), "source_dir": str(root / "source" / assignment_id),
                 "course_root": str(root), "cell_timeout": cell_timeout,
             }

@@ -85,7 +85,7 @@ def _changes(before, after):
 
 class StudentPeer(Peer):
     def __init__(self, sock):
-        super().__init__(sock, "student", "grader")
+        super().__init__(sock, "student", "grader", exports=True)
         self.namespace = {"__name__": "__main__", "__builtins__": builtins}
         shell = _Shell(self.namespace)
         self.namespace["get_ipython"] = lambda: shell
@@ -142,12 +142,12 @@ class StudentPeer(Peer):
                 for w in caught[:20]:
                     self.warned.append({"category": w.category.__name__, "message": str(w.message)[:2000]})
 
-    def encode(self, value, buffers, depth=0):
+    def encode(self, value, buffers, depth=0, data_only=False, budget=None):
         t = type(value)
         if t not in _DATA_TYPES and t is not np.ndarray and t.__module__ != "numpy":
             if isinstance(value, _LOOKALIKES):
                 self.lying.append(f"a {t.__name__}, a subclass of {t.__mro__[1].__name__}, not the plain type")
-        return super().encode(value, buffers, depth)
+        return super().encode(value, buffers, depth, data_only, budget)
 
     def perform_extra(self, op, message, buffers):
         if op == "exec":

@@ -3,6 +3,7 @@
 import os
 import shutil
 import sqlite3
+import stat
 import sys
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -55,6 +56,27 @@ def copy_database(source, target):
         dst.close()
 
 
+def keep_hidden_tests_out(db_file):
+    """Make a scratch gradebook restore test cells without their hidden tests.
+
+    nbgrader's autograde puts the gradebook's copy of every test cell back into the
+    notebook it runs, so a kernel would hold the hidden tests' source (IPython keeps it
+    in `In`, its history and linecache) where the learner's code can read and print it.
+    With this, the notebook run executes the visible part only; the hidden tests run in
+    the clean re-run, in the grader's own process (results.combine scores them there).
+    """
+    from .integrity import HIDDEN_NOTE, strip_hidden_tests
+
+    db = sqlite3.connect(db_file)
+    try:
+        rows = db.execute("SELECT id, source FROM source_cell WHERE source LIKE '%BEGIN HIDDEN TESTS%'").fetchall()
+        db.executemany("UPDATE source_cell SET source = ? WHERE id = ?",
+                       [(strip_hidden_tests(source, note=HIDDEN_NOTE), cid) for cid, source in rows])
+        db.commit()
+    finally:
+        db.close()
+
+
 @dataclass
 class SourceCellModel:
     name: str
@@ -65,6 +87,11 @@ class SourceCellModel:
     solution: bool = False
     task: bool = False
     points: float = 0.0
+
+    @property
+    def hidden_tests(self):
+        """A test cell with hidden tests: they run in the clean re-run only (keep_hidden_tests_out)."""
+        return bool(self.grade) and "BEGIN HIDDEN TESTS" in self.source
 
 
 @dataclass
@@ -145,6 +172,11 @@ def source_notebooks(config, assignment_id):
     return sorted((root / "source" / assignment_id).glob("*.ipynb"))
 
 
+def source_texts(config, assignment_id):
+    """{notebook name: its instructor source as nbformat JSON}: the course's own cells, for the clean re-run."""
+    return {path.stem: path.read_text(encoding="utf-8") for path in source_notebooks(config, assignment_id)}
+
+
 def prepare_assignment(config, assignment_id, log=print):
     """The assignment's model from the gradebook, generating it there first if it is not in it yet."""
     ensure_bin_on_path()
@@ -162,9 +194,47 @@ def prepare_assignment(config, assignment_id, log=print):
     return read_assignment(config.CourseDirectory.db_url, assignment_id)
 
 
-def copy_tree(source, target):
-    """Replace `target` with a copy of `source`."""
-    target = Path(target)
-    if target.exists():
-        shutil.rmtree(target)
-    shutil.copytree(source, target)
+def copy_tree(source, target, max_bytes=200 * 1024 * 1024):
+    """Replace `target` with a copy of the regular files under `source`; return what was left out.
+
+    `source` may be a folder that student code could write (or a submission as it
+    came): no symbolic link is followed, anything that is not a regular file (a
+    FIFO, a device, a socket) is skipped, and copying stops at `max_bytes`. Each
+    file is opened without following links and checked after opening, so a link
+    swapped in between check and open is refused too.
+    """
+    source, target = Path(source), Path(target)
+    if target.exists() or target.is_symlink():
+        shutil.rmtree(target) if target.is_dir() and not target.is_symlink() else target.unlink()
+    target.mkdir(parents=True)
+    skipped, budget = [], max_bytes
+    for folder, dirs, files in os.walk(source):  # os.walk does not descend into linked folders
+        rel = Path(folder).relative_to(source)
+        for name in sorted(dirs):
+            if os.path.islink(os.path.join(folder, name)):
+                skipped.append(f"{rel / name}: a link")
+            else:
+                (target / rel / name).mkdir()
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
+        for name in sorted(files):
+            why, budget = _copy_file(Path(folder) / name, target / rel / name, budget)
+            if why:
+                skipped.append(f"{rel / name}: {why}")
+    return skipped
+
+
+def _copy_file(source, target, budget):
+    """Copy one regular file without following links; (why it was skipped or '', budget left)."""
+    try:
+        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        return ("a link" if os.path.islink(source) else f"unreadable ({exc.strerror})"), budget
+    with os.fdopen(fd, "rb") as src:
+        info = os.fstat(src.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return "not a regular file", budget
+        if info.st_size > budget:
+            return f"over the size limit ({info.st_size:,} bytes)", budget
+        with open(target, "xb") as dst:
+            copied = shutil.copyfileobj(src, dst, 1 << 20) or dst.tell()
+        return "", budget - copied

@@ -172,29 +172,22 @@ def run_pool(queue, setup, jobs, timeout, log_dir, model):
             w.stop()
 
 
-def _course_code(config, assignment_id):
-    """The code cells of the instructor's source notebooks: learner cells still equal to one are the course's."""
-    import nbformat
-
-    out = {}
-    for path in course.source_notebooks(config, assignment_id):
-        nb = nbformat.read(path, as_version=4)
-        out[path.stem] = sorted({c.source for c in nb.cells if c.cell_type == "code"})
-    return out
-
-
 def _publish(config, model, submission, reply, out_dir, gb):
     """Write one student's result everywhere it belongs: JSON, gradebook, the course's folders."""
     result = reply["result"]
     student, aid = result["student"], model.name
     root = Path(config.CourseDirectory.root)
+    skipped = []
     if submission.folder is not None:
         course_submitted = root / "submitted" / student / aid
         if course_submitted.resolve() != submission.folder.resolve():
-            course.copy_tree(submission.folder, course_submitted)
+            skipped += course.copy_tree(submission.folder, course_submitted)
     if reply.get("autograded_dir") and Path(reply["autograded_dir"]).is_dir():
-        course.copy_tree(reply["autograded_dir"], root / "autograded" / student / aid)
+        skipped += course.copy_tree(reply["autograded_dir"], root / "autograded" / student / aid)
         shutil.rmtree(reply["autograded_dir"], ignore_errors=True)
+    for what in skipped[:20]:  # links, FIFOs, devices: never followed or copied, shown to the instructor
+        result["flags"].append({"kind": "review", "exercise": None, "notebook": aid, "costs_points": False,
+                                "detail": f"not copied: {what}", "where": "the submission's files"})
     gradebook.record(config, result, gb)
     if not reply.get("html"):  # the worker was stopped before it could write the page
         (out_dir / f"{student}.html").write_text(_report_page(result), encoding="utf-8")
@@ -230,7 +223,7 @@ def grade(assignment_id, submitted, out_dir, jobs=None, students=None, limits=No
         setup = {
             "model": model.to_dict(), "scratch": str(scratch), "limits": vars(limits), "isolate": not unsafe,
             "hidden": sorted({str(root), str(Path(submitted).resolve()), str(out_dir), str(scratch)}),
-            "feedback_dir": str(out_dir), "course_sources": _course_code(config, assignment_id),
+            "feedback_dir": str(out_dir), "course_notebooks": course.source_texts(config, assignment_id),
             "template_db": str(template), "source_dir": str(root / "source" / assignment_id),
             "course_root": str(root), "cell_timeout": cell_timeout, "uid_base": sandbox.uid_base(),
         }

@@ -7,9 +7,17 @@
   own exercise (`ffn_helpers.ffn_forward` in the `ffn_forward` answer);
 - `lying`: an answer cell that defines a class posing as data (an ndarray or
   number subclass, or one that overrides `__eq__`);
+- `shadow`: a learner's cell that rebinds a name the course's own cells
+  import or define (`checks`, `mistakes`, `np`, a worked example): the
+  notebook run's tests would use the learner's object (the clean re-run's
+  never do);
 - `review`: things that have no place in an answer and that the sandbox
-  stops anyway (processes, signals, the network, deleting files, exiting):
-  shown to the instructor, without costing points by themselves.
+  stops anyway (processes, signals, the network, deleting files, exiting,
+  importing gc, ctypes or importlib): shown to the instructor, without
+  costing points by themselves.
+
+A finding costs points only on the exercise whose answer cell produced it;
+one in any other cell (a learner's scratch cell) is shown for review only.
 
 The clean re-run (rerun.py) is what keeps points honest; these findings name
 the attempt so the instructor sees it.
@@ -19,7 +27,7 @@ import ast
 import importlib
 from dataclasses import dataclass
 
-from .cells import parse
+from .cells import bound_names, parse
 
 # Functions of ffn_helpers that answer an exercise whose name differs from theirs (the spec's table).
 EXTRA_REFERENCES = {
@@ -64,20 +72,23 @@ _REVIEW_MODULES = {"subprocess": "starts processes", "multiprocessing": "starts 
                    "http": "opens network connections", "requests": "opens network connections",
                    "ftplib": "opens network connections", "threading": "starts threads", "signal": "handles signals",
                    "pty": "opens terminals", "resource": "changes resource limits"}
-_PATCH_MODULES = {"ctypes": "reaches into memory (ctypes)", "gc": "walks the interpreter's objects (gc)",
-                  "importlib": "imports or reloads modules by hand"}
+# Importing these is no evidence by itself (an honest answer may import gc): review only; what the code then
+# does with them (patching, gc.get_referents) is judged on its own.
+_PATCH_MODULES = {"ctypes": "can reach into memory (ctypes)", "gc": "can walk the interpreter's objects (gc)",
+                  "importlib": "can import or reload modules by hand"}
 
 
 @dataclass(frozen=True)
 class Finding:
-    kind: str  # monkeypatch | reference | lying | review | tamper | disagreement | channel
-    exercise: str | None  # None: the whole notebook
+    kind: str  # monkeypatch | reference | lying | shadow | review | tamper | disagreement | channel
+    exercise: str | None  # None: the whole notebook (shown for review, costs nothing)
     detail: str
     where: str = ""  # e.g. "cell 12 (ffn_forward), line 3"
 
     @property
     def costs_points(self):
-        return self.kind != "review"
+        """Evidence on one exercise costs that exercise's points; nothing else costs any."""
+        return self.kind != "review" and self.exercise is not None
 
     def as_dict(self):
         return {"kind": self.kind, "exercise": self.exercise, "detail": self.detail, "where": self.where,
@@ -169,8 +180,44 @@ def _bases(node, aliases):
     return out
 
 
-def static_findings(cells, course_sources=frozenset()):
+def course_objects(course_cells):
+    """name -> what the course's locked cells bind it to by an import or a def/class ('numpy', 'def ffn_w4')."""
+    out = {}
+    for cell in course_cells:
+        tree = parse(cell.source) if cell.role == "instructor" else None
+        for node in tree.body if tree is not None else ():
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for alias in node.names:
+                    if alias.name != "*":
+                        out[alias.asname or alias.name.split(".")[0]] = _imported(node, alias)
+            elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                out[node.name] = f"def {node.name}"
+    return out
+
+
+def _imported(node, alias):
+    if isinstance(node, ast.Import):
+        return alias.name if alias.asname else alias.name.split(".")[0]
+    return f"{'.' * node.level}{node.module or ''}.{alias.name}"
+
+
+def _shadowing(cell, tree, course):
+    """The course names a learner's cell rebinds (importing the very same module again is no rebinding)."""
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [(alias.asname or alias.name.split(".")[0], _imported(node, alias)) for alias in node.names]
+            out += [(name, node) for name, what in names if name in course and course[name] != what]
+        else:
+            stores, _ = bound_names(ast.Module(body=[node], type_ignores=[]))
+            out += [(name, node) for name in sorted(stores & set(course))]
+    return out
+
+
+def static_findings(cells, course_cells=()):
     """Findings for every learner-written code cell (answers, and cells that are not the course's own)."""
+    course_sources = {c.source for c in course_cells}
+    course = course_objects(course_cells or [c for c in cells if c.role == "instructor"])
     trees = {c.index: parse(c.source) for c in cells}
     aliases = _Aliases(trees.values())
     findings = []
@@ -184,6 +231,9 @@ def static_findings(cells, course_sources=frozenset()):
         if cell.role == "answer" and cell.exercise:
             refs = {r.split(".")[-1] for r in reference_names(cell.exercise)}
         findings += _cell_findings(cell, tree, aliases, refs)
+        exercise = cell.exercise if cell.role == "answer" else None
+        findings += [Finding("shadow", exercise, f"rebinds the course's {name} ({course[name]}): the notebook run's "
+                             "tests would use it", _where(cell, node)) for name, node in _shadowing(cell, tree, course)]
     unique = []
     for f in findings:
         if f not in unique:
@@ -235,7 +285,7 @@ def _cell_findings(cell, tree, aliases, refs):
             for module in modules:
                 top = module.split(".")[0]
                 if top in _PATCH_MODULES:
-                    add("monkeypatch", _PATCH_MODULES[top], node)
+                    add("review", f"imports {module}: {_PATCH_MODULES[top]}", node)
                 elif top in _REVIEW_MODULES:
                     add("review", f"imports {module}: {_REVIEW_MODULES[top]}", node)
             if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "ffn_helpers":
@@ -278,12 +328,17 @@ def _call_findings(node, aliases, add):
         add("monkeypatch", f"{name}(): reaches objects it was not given", node)
 
 
-def strip_hidden_tests(source, begin="BEGIN HIDDEN TESTS", end="END HIDDEN TESTS"):
-    """The test cell as the learner's release shows it (nbgrader's ClearHiddenTests rule)."""
+HIDDEN_NOTE = "# (hidden tests: the grader runs them in its own process, never in this kernel)"
+
+
+def strip_hidden_tests(source, begin="BEGIN HIDDEN TESTS", end="END HIDDEN TESTS", note=None):
+    """The test cell as the learner's release shows it (nbgrader's ClearHiddenTests rule), `note` in their place."""
     lines, hidden = [], False
     for line in source.split("\n"):
         if begin in line:
             hidden = True
+            if note:
+                lines.append(note)
         elif end in line:
             hidden = False
         elif not hidden:

@@ -60,5 +60,6 @@ class SandboxedKernelManager(AsyncKernelManager):
     def format_kernel_cmd(self, extra_arguments=None):
         cmd = super().format_kernel_cmd(extra_arguments)
         sandbox, _ = self._sandbox()
-        cwd = self._launch_args.get("cwd") or sandbox.cwd
-        return sandbox.with_(cwd=str(cwd)).command(cmd)
+        # The sandbox's own working folder, never the one nbgrader asks for (the autograded folder, which
+        # nbgrader writes and chmods afterwards: student code must not be able to leave links there).
+        return sandbox.command(cmd)

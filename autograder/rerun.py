@@ -5,9 +5,14 @@ code, so a submission can patch whatever the tests use. Here the two are split:
 
 - the student's process, in the sandbox, runs only the learner's cells (and the
   course cells they need) and answers calls to the learner's functions;
-- the grader's process runs the course's setup and test cells (hidden tests
-  included), in its own namespace; each name a test takes from the learner is a
-  `Remote` handle, and whatever comes back through it is plain data.
+- the grader's process runs the course's own setup and test cells (hidden tests
+  included), taken from the instructor's source notebook, never from the
+  submission, in its own namespace. A test sees the learner's objects only
+  under the exercise names (the answer cells' grade ids), each as a `Remote`
+  handle; every other name it reads (checks, mistakes, np, the worked
+  examples) is the course's. Whatever comes back through a handle is plain
+  data, and the grader hands the learner nothing but data and callbacks
+  (rpc.py's module doc).
 
 A test passes here when it raises nothing in the grader's process.
 """
@@ -154,20 +159,20 @@ def emit_warnings(notes):
 class CleanRun:
     """Run the learner's cells in a fresh sandboxed process and judge each test cell in the grader."""
 
-    def __init__(self, cells, sandbox, cell_timeout, references, course_sources=frozenset(), python=sys.executable):
-        """`course_sources`: the code cells of the course's notebook; an unlocked cell still equal to one of
-        them (a demonstration the learner left alone) is the course's code, and the grader may run it."""
+    def __init__(self, cells, sandbox, cell_timeout, references, course_cells, python=sys.executable):
+        """`cells`: the submission's code cells; `course_cells`: the instructor's source notebook's, whose
+        setup, demonstrations and tests (hidden ones included) are what the grader runs."""
         self.cells, self.sandbox, self.cell_timeout = cells, sandbox, cell_timeout
-        self.references, self.course_sources = references, frozenset(course_sources)
+        self.references, self.course_cells = references, course_cells
         self.student = StudentProcess(sandbox, python)
         self.result = CleanRunResult()
-        self.defined_by = {}  # a name an answer cell defines -> its exercise
+        self.exercises = {c.grade_id for c in course_cells if c.role == "answer" and c.grade_id}
+        self.defined_by = {}  # a name an answer cell defines -> its exercise (whose call a note is about)
         for cell in cells:
             if cell.role == "answer":
                 self.defined_by[cell.grade_id] = cell.exercise
                 for name in cell.defines:
                     self.defined_by.setdefault(name, cell.exercise)
-        self.learner_names = set().union(*(c.stores for c in cells if c.role in ("answer", "learner")))
         self._executed = []  # student cells run so far (replayed when the process is restarted)
         self._skipped = set()  # cells that killed or hung the process: not replayed
         self._current_exercise = None
@@ -250,18 +255,14 @@ class CleanRun:
 
     # --- the whole run ----------------------------------------------------------------------------------
     def run(self):
-        cells = self.cells
-        tests = [c for c in cells if c.role == "test" and c.grade_id]
-        answers = [c for c in cells if c.role == "answer"]
-        # The grader runs the course cells the tests need; the student's process runs the answers, and the
-        # cells (course or learner) that define what the answers use and what the tests take from the learner.
-        trusted = [c for c in cells
-                   if c.role == "instructor" or (c.role == "learner" and c.source in self.course_sources)]
-        grader_side = needed(cells, set().union(*(t.loads for t in tests)), trusted)
-        provided = set().union(*(c.stores for c in grader_side)) | set(dir(builtins))
+        cells, course = self.cells, self.course_cells
+        tests = [c for c in course if c.role == "test" and c.grade_id]
+        answers = [c for c in cells if c.role == "answer" and c.grade_id in self.exercises]
+        # The grader runs the course's own cells that the tests need; the student's process runs the answers,
+        # and the submission's cells that define what the answers use.
+        trusted = [c for c in course if c.role in ("instructor", "learner")]
+        grader_side = needed(course, set().union(*(t.loads for t in tests)), trusted)
         wanted = set().union(*(c.loads for c in answers))
-        for test in tests:
-            wanted |= test.loads - test.stores - provided
         others = [c for c in cells if c.role in ("instructor", "learner")]
         providers = needed(cells, wanted, others)
         wanted = set().union(wanted, *(c.loads for c in providers), *(c.loads for c in answers))
@@ -297,20 +298,19 @@ class CleanRun:
         return self.result
 
     def _bind(self, test, namespace):
-        """Give the test the learner's objects: each name it reads that the learner defines."""
+        """Give the test the learner's objects under the exercise names it reads, and nothing else."""
         peer = self.student.peer
-        for name in sorted(test.loads):
-            if name in self.defined_by or (name not in namespace and name in self.learner_names):
-                peer.deadline = time.monotonic() + self.cell_timeout
-                try:
-                    value = peer.request({"op": "lookup", "name": name}, root=name)
-                except NameError:
-                    namespace.pop(name, None)  # never let a test fall back to a course object of that name
-                    continue
-                if isinstance(value, rpc.Remote):
-                    object.__setattr__(value, "_r_name", name)
-                    object.__setattr__(value, "_r_root", name)
-                namespace[name] = value
+        for name in sorted(test.loads & self.exercises):
+            peer.deadline = time.monotonic() + self.cell_timeout
+            try:
+                value = peer.request({"op": "lookup", "name": name}, root=name)
+            except NameError:
+                namespace.pop(name, None)  # never let a test fall back to a course object of that name
+                continue
+            if isinstance(value, rpc.Remote):
+                object.__setattr__(value, "_r_name", name)
+                object.__setattr__(value, "_r_root", name)
+            namespace[name] = value
 
     def _run_test(self, test, namespace):
         outcome = self.result.tests[test.grade_id]

@@ -1,7 +1,9 @@
 """One student's result: each test cell's points from both runs, the flags, and one overall status.
 
 A test cell earns min(notebook run, clean re-run) points, and nothing when
-its exercise is flagged. The overall status is the most serious of:
+its exercise is flagged. The notebook run of a cell with hidden tests runs only
+its visible part (course.keep_hidden_tests_out): the hidden tests count from
+the clean re-run alone. The overall status is the most serious of:
 
     missing notebook > unreadable notebook > flagged > out of memory > timeout > kernel died > graded
 """
@@ -85,7 +87,8 @@ def combine(model, autograded, run_info, clean, findings):
             p2, m2, t2 = clean.tests[gid].points, clean.tests[gid].message, clean.tests[gid].timed_out
         else:
             p2, m2, t2 = 0.0, "the clean re-run did not run", False
-        if p1 > 0 and p2 < p1 and clean is not None:
+        # A hidden-test cell's notebook run held only its visible part: the clean re-run alone judges it.
+        if p1 > 0 and p2 < p1 and clean is not None and not source_cell.hidden_tests:
             findings.append(Finding("disagreement", exercise,
                                     f"{gid} passes in the notebook run but not in the clean re-run, where the grader "
                                     f"runs the test with its own objects: {m2.splitlines()[0] if m2 else ''}",

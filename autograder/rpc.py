@@ -1,11 +1,18 @@
 """A small, safe call protocol between the trusted grader and a sandboxed process running student code.
 
-Only data crosses the channel: None, booleans, numbers, strings, bytes,
-tuples, lists, dicts and numpy arrays and scalars of numeric, boolean or text
-dtypes. Anything else (a function, an instance of a learner's class) stays where
-it lives and the other side gets a handle to it, a `Remote` proxy that forwards
-calls, attribute reads and writes. Nothing is ever unpickled or evaluated, so
-whatever the student's process sends can at worst be wrong data.
+Only bounded data crosses the channel: None, booleans, numbers, strings,
+bytes, tuples, lists, dicts and numpy arrays and scalars of numeric, boolean or
+text dtypes, each message within `Budget`, checked before anything is
+allocated. Nothing is ever unpickled or evaluated.
+
+The two sides are not equal. The student's side *exports*: an object of the
+learner's that is not data (a function, an instance of a learner's class)
+stays in the sandbox and the grader gets a `Remote` handle to it. The grader's
+side exports nothing: it sends data, the student's own handles back, and
+*callbacks*. A callback is how a test hands the learner a function (a
+sublayer, a map to test): the student's side can only call it, with data, and
+gets data back. No handle, attribute or object of the grader's ever reaches the
+student's process, so whatever it sends can at worst be wrong data.
 
 Frames: b"FFN1", header length, buffer count, a JSON header, then each
 buffer with its length. This module uses only the standard library and numpy:
@@ -23,8 +30,11 @@ import numpy as np
 
 MAGIC = b"FFN1"
 MAX_HEADER = 16 * 1024 * 1024
-MAX_PAYLOAD = 256 * 1024 * 1024
+MAX_PAYLOAD = 64 * 1024 * 1024
 MAX_DEPTH = 40
+MAX_NODES = 200_000  # values in one message (list items, dict keys and values...)
+MAX_STRING = 64 * 1024  # characters of one string
+MAX_STRINGS = 4096  # strings in one message: with MAX_STRING, np.asarray of them stays under 1 GiB
 DATA_KINDS = "biufcUS"
 _NATIVE = (type(None), bool, int, float, str)
 
@@ -50,6 +60,21 @@ class ChannelClosed(ChannelError):
 
 class RemoteError(Exception):
     """An exception raised on the other side whose type is not a built-in one."""
+
+
+class Budget:
+    """What one message may still hold; `take` refuses before anything is allocated."""
+
+    def __init__(self):
+        self.nodes, self.strings, self.nbytes = MAX_NODES, MAX_STRINGS, MAX_PAYLOAD
+
+    def take(self, nodes=1, strings=0, nbytes=0, error=ValueError):
+        self.nodes -= nodes
+        self.strings -= strings
+        self.nbytes -= nbytes
+        if self.nodes < 0 or self.strings < 0 or self.nbytes < 0:
+            raise error(f"the value is larger than a message may be (at most {MAX_NODES:,} values, "
+                        f"{MAX_STRINGS:,} strings and {MAX_PAYLOAD // 2**20} MiB)")
 
 
 def _exception_class(name):
@@ -80,7 +105,12 @@ def describe_exception(exc):
 
 
 class Remote:
-    """A handle to an object that lives on the other side of a channel."""
+    """A handle to an object of the learner's, held by the grader.
+
+    It forwards calls, attribute reads (not dunders) and attribute writes. It
+    has no length, items or truth of its own, so numpy and the checks treat it
+    as one opaque object, never as a sequence to pull item by item.
+    """
 
     __slots__ = ("_r_peer", "_r_id", "_r_type", "_r_root", "_r_name")
 
@@ -111,87 +141,125 @@ class Remote:
     def __setattr__(self, name, value):
         self._r_request("setattr", values={"value": value}, name=name)
 
-    def __getitem__(self, key):
-        return self._r_request("getitem", values={"key": key})
-
-    def __len__(self):
-        n = self._r_request("len")
-        if type(n) is not int or n < 0:
-            raise TypeError("len() of the learner's object did not return a non-negative int")
-        return n
-
-    def __bool__(self):
-        return self._r_request("bool") is True
-
-    def __instancecheck__(self, obj):
-        if not isinstance(obj, Remote):
-            return False
-        return self._r_peer.request({"op": "isinstance", "target": obj, "cls": self}, root=self._r_root) is True
-
     def __repr__(self):
         return f"<{self._r_peer.other}'s {self._r_type} object>"
+
+
+class Callback:
+    """A function of the grader's as the student's side sees it: callable with data, nothing else."""
+
+    __slots__ = ("_cb_peer", "_cb_id", "__name__")
+
+    def __init__(self, peer, callback_id, name):
+        self._cb_peer, self._cb_id, self.__name__ = peer, callback_id, name
+
+    def __call__(self, *args, **kwargs):
+        return self._cb_peer.request({"op": "callback", "cb": self._cb_id},
+                                     values={"args": list(args), "kwargs": kwargs}, data_only=True)
+
+    def __repr__(self):
+        return f"<the course's function {self.__name__}>"
 
 
 class Peer:
     """One end of the channel: encodes, sends, receives and serves requests.
 
-    `name` is this side's name ("grader" or "student"); objects this side
-    holds handles to live in `self.handles`.
+    `name` is this side's name ("grader" or "student"). `exports`: this side
+    hands out handles to its objects (the student's side); the grader's side
+    sends only data, and functions as callbacks (see the module's doc).
     """
 
-    def __init__(self, sock, name, other):
+    def __init__(self, sock, name, other, exports=False):
         self.sock, self.name, self.other = sock, name, other
+        self.exports = exports
         self.pid = os.getpid()  # a forked copy of this process must never speak on the channel
         self.handles, self._next_handle, self._next_request = {}, 1, 1
+        self.callbacks = {}  # the grader's side: callback id -> function
         self.deadline = None  # time.monotonic() value; None waits forever
         self.on_reply = None  # called with each reply's "notes" (set by the grader)
         self.serve_hook = None  # called before replying, returns extra "notes" (set by the student's side)
         self.root = None  # the name whose call is under way (for the student's side)
 
     # --- encoding ---------------------------------------------------------------------------------------
-    def encode_handle(self, obj):
+    def encode_handle(self, obj, data_only=False):
         if isinstance(obj, Remote) and obj._r_peer is self:
             return {"$h": obj._r_id, "o": self.other}
+        if data_only:
+            raise TypeError(f"only data can be sent here, not a {type(obj).__name__}")
+        if not self.exports:
+            if not callable(obj):
+                raise TypeError(f"the grader sends the learner's code only data, not a {type(obj).__name__}")
+            cid = len(self.callbacks) + 1
+            self.callbacks[cid] = obj
+            return {"$cb": cid, "n": str(getattr(obj, "__name__", "function"))[:100]}
         hid = self._next_handle
         self._next_handle += 1
         self.handles[hid] = obj
         return {"$h": hid, "o": self.name, "t": type(obj).__name__[:100]}
 
-    def encode(self, value, buffers, depth=0):
-        """The JSON form of `value`; raw array bytes are appended to `buffers`."""
+    def encode(self, value, buffers, depth=0, data_only=False, budget=None):
+        """The JSON form of `value`; raw array bytes are appended to `buffers`.
+
+        `data_only`: refuse what is not data (no handle, no callback)."""
         if depth > MAX_DEPTH:
             raise ValueError("value nested too deeply to send")
+        budget = budget or Budget()
+        budget.take()
         t = type(value)
+
+        def inner(v):
+            return self.encode(v, buffers, depth + 1, data_only, budget)
+
+        if t is str:
+            if len(value) > MAX_STRING:
+                raise ValueError(f"a string of {len(value):,} characters is too long to send (at most {MAX_STRING:,})")
+            budget.take(0, strings=1, nbytes=len(value))
+            return value
         if t in _NATIVE:
             return value if t is not float else {"$f": value.hex()}
         if t is complex:
             return {"$c": [value.real.hex(), value.imag.hex()]}
         if t is bytes:
+            budget.take(0, nbytes=len(value))
             buffers.append(value)
             return {"$b": len(buffers) - 1}
         if t is tuple or t is list:
-            items = [self.encode(v, buffers, depth + 1) for v in value]
+            budget.take(len(value))  # before encoding the items: a huge list is refused at once
+            items = [inner(v) for v in value]
             return {"$t": items} if t is tuple else items
         if t is dict:
-            return {"$d": [[self.encode(k, buffers, depth + 1), self.encode(v, buffers, depth + 1)]
-                           for k, v in value.items()]}
+            budget.take(2 * len(value))
+            return {"$d": [[inner(k), inner(v)] for k, v in value.items()]}
         if t is np.ndarray and value.dtype.kind in DATA_KINDS and not value.dtype.fields:
-            if value.nbytes + sum(len(b) for b in buffers) > MAX_PAYLOAD:
-                raise ValueError(f"the value is too large to send (over {MAX_PAYLOAD // 2**20} MiB)")
+            budget.take(0, nbytes=value.nbytes)
             buffers.append(np.ascontiguousarray(value).tobytes())
             return {"$a": len(buffers) - 1, "dtype": value.dtype.str, "shape": list(value.shape)}
         if isinstance(value, np.generic) and t.__module__ == "numpy" and value.dtype.kind in DATA_KINDS:
+            budget.take(0, nbytes=value.nbytes)
             buffers.append(np.asarray(value).tobytes())
             return {"$s": len(buffers) - 1, "dtype": value.dtype.str}
-        return self.encode_handle(value)
+        return self.encode_handle(value, data_only)
 
-    def decode(self, value, buffers, depth=0):
+    def decode(self, value, buffers, depth=0, data_only=False, budget=None):
+        """The value a message holds, within `Budget`. `data_only`: a handle or callback is an error."""
         if depth > MAX_DEPTH:
             raise ProtocolError("value nested too deeply")
-        if value is None or type(value) in (bool, int, str):
+        budget = budget or Budget()
+        budget.take(error=ProtocolError)
+
+        def inner(v):
+            return self.decode(v, buffers, depth + 1, data_only, budget)
+
+        if type(value) is str:
+            if len(value) > MAX_STRING:
+                raise ProtocolError(f"a string of {len(value):,} characters (at most {MAX_STRING:,})")
+            budget.take(0, strings=1, nbytes=len(value), error=ProtocolError)
+            return value
+        if value is None or type(value) in (bool, int):
             return value
         if type(value) is list:
-            return [self.decode(v, buffers, depth + 1) for v in value]
+            budget.take(len(value), error=ProtocolError)
+            return [inner(v) for v in value]
         if type(value) is not dict or len(value) == 0:
             raise ProtocolError(f"unexpected {type(value).__name__} in a message")
         if "$f" in value:
@@ -204,11 +272,23 @@ class Peer:
                 raise ProtocolError("bad buffer reference")
             return bytes(buffers[value["$b"]])
         if "$t" in value:
-            return tuple(self.decode(v, buffers, depth + 1) for v in value["$t"])
+            if type(value["$t"]) is not list:
+                raise ProtocolError("malformed tuple")
+            budget.take(len(value["$t"]), error=ProtocolError)
+            return tuple(inner(v) for v in value["$t"])
         if "$d" in value:
+            if type(value["$d"]) is not list:
+                raise ProtocolError("malformed dict")
+            budget.take(2 * len(value["$d"]), error=ProtocolError)
             out = {}
-            for k, v in value["$d"]:
-                out[self.decode(k, buffers, depth + 1)] = self.decode(v, buffers, depth + 1)
+            for pair in value["$d"]:
+                if type(pair) is not list or len(pair) != 2:
+                    raise ProtocolError("malformed dict")
+                key = inner(pair[0])
+                try:
+                    out[key] = inner(pair[1])
+                except TypeError:  # an unhashable key (a list)
+                    raise ProtocolError("a dict key that cannot be a key") from None
             return out
         if "$a" in value or "$s" in value:
             dtype = np.dtype(str(value["dtype"]))
@@ -218,21 +298,33 @@ class Peer:
             if type(index) is not int or not 0 <= index < len(buffers):
                 raise ProtocolError("bad buffer reference")
             raw = buffers[index]
+            budget.take(0, nbytes=len(raw), error=ProtocolError)
             if "$s" in value:
                 if len(raw) != dtype.itemsize:
                     raise ProtocolError("scalar of the wrong size")
                 return np.frombuffer(raw, dtype=dtype)[0]
-            shape = tuple(int(n) for n in value["shape"])
+            if type(value.get("shape")) is not list or len(value["shape"]) > 64 \
+                    or not all(type(n) is int for n in value["shape"]):
+                raise ProtocolError("malformed array shape")
+            shape = tuple(value["shape"])
             if any(n < 0 for n in shape) or int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != len(raw):
                 raise ProtocolError("array data does not match its shape")
             return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
         if "$h" in value:
             hid = value["$h"]
+            if data_only:
+                raise TypeError("only data is accepted here, not an object")
             if value.get("o") == self.name:
-                if hid not in self.handles:
+                if not self.exports or hid not in self.handles:
                     raise ProtocolError("unknown handle")
                 return self.handles[hid]
+            if self.exports:  # the grader's side has no objects to hand out
+                raise ProtocolError("a handle from a side that exports none")
             return Remote(self, hid, str(value.get("t", "object"))[:100], self.root)
+        if "$cb" in value:
+            if data_only or not self.exports:  # only the grader sends callbacks, only to the student's side
+                raise ProtocolError("a callback where none may come")
+            return Callback(self, value["$cb"], str(value.get("n", "function"))[:100])
         raise ProtocolError("unknown value tag")
 
     # --- framing ----------------------------------------------------------------------------------------
@@ -297,20 +389,21 @@ class Peer:
         return message, buffers
 
     # --- requests ---------------------------------------------------------------------------------------
-    def request(self, message, values=None, root=None):
+    def request(self, message, values=None, root=None, data_only=False):
         """Send a request and serve the other side's requests until its answer comes.
 
-        `message` fields that are objects ("target", "cls") go as handles; `values`
-        are encoded as data where they can be.
+        A "target" field is a handle of the other side's; `values` are encoded as
+        data (and, from the grader, callbacks), with `data_only` as data alone.
         """
         rid = self._next_request
         self._next_request += 1
         buffers = []
         parts = {"id": rid}
+        budget = Budget()
         for key, value in message.items():
-            parts[key] = self.encode_handle(value) if key in ("target", "cls") else value
+            parts[key] = self.encode_handle(value, data_only=True) if key == "target" else value
         for key, value in (values or {}).items():
-            parts[key] = self.encode(value, buffers)
+            parts[key] = self.encode(value, buffers, data_only=data_only, budget=budget)
         if root is not None:
             parts["root"] = root
         self.send(parts, buffers)
@@ -330,7 +423,7 @@ class Peer:
                 if self.on_reply is not None and "notes" in reply:
                     self.on_reply(reply["notes"], root)
                 if reply.get("ok") is True:
-                    return self.decode(reply.get("value"), bufs)
+                    return self.decode(reply.get("value"), bufs, data_only=self.exports)
                 raise rebuild_exception(reply.get("error") if type(reply.get("error")) is dict else {})
             if "op" in reply and "id" in reply:
                 self.serve(reply, bufs)
@@ -368,7 +461,7 @@ class Peer:
         try:
             value = self.perform(message, buffers)
             bufs = []
-            reply = {"re": message["id"], "ok": True, "value": self.encode(value, bufs)}
+            reply = {"re": message["id"], "ok": True, "value": self.encode(value, bufs, data_only=not self.exports)}
         except ChannelError:
             raise
         except BaseException as exc:  # noqa: B036 (SystemExit, KeyboardInterrupt too: they are answers)
@@ -389,7 +482,18 @@ class Peer:
 
     def perform(self, message, buffers):
         op = message.get("op")
-        if op in ("call", "getattr", "setattr", "getitem", "len", "bool", "isinstance"):
+        if not self.exports:  # the grader's side: it answers only calls of its callbacks, with data
+            if op != "callback":
+                raise ProtocolError(f"the grader does not serve {str(op)[:40]!r} requests")
+            function = self.callbacks.get(message.get("cb"))
+            if function is None:
+                raise ProtocolError("unknown callback")
+            args = self.decode(message.get("args", []), buffers, data_only=True)
+            kwargs = self.decode(message.get("kwargs", {"$d": []}), buffers, data_only=True)
+            if type(args) is not list or type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
+                raise ProtocolError("malformed call")
+            return function(*args, **kwargs)
+        if op in ("call", "getattr", "setattr"):
             target = self.decode(message.get("target"), buffers)
             if op == "call":
                 args = self.decode(message.get("args", []), buffers)
@@ -398,22 +502,13 @@ class Peer:
                     raise ProtocolError("malformed call")
                 self.watch(args, kwargs)
                 return target(*args, **kwargs)
+            name = str(message.get("name"))
+            if name.startswith("__"):
+                raise AttributeError(name)
             if op == "getattr":
-                name = str(message.get("name"))
-                if name.startswith("__"):
-                    raise AttributeError(name)
                 return getattr(target, name)
-            if op == "setattr":
-                setattr(target, str(message.get("name")), self.decode(message.get("value"), buffers))
-                return None
-            if op == "getitem":
-                return target[self.decode(message.get("key"), buffers)]
-            if op == "len":
-                return len(target)
-            if op == "bool":
-                return bool(target)
-            cls = self.decode(message.get("cls"), buffers)
-            return isinstance(target, cls) if isinstance(cls, type) else False
+            setattr(target, name, self.decode(message.get("value"), buffers))
+            return None
         return self.perform_extra(op, message, buffers)
 
     def perform_extra(self, op, message, buffers):

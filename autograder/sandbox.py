@@ -159,35 +159,37 @@ class Sandbox:
                 f"--fsize={lim.fsize}", "--core=0", "--"]
 
     def _bwrap(self):
-        args = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
-                "--size", str(self.limits.tmp_size), "--perms", "1777", "--tmpfs", "/tmp"]
-        required = _required_paths()
-        hidden = {os.path.realpath(h) for h in self.hidden if os.path.isdir(h)}
-        if self.uid is not None:  # the sandbox user must be able to reach the interpreter (e.g. under /root)
-            hidden.update(a for a in map(_closed_ancestor, required) if a)
-        home = os.path.expanduser("~")
-        if home not in ("/", "") and os.path.isdir(home):
-            hidden.add(os.path.realpath(home))
-        hidden -= set(required)  # cannot hide what Python itself needs
-        mounts = {"/tmp"}
-        for h in _outermost(hidden):
-            if not _inside(h, "/tmp"):  # /tmp is a fresh tmpfs already
+        # An empty root with only what a Python process needs: the system's folders, the interpreter and its
+        # packages (each package folder, not the checkout around it), and the folders given. Nothing else on
+        # the machine is there to read: not the course, another checkout of it, the results or a home folder.
+        args = ["bwrap"]
+        system = [d for d in _SYSTEM if os.path.isdir(d) or os.path.islink(d)]
+        for d in system:
+            args += ["--symlink", os.readlink(d), d] if os.path.islink(d) else ["--ro-bind", d, d]
+        args += ["--dev", "/dev", "--proc", "/proc",
+                 "--size", str(self.limits.tmp_size), "--perms", "1777", "--tmpfs", "/tmp"]
+        shown = [d for d in system if not os.path.islink(d)]
+        made = set(system) | {"/", "/tmp", "/dev", "/proc"}
+        required = [r for r in _outermost(_required_paths()) if not any(_inside(r, d) for d in shown)]
+        for r in required:
+            args += _parents(r, made, shown) + ["--ro-bind", r, r]
+            made.add(r)
+        shown += required
+        # What is shown may still hold folders that must stay hidden (a course inside /usr/local, a home
+        # folder around the interpreter): an empty folder goes over each.
+        hidden = {os.path.realpath(h) for h in (*self.hidden, os.path.expanduser("~")) if h and os.path.isdir(h)}
+        hidden -= set(_required_paths())
+        for h in _outermost(h for h in hidden if h != "/" and any(_inside(h, d) and h != d for d in shown)):
+            if not any(_inside(r, h) for r in _required_paths()):
                 args += ["--perms", "0755", "--tmpfs", h]
-                mounts.add(h)
-        # What Python needs, inside a hidden folder or under /tmp (a checkout cloned there), comes back
-        # read-only; then whatever hidden folder lies inside it is hidden again.
-        rebind = _outermost(r for r in required if any(_inside(r, h) for h in mounts))
-        for r in rebind:
-            args += self._mkdirs(r, mounts) + ["--ro-bind", r, r]
-        for h in _outermost(h for h in hidden if any(_inside(h, r) for r in rebind)):
-            args += ["--perms", "0755", "--tmpfs", h]
-            mounts.add(h)
         for r in self.readonly:
             r = os.path.realpath(r)
-            args += self._mkdirs(r, mounts) + ["--ro-bind", r, r]
+            args += _parents(r, made, shown) + ["--ro-bind", r, r]
+            made.add(r)
         for w in self.writable:
             w = os.path.realpath(w)
-            args += self._mkdirs(w, mounts) + ["--bind", w, w]
+            args += _parents(w, made, shown) + ["--bind", w, w]
+            made.add(w)
         args += ["--chdir", self.cwd, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                  "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent", "--clearenv"]
         if self.uid is None and os.geteuid() != 0:
@@ -199,17 +201,6 @@ class Sandbox:
             args += ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
                      "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
         return args
-
-    @staticmethod
-    def _mkdirs(path, mounts):
-        """Folders leading to a mount point inside a tmpfs, created traversable (bwrap makes them 0700)."""
-        out = []
-        parts = Path(path).parts
-        for i in range(2, len(parts)):
-            folder = str(Path(*parts[:i]))
-            if any(_inside(folder, m) and folder != m for m in mounts):
-                out += ["--perms", "0755", "--dir", folder]
-        return out
 
     def command(self, argv):
         """The full command line that runs `argv` in this sandbox."""
@@ -226,6 +217,23 @@ class Sandbox:
                     os.chown(root, self.uid, self.uid)
                     for name in dirs + files:
                         os.lchown(os.path.join(root, name), self.uid, self.uid)
+
+
+_SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+
+
+def _parents(path, made, binds):
+    """bwrap arguments that create the folders leading to `path` in the sandbox's root, traversable by anyone.
+
+    `made`: folders that exist there already; `binds`: folders bound from the machine, whose insides exist."""
+    out = []
+    parts = Path(path).parts
+    for i in range(2, len(parts)):
+        folder = str(Path(*parts[:i]))
+        if folder not in made and not any(_inside(folder, b) for b in binds):
+            out += ["--perms", "0755", "--dir", folder]
+            made.add(folder)
+    return out
 
 
 def _process_count(uid):

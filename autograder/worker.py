@@ -41,7 +41,9 @@ _MAX_EXTRA_BYTES = 50 * 1024 * 1024
 
 class Worker:
     def __init__(self, setup):
-        from . import course, gradebook
+        import nbformat
+
+        from . import cells, course, gradebook
         from .course import AssignmentModel
         from .sandbox import Limits
 
@@ -58,9 +60,11 @@ class Worker:
         self.isolate = bool(setup.get("isolate", True))
         self.hidden = tuple(setup.get("hidden", ()))
         self.feedback_dir = Path(setup["feedback_dir"]) if setup.get("feedback_dir") else None
-        self.course_sources = {k: set(v) for k, v in setup.get("course_sources", {}).items()}
+        self.course_cells = {name: cells.code_cells(nbformat.reads(text, as_version=4))
+                             for name, text in setup["course_notebooks"].items()}
         self.root.mkdir(parents=True, exist_ok=True)
         course.copy_database(setup["template_db"], self.root / "gradebook.db")
+        course.keep_hidden_tests_out(self.root / "gradebook.db")
         extra = Path(setup["source_dir"]) if setup.get("source_dir") else None
         target = self.root / "source" / self.aid
         target.mkdir(parents=True, exist_ok=True)
@@ -201,17 +205,36 @@ class Worker:
 
     def _copy_extras(self, input_dir, submitted):
         """Non-notebook files the student submitted (nbgrader keeps them), and the submission's timestamp."""
+        from .course import _copy_file
+
         budget, timestamp = _MAX_EXTRA_BYTES, None
         for item in sorted(input_dir.iterdir()):
-            if item.is_symlink() or not item.is_file() or item.suffix == ".ipynb":
+            if item.suffix == ".ipynb" or item.is_dir():
                 continue
-            size = item.stat().st_size
-            if item.name == "timestamp.txt":
-                timestamp = item.read_text(encoding="utf-8", errors="replace").strip()[:100]
-            if size <= budget:
-                shutil.copy(item, submitted / item.name)
-                budget -= size
+            why, budget = _copy_file(item, submitted / item.name, budget)
+            if not why and item.name == "timestamp.txt":
+                timestamp = (submitted / item.name).read_text(encoding="utf-8", errors="replace").strip()[:100]
         return timestamp
+
+    def _workdir(self, student, kind):
+        """A fresh working folder for student code: copies of the assignment's and the submission's data files.
+
+        Student code never runs in a folder that trusted code works in afterwards (nbgrader
+        writes and chmods the autograded folder): what it leaves here is only ever deleted.
+        """
+        from .course import copy_tree
+
+        folder = self.scratch / kind / student
+        if folder.exists():
+            shutil.rmtree(folder)
+        copy_tree(self.root / "source" / self.aid, folder)
+        submitted = self.root / "submitted" / student / self.aid
+        for item in sorted(submitted.iterdir()) if submitted.is_dir() else ():
+            if item.suffix != ".ipynb" and item.is_file() and not item.is_symlink():
+                shutil.copyfile(item, folder / item.name)
+        for notebook in folder.glob("*.ipynb"):
+            notebook.unlink()
+        return folder
 
     def _autograde(self, student):
         """nbgrader's Autograde for this student in the scratch course; return an error message or ''."""
@@ -221,7 +244,7 @@ class Worker:
 
         from .kernel import sandbox_to_json
 
-        autograded = self.root / "autograded" / student / self.aid
+        work = self._workdir(student, "work")
         runtime = self.scratch / "runtime" / student
         if runtime.exists():
             shutil.rmtree(runtime)
@@ -232,7 +255,7 @@ class Worker:
         startup = runtime / "ipython" / "profile_default" / "startup"
         startup.mkdir(parents=True)
         (startup / "00-grader.py").write_text(_KERNEL_STARTUP, encoding="utf-8")
-        sandbox = self.sandbox(autograded, writable=(autograded, runtime)).with_(env=(
+        sandbox = self.sandbox(work, writable=(work, runtime)).with_(env=(
             ("NBGRADER_EXECUTION", "autograde"), ("MPLCONFIGDIR", str(mpl)), ("IPYTHONDIR", str(runtime / "ipython"))))
         config.SandboxedKernelManager.sandbox_json = sandbox_to_json(sandbox, runtime)
         capture = io.StringIO()  # nbgrader reports some failures only in its log
@@ -250,6 +273,7 @@ class Worker:
             return f"{type(exc).__name__}: {exc}"
         finally:
             shutil.rmtree(runtime, ignore_errors=True)
+            shutil.rmtree(work, ignore_errors=True)
             self.last_log = capture.getvalue()
             logging.getLogger().removeHandler(handler)
 
@@ -279,16 +303,14 @@ class Worker:
             executed = nbformat.read(path, as_version=4)
         notebook = executed if executed is not None else self._restored(student, nbm)
         code = cells.code_cells(notebook)
-        course_code = self.course_sources.get(nbm.name, set())
-        findings = list(findings) + integrity.static_findings(code, course_code)
+        course_cells = self.course_cells.get(nbm.name, [])
+        findings = list(findings) + integrity.static_findings(code, course_cells)
         references = {c.exercise: integrity.reference_names(c.exercise) for c in code if c.role == "answer"}
-        rerun_dir = self.scratch / "rerun" / student
-        rerun_dir.mkdir(parents=True, exist_ok=True)
-        cwd = autograded_dir if autograded_dir.is_dir() else rerun_dir
-        sandbox = self.sandbox(cwd, readonly=(cwd,), writable=())
+        rerun_dir = self._workdir(student, "rerun")
+        sandbox = self.sandbox(rerun_dir, readonly=(rerun_dir,), writable=())
         self.clear_slot()
         started = time.monotonic()
-        clean = CleanRun(code, sandbox, self.cell_timeout, references, course_code).run()
+        clean = CleanRun(code, sandbox, self.cell_timeout, references, course_cells).run()
         self.timing["clean re-run"] = time.monotonic() - started
         shutil.rmtree(rerun_dir, ignore_errors=True)
         result, findings = results.combine(nbm, executed, run_info if executed is not None else {}, clean, findings)

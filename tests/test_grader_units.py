@@ -4,6 +4,7 @@ the scoring rule, feedback pages, LMS zips and the progress bar. Fast: no nbgrad
 import copy
 import io
 import os
+import json
 import socket
 import subprocess
 import sys
@@ -269,6 +270,85 @@ def test_the_callers_errstate_holds_on_the_other_side(student):
         explode(np.array([1000.0]))
 
 
+def test_the_grader_hands_out_no_objects(student):
+    """Only data and callbacks reach the student's side: no handle into the grader, nothing to walk from."""
+    grader, _ = student
+    _exec(grader, "def probe(f):\n    found = []\n"
+                  "    for name in ('__globals__', '__self__', '__closure__', '__code__', '__class__', 'os', 'np'):\n"
+                  "        try:\n            getattr(f, name).__class__\n            found.append(name)\n"
+                  "        except AttributeError:\n            pass\n"
+                  "    return [type(f).__name__, found]\n"
+                  "def call_with(f, g):\n    return f(g)\n"
+                  "def pass_itself(f):\n    return f(pass_itself)\n")
+    probe = grader.request({"op": "lookup", "name": "probe"})
+    kind, reachable = probe(lambda v: v)
+    assert kind == "Callback" and reachable == ["__class__"]  # its own class, on the student's side
+    with pytest.raises(TypeError, match="only data"):
+        probe(rpc)  # a module, an object of the grader's: refused before it is sent
+    with pytest.raises(TypeError, match="only data"):
+        grader.request({"op": "lookup", "name": "pass_itself"})(lambda v: v)  # a callback takes data only
+    call_with = grader.request({"op": "lookup", "name": "call_with"})
+    assert call_with(lambda v: float(np.sum(v)) * 2, np.array([1.0, 2.0])).__class__ is float
+
+
+def test_the_grader_serves_only_callbacks(socket_pair):
+    a, b = socket_pair
+    grader, student = rpc.Peer(a, "grader", "student"), rpc.Peer(b, "student", "grader", exports=True)
+    student.send({"op": "getattr", "id": 1, "target": {"$h": 1, "o": "grader"}, "name": "os"})
+    message, buffers = grader.receive()
+    with pytest.raises(rpc.ProtocolError, match="does not serve"):
+        grader.serve(message, buffers)
+
+
+@pytest.mark.parametrize("value", [
+    ["x" * 60_000] * 5_000,  # as an array of strings (np.asarray): 1.2 GB from 300 MB
+    ["x"] * 5_000,  # more strings than a message may hold
+    list(range(300_000)),
+    "y" * 100_000,
+])
+def test_a_message_is_bounded_before_it_is_built(socket_pair, value):
+    a, b = socket_pair
+    left = rpc.Peer(a, "student", "grader", exports=True)
+    with pytest.raises(ValueError, match="too long|larger than a message"):
+        left.encode(value, [])
+    right = rpc.Peer(b, "grader", "student")
+    raw = {"$t": value} if isinstance(value, list) else value  # a student's side that skips its own checks
+    if len(json.dumps(raw)) < rpc.MAX_HEADER:
+        sender = threading.Thread(target=left.send, args=({"v": raw}, []), daemon=True)
+        sender.start()
+        message, bufs = right.receive()
+        sender.join(10)
+        with pytest.raises(rpc.ProtocolError):
+            right.decode(message["v"], bufs)
+
+
+def test_a_handle_has_no_items_or_length(student):
+    """numpy must see a learner's object as one opaque thing, never a sequence to pull item by item."""
+    grader, _ = student
+    _exec(grader, "class Endless:\n    def __len__(self):\n        return 10**9\n"
+                  "    def __getitem__(self, i):\n        return 'z' * 60_000\n"
+                  "def make():\n    return Endless()\n")
+    endless = grader.request({"op": "lookup", "name": "make"})()
+    assert isinstance(endless, rpc.Remote)
+    assert np.asarray(endless).dtype == object and np.asarray(endless).shape == ()
+    with pytest.raises(TypeError):
+        len(endless)
+
+
+def test_a_finding_outside_an_answer_costs_nothing():
+    found = integrity.static_findings(_cells(SETUP, "import importlib\nnp.allclose = print", "class checks:\n    pass",
+                                             roles={0: "instructor", 1: "learner", 2: "learner"}))
+    assert {f.kind for f in found} == {"review", "monkeypatch", "shadow"}
+    assert not any(f.costs_points for f in found)  # a scratch cell: shown for review, no exercise to charge
+
+
+def test_importing_the_same_module_again_is_no_shadowing():
+    found = integrity.static_findings(_cells(SETUP, "import numpy as np\nfrom ffn_helpers import checks\n"
+                                             "def ffn_forward(x, W1, b1, W2, b2):\n    return x",
+                                             roles={0: "instructor"}))
+    assert found == []
+
+
 def test_channel_errors_escape_except_exception():
     assert not issubclass(rpc.ChannelTimeout, Exception)  # a test's `except Exception` must not swallow them
 
@@ -304,7 +384,11 @@ SETUP = "import numpy as np\nimport ffn_helpers as ref\nfrom ffn_helpers import 
     ("get_ipython().showtraceback = lambda *a, **k: None", "monkeypatch"),
     ("ip = get_ipython()\nip.display_formatter.formatters['text/plain'].for_type(int, str)", "monkeypatch"),
     ("get_ipython().input_transformers_post.append(lambda lines: lines)", "monkeypatch"),
-    ("import ctypes", "monkeypatch"),
+    ("import ctypes", "review"),  # naming a module is no evidence...
+    ("import gc\ngc.get_referents(np)", "monkeypatch"),  # ...using it to reach objects is
+    ("class checks:\n    def check(*a, **k):\n        pass", "shadow"),
+    ("import math as np", "shadow"),
+    ("from ffn_helpers import mistakes as checks", "shadow"),
     ("def ffn_forward(x, W1, b1, W2, b2):\n    return ref.ffn_forward(x, W1, b1, W2, b2)", "reference"),
     ("from ffn_helpers.ffn import ffn_trace\ndef ffn_forward(*a):\n    return ffn_trace(*a).y", "reference"),
     ("class Yes:\n    def __eq__(self, other):\n        return True", "lying"),
