@@ -65,13 +65,26 @@ def keep_hidden_tests_out(db_file):
     With this, the notebook run executes the visible part only; the hidden tests run in
     the clean re-run, in the grader's own process (results.combine scores them there).
     """
+    import nbformat
+    from nbgrader.utils import compute_checksum
+
     from .integrity import HIDDEN_NOTE, strip_hidden_tests
 
     db = sqlite3.connect(db_file)
     try:
-        rows = db.execute("SELECT id, source FROM source_cell WHERE source LIKE '%BEGIN HIDDEN TESTS%'").fetchall()
-        db.executemany("UPDATE source_cell SET source = ? WHERE id = ?",
-                       [(strip_hidden_tests(source, note=HIDDEN_NOTE), cid) for cid, source in rows])
+        rows = db.execute(
+            "SELECT s.id, s.name, s.cell_type, s.locked, s.source, g.max_score FROM source_cell s "
+            "JOIN base_cell b ON b.name = s.name AND b.notebook_id = s.notebook_id "
+            "JOIN grade_cells g ON g.id = b.id WHERE s.source LIKE '%BEGIN HIDDEN TESTS%'").fetchall()
+        updates = []
+        for cid, name, cell_type, locked, source, points in rows:
+            cell = nbformat.v4.new_code_cell(strip_hidden_tests(source, note=HIDDEN_NOTE))
+            cell.cell_type = cell_type
+            # nbgrader checks a locked cell against this checksum after restoring it
+            cell.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": bool(locked), "grade_id": name,
+                                         "points": points}
+            updates.append((cell.source, compute_checksum(cell), cid))
+        db.executemany("UPDATE source_cell SET source = ?, checksum = ? WHERE id = ?", updates)
         db.commit()
     finally:
         db.close()

@@ -12,9 +12,9 @@
   notebook run's tests would use the learner's object (the clean re-run's
   never do);
 - `review`: things that have no place in an answer and that the sandbox
-  stops anyway (processes, signals, the network, deleting files, exiting,
-  importing gc, ctypes or importlib): shown to the instructor, without
-  costing points by themselves.
+  stops anyway (processes, signals, the network, deleting files, exiting):
+  shown to the instructor, without costing points by themselves. Importing
+  a module is no finding: using it to patch or reach objects is.
 
 A finding costs points only on the exercise whose answer cell produced it;
 one in any other cell (a learner's scratch cell) is shown for review only.
@@ -72,10 +72,8 @@ _REVIEW_MODULES = {"subprocess": "starts processes", "multiprocessing": "starts 
                    "http": "opens network connections", "requests": "opens network connections",
                    "ftplib": "opens network connections", "threading": "starts threads", "signal": "handles signals",
                    "pty": "opens terminals", "resource": "changes resource limits"}
-# Importing these is no evidence by itself (an honest answer may import gc): review only; what the code then
-# does with them (patching, gc.get_referents) is judged on its own.
-_PATCH_MODULES = {"ctypes": "can reach into memory (ctypes)", "gc": "can walk the interpreter's objects (gc)",
-                  "importlib": "can import or reload modules by hand"}
+# Importing gc, ctypes, importlib, inspect, os or sys is no evidence by itself (an honest answer may): what the
+# code then does with them (patching, gc.get_referents, ctypes' memory access) is judged on its own.
 
 
 @dataclass(frozen=True)
@@ -284,9 +282,7 @@ def _cell_findings(cell, tree, aliases, refs):
             modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
             for module in modules:
                 top = module.split(".")[0]
-                if top in _PATCH_MODULES:
-                    add("review", f"imports {module}: {_PATCH_MODULES[top]}", node)
-                elif top in _REVIEW_MODULES:
+                if top in _REVIEW_MODULES:
                     add("review", f"imports {module}: {_REVIEW_MODULES[top]}", node)
             if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "ffn_helpers":
                 for alias in node.names:
@@ -326,6 +322,8 @@ def _call_findings(node, aliases, add):
         add("review", _REVIEW_CALLS[name], node)
     if name and name.split(".")[0] == "gc" and name.split(".")[-1] in ("get_referents", "get_referrers", "get_objects"):
         add("monkeypatch", f"{name}(): reaches objects it was not given", node)
+    if name and name.split(".")[0] == "ctypes":
+        add("monkeypatch", f"{name}(): reaches into the interpreter's memory", node)
 
 
 HIDDEN_NOTE = "# (hidden tests: the grader runs them in its own process, never in this kernel)"

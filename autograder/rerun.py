@@ -281,14 +281,15 @@ class CleanRun:
             self.result.tests[test.grade_id] = TestResult(test.grade_id, test.exercise, test.points)
         try:
             self._start()
-            for cell in student_side:
+            for kind, cell in self._schedule(student_side, tests):
+                if kind == "test":
+                    self._run_test(cell, namespace)
+                    continue
                 error = self._exec(cell)
                 if error:
                     self.result.cell_errors.append((cell.label, error))
                 if cell.index not in self._skipped:
                     self._executed.append(cell)  # replayed after a restart (errors included: partial state)
-            for test in tests:
-                self._run_test(test, namespace)
         except (RuntimeError, rpc.ChannelError, OSError) as exc:
             for outcome in self.result.tests.values():
                 if not outcome.message and outcome.points == 0:
@@ -296,6 +297,18 @@ class CleanRun:
         finally:
             self.student.stop()
         return self.result
+
+    def _schedule(self, student_side, tests):
+        """The learner's cells and the tests in the submission's order, as the notebook run has them.
+
+        A test runs after the answers above it and before those below, so that what a later
+        cell does (hold 2 GiB, patch a module) reaches a test here exactly when it would there.
+        """
+        position = {c.grade_id: c.index for c in self.cells if c.role == "test" and c.grade_id}
+        last = max((c.index for c in self.cells), default=0) + 1
+        steps = [(c.index, 0, "cell", c) for c in student_side]
+        steps += [(position.get(t.grade_id, last), 1, "test", t) for t in tests]
+        return [(kind, cell) for _, _, kind, cell in sorted(steps, key=lambda s: s[:2])]
 
     def _bind(self, test, namespace):
         """Give the test the learner's objects under the exercise names it reads, and nothing else."""
@@ -312,6 +325,18 @@ class CleanRun:
                 object.__setattr__(value, "_r_root", name)
             namespace[name] = value
 
+    @contextlib.contextmanager
+    def _substitute(self, dotted):
+        """checks.substitute's other half: the same names rebound in the learner's process for the block."""
+        peer = self.student.peer
+        peer.deadline = time.monotonic() + self.cell_timeout
+        peer.request({"op": "substitute", "names": dotted})
+        try:
+            yield
+        finally:
+            peer.deadline = time.monotonic() + self.cell_timeout
+            peer.request({"op": "restore"})
+
     def _run_test(self, test, namespace):
         outcome = self.result.tests[test.grade_id]
         self._current_exercise = test.exercise
@@ -319,7 +344,7 @@ class CleanRun:
             self._bind(test, namespace)
             body, last = _split_last_expression(test.python, f"<{test.label}>")
             self.student.peer.deadline = time.monotonic() + self.cell_timeout
-            with _quiet():
+            with _quiet(), _hooked(self._substitute):
                 exec(body, namespace)
                 value = eval(last, namespace) if last is not None else None
             outcome.points, outcome.message = _score(value, test.points)
@@ -332,6 +357,18 @@ class CleanRun:
             self._recover(exc)
         except Exception as exc:
             outcome.points, outcome.message = 0.0, f"{type(exc).__name__}: {exc}"[:20000]
+
+
+@contextlib.contextmanager
+def _hooked(hook):
+    """checks.substitute, while a test runs here, also rebinds the names in the learner's process."""
+    from ffn_helpers import checks
+
+    checks.substitute.hook = hook
+    try:
+        yield
+    finally:
+        checks.substitute.hook = None
 
 
 @contextlib.contextmanager

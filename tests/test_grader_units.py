@@ -3,8 +3,8 @@ the scoring rule, feedback pages, LMS zips and the progress bar. Fast: no nbgrad
 
 import copy
 import io
-import os
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -336,10 +336,17 @@ def test_a_handle_has_no_items_or_length(student):
 
 
 def test_a_finding_outside_an_answer_costs_nothing():
-    found = integrity.static_findings(_cells(SETUP, "import importlib\nnp.allclose = print", "class checks:\n    pass",
+    found = integrity.static_findings(_cells(SETUP, "import socket\nnp.allclose = print", "class checks:\n    pass",
                                              roles={0: "instructor", 1: "learner", 2: "learner"}))
     assert {f.kind for f in found} == {"review", "monkeypatch", "shadow"}
     assert not any(f.costs_points for f in found)  # a scratch cell: shown for review, no exercise to charge
+
+
+def test_naming_a_module_is_no_finding():
+    found = integrity.static_findings(_cells(SETUP, "import gc, importlib, inspect, os, sys, ctypes\n"
+                                             "def ffn_forward(x, W1, b1, W2, b2):\n    return x",
+                                             roles={0: "instructor"}))
+    assert found == []
 
 
 def test_importing_the_same_module_again_is_no_shadowing():
@@ -384,8 +391,8 @@ SETUP = "import numpy as np\nimport ffn_helpers as ref\nfrom ffn_helpers import 
     ("get_ipython().showtraceback = lambda *a, **k: None", "monkeypatch"),
     ("ip = get_ipython()\nip.display_formatter.formatters['text/plain'].for_type(int, str)", "monkeypatch"),
     ("get_ipython().input_transformers_post.append(lambda lines: lines)", "monkeypatch"),
-    ("import ctypes", "review"),  # naming a module is no evidence...
-    ("import gc\ngc.get_referents(np)", "monkeypatch"),  # ...using it to reach objects is
+    ("import gc\ngc.get_referents(np)", "monkeypatch"),  # importing gc is no evidence, using it to reach objects is
+    ("import ctypes\nctypes.cast(id(np), ctypes.py_object)", "monkeypatch"),
     ("class checks:\n    def check(*a, **k):\n        pass", "shadow"),
     ("import math as np", "shadow"),
     ("from ffn_helpers import mistakes as checks", "shadow"),

@@ -297,8 +297,10 @@ ATTACKS = [
            zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"monkeypatch"})),
     Attack("patch-checks", 1, "replaces the course's checks", patch_checks,
            zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"monkeypatch"})),
+    # A scratch cell belongs to no exercise: its patch is shown for review only; the tests it made pass in the
+    # notebook run fail in the clean re-run, and that disagreement is the evidence, on each exercise.
     Attack("patch-own-cell", 1, "patches the checks in a cell of its own; every answer wrong", patch_in_own_cell,
-           zero=EXERCISES, flags=frozenset({"monkeypatch"})),
+           zero=EXERCISES, flags=frozenset({"disagreement"})),
     Attack("no-tracebacks", 2, "disables IPython's traceback display", no_tracebacks,
            zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"monkeypatch"})),
     Attack("rewrite-tests", 2, "rewrites every test cell into `pass`", rewrite_tests,

@@ -430,10 +430,11 @@ assert np.ptp(pre.std(-1)) > 1.0  # pre-LN rows keep very different scales
 # - `post_ln_block(x, sublayer, eps=1e-5)` $= \mathrm{LN}(x + \text{sublayer}(x))$
 # - `pre_ln_block(x, sublayer, eps=1e-5)` $= x + \text{sublayer}(\mathrm{LN}(x))$
 #
-# **How these are graded.** The block checks assume a correct `layer_norm`:
-# while they run, the name `layer_norm` is bound to the course's reference
-# (their cells put yours back at the end). So each block is graded on its own, and a
-# slip in your `layer_norm` costs points only in the checks of section 5.
+# **How these are graded.** Each block is graded on its own: inside
+# `with checks.substitute(layer_norm=norm.layer_norm):` the name `layer_norm`
+# stands for the course's reference, and yours is put back when the block ends,
+# in your notebook and in the grader's own re-run alike. So a slip in your
+# `layer_norm` costs points only in the checks of section 5.
 
 # %% nbgrader={"grade": false, "grade_id": "post_ln_block", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def post_ln_block(x, sublayer, eps=1e-5):
@@ -449,14 +450,11 @@ def post_ln_block(x, sublayer, eps=1e-5):
 
 # %% nbgrader={"grade": true, "grade_id": "test_post_ln_block", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 POST_MISTAKES = mistakes.POST_LN + mistakes.POST_LN_MORE
-your_layer_norm, layer_norm = layer_norm, norm.layer_norm  # grade the block on its own
-try:
+with checks.substitute(layer_norm=norm.layer_norm):  # grade the block on its own
     checks.check(post_ln_block, (W_4.x, ffn_w4, 0.0), W_4.extra["post_ln_eps0"], rtol=1e-9,
                  mistakes=POST_MISTAKES)
     checks.check(post_ln_block, (W_4.x, ffn_w4), W_4.extra["post_ln_eps"], rtol=1e-9,
                  mistakes=POST_MISTAKES)
-finally:
-    layer_norm = your_layer_norm
 checks.ok("post_ln_block gives LN(x + F(x)) = [1, -1] for W-4 (eps = 0).")
 
 # %% [markdown]
@@ -466,8 +464,7 @@ checks.ok("post_ln_block gives LN(x + F(x)) = [1, -1] for W-4 (eps = 0).")
 # Hidden tests: a random FFN on seeded random batches of shape (n, d) and (b, s, d) and on one
 # token; a sublayer that is not an FFN; eps = 1e-5 and eps = 0.5 (so a lost eps shows); all-zero tokens.
 ### BEGIN HIDDEN TESTS
-your_layer_norm, layer_norm = layer_norm, norm.layer_norm  # grade the block on its own
-try:
+with checks.substitute(layer_norm=norm.layer_norm):  # grade the block on its own
     rng = np.random.default_rng(4)
     d_model, d_ff = 6, 24
     W1, W2 = rng.normal(0.0, 0.5, size=(d_model, d_ff)), rng.normal(0.0, 0.5, size=(d_ff, d_model))
@@ -486,8 +483,6 @@ try:
             for e in (1e-5, 0.5):
                 checks.check(post_ln_block, (x, sub, e), norm.post_ln(x, sub, e), rtol=1e-9,
                              mistakes=POST_MISTAKES)
-finally:
-    layer_norm = your_layer_norm
 checks.ok("post_ln_block adds, then normalises, for any batch shape.")
 ### END HIDDEN TESTS
 
@@ -509,12 +504,9 @@ def pre_ln_block(x, sublayer, eps=1e-5):
 
 # %% nbgrader={"grade": true, "grade_id": "test_pre_ln_block", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 PRE_MISTAKES = mistakes.PRE_LN + mistakes.PRE_LN_MORE
-your_layer_norm, layer_norm = layer_norm, norm.layer_norm  # grade the block on its own
-try:
+with checks.substitute(layer_norm=norm.layer_norm):  # grade the block on its own
     checks.check(pre_ln_block, (W_4.x, ffn_w4, 0.0), W_4.extra["residual"], rtol=1e-9, mistakes=PRE_MISTAKES)
     checks.check(pre_ln_block, (W_4.x, ffn_w4), norm.pre_ln(W_4.x, ffn_w4), rtol=1e-9, mistakes=PRE_MISTAKES)
-finally:
-    layer_norm = your_layer_norm
 checks.ok("pre_ln_block gives x + F(LN(x)) = [5.5, -1] for W-4 (eps = 0), not post-LN's [1, -1].")
 
 # %% [markdown]
@@ -524,8 +516,7 @@ checks.ok("pre_ln_block gives x + F(LN(x)) = [5.5, -1] for W-4 (eps = 0), not po
 # Hidden tests: a random FFN on seeded random batches of shape (n, d) and (b, s, d) and on one
 # token; a sublayer that is not an FFN; eps = 1e-5 and eps = 0.5 (so a lost eps shows); all-zero tokens.
 ### BEGIN HIDDEN TESTS
-your_layer_norm, layer_norm = layer_norm, norm.layer_norm  # grade the block on its own
-try:
+with checks.substitute(layer_norm=norm.layer_norm):  # grade the block on its own
     rng = np.random.default_rng(5)
     d_model, d_ff = 6, 24
     W1, W2 = rng.normal(0.0, 0.5, size=(d_model, d_ff)), rng.normal(0.0, 0.5, size=(d_ff, d_model))
@@ -544,8 +535,6 @@ try:
             for e in (1e-5, 0.5):
                 checks.check(pre_ln_block, (x, sub, e), norm.pre_ln(x, sub, e), rtol=1e-9,
                              mistakes=PRE_MISTAKES)
-finally:
-    layer_norm = your_layer_norm
 checks.ok("pre_ln_block normalises the sublayer's input only, for any batch shape.")
 ### END HIDDEN TESTS
 

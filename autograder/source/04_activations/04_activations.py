@@ -414,10 +414,11 @@ assert plain == 134_217_728 and abs(gated / plain - 1) < 0.01
 # shapes of `x @ W_gate`, of the gated product, and of the output?
 #
 # **Step.** Write `swiglu_ffn(x, W_gate, W_up, W_down)` for `x` of shape
-# $(\dots, d_\text{model})$, using your `silu`. While the checks run, the name
-# `silu` is bound to the course's reference (their cells put yours back at the end), so
-# `swiglu_ffn` is graded on its own and a slip in `silu` costs points only in
-# section 6.
+# $(\dots, d_\text{model})$, using your `silu`. Inside the checks'
+# `with checks.substitute(silu=activations.silu):` the name `silu` stands for the
+# course's reference (yours is put back when the block ends, in your notebook and in
+# the grader's own re-run alike), so `swiglu_ffn` is graded on its own and a slip
+# in `silu` costs points only in section 6.
 
 # %% nbgrader={"grade": false, "grade_id": "swiglu_ffn", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def swiglu_ffn(x, W_gate, W_up, W_down):
@@ -436,15 +437,12 @@ def swiglu_ffn(x, W_gate, W_up, W_down):
 
 # %% nbgrader={"grade": true, "grade_id": "test_swiglu_ffn", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 SWIGLU_MISTAKES = mistakes.SWIGLU
-your_silu, silu = silu, activations.silu  # grade swiglu_ffn on its own
-try:
+with checks.substitute(silu=activations.silu):  # grade swiglu_ffn on its own
     args = (W_4.x, W_gate, W_up, W_down)
     checks.check(swiglu_ffn, args, swiglu_forward(*args), rtol=1e-9, mistakes=SWIGLU_MISTAKES)
     two = np.array([[1.0, -1.0], [0.5, 2.0]])
     args = (two, W_gate, W_up, W_down)
     checks.check(swiglu_ffn, args, swiglu_forward(*args), rtol=1e-9, mistakes=SWIGLU_MISTAKES)
-finally:
-    silu = your_silu
 checks.ok("swiglu_ffn gates x W_up by SiLU(x W_gate), then projects down.")
 
 # %% [markdown]
@@ -454,8 +452,7 @@ checks.ok("swiglu_ffn gates x W_up by SiLU(x W_gate), then projects down.")
 # Hidden tests: seeded random weights (d_model = 6, d_ff = 16) on batches of shape (n, d_model) and
 # (b, s, d_model), one token, and all-zero tokens; a rectangular case with d_ff < d_model.
 ### BEGIN HIDDEN TESTS
-your_silu, silu = silu, activations.silu  # grade swiglu_ffn on its own
-try:
+with checks.substitute(silu=activations.silu):  # grade swiglu_ffn on its own
     rng = np.random.default_rng(43)
     for d_model, d_ff in ((6, 16), (5, 3)):
         Wg, Wu = rng.normal(0.0, 0.6, size=(2, d_model, d_ff))
@@ -464,8 +461,6 @@ try:
                   np.zeros((2, d_model))):
             checks.check(swiglu_ffn, (x, Wg, Wu, Wd), swiglu_forward(x, Wg, Wu, Wd), rtol=1e-9,
                          mistakes=SWIGLU_MISTAKES)
-finally:
-    silu = your_silu
 checks.ok("swiglu_ffn works for any batch shape and any d_ff.")
 ### END HIDDEN TESTS
 
