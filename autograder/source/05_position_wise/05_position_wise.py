@@ -189,6 +189,7 @@ checks.ok("ffn_per_token reproduces W-4's two tokens, in either order.")
 # that are exactly zero; all against the reference `ffn_forward`.
 
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_per_token_hidden", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(2005)
 d_model, d_ff = 5, 11
@@ -203,8 +204,8 @@ W3 = examples.W_3
 X_test = np.stack([W3.x, 2 * W3.x, -W3.x])
 checks.check(ffn_per_token, (X_test, *W3.params), ffn_forward(X_test, *W3.params), mistakes=mistakes.FFN)
 checks.check(ffn_per_token, (W3.x, *W3.params), W3.y, mistakes=mistakes.FFN)
-### END HIDDEN TESTS
 checks.ok("ffn_per_token matches the reference on every batch shape.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 5. Functions that do mix positions
@@ -433,6 +434,7 @@ checks.ok("mixes_positions tells all five functions apart.")
 # single token, which has nothing to mix with.
 
 # %% nbgrader={"grade": true, "grade_id": "test_mixes_positions_hidden", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(2006)
 X_test = rng.normal(size=(8, 5))
@@ -467,8 +469,8 @@ cases = [
 ]
 for f, X_case, truth, case in cases:
     check_verdict(mixes_positions, (f, X_case), truth, case, mistakes.MIXES_POSITIONS)
-### END HIDDEN TESTS
 checks.ok("mixes_positions is right on every hidden case.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 6. Speed: one large matrix product, or many small ones

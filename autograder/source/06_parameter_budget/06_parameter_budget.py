@@ -150,14 +150,15 @@ checks.ok("ffn_param_count counts W1, b1, W2 and b2.")
 # a one-unit layer, and `bias` passed by keyword.
 
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_param_count_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 check_int(ffn_param_count, (512, 2048), W6["transformer_base"]["per_layer"], mistakes.PARAM_COUNT)
 for args in [(3, 5, True), (3, 5, False), (1000, 7, True), (1, 1, True), (1, 1, False), (4096, 11008, False)]:
     check_int(ffn_param_count, args, reference_count(*args), mistakes.PARAM_COUNT)
 by_keyword = checks.call(lambda: ffn_param_count(10, 20, bias=False), name="ffn_param_count")
 checks.check_equal(by_keyword, 400, name="ffn_param_count(10, 20, bias=False)")
-### END HIDDEN TESTS
 checks.ok("ffn_param_count is right for every size.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 2. The original Transformer, and a wrong number in print
@@ -268,14 +269,15 @@ checks.ok("param_bytes is right for float32 and rejects an unknown dtype.")
 # (`"fp32"`, `"int4"`).
 
 # %% nbgrader={"grade": true, "grade_id": "test_param_bytes_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 for n in (1, 1280, W6["transformer_base"]["per_layer"], W6["llama_7b"]["total"]):
     for dtype in ("float64", "float32", "float16", "bfloat16", "int8"):
         check_int(param_bytes, (n, dtype), reference_bytes(n, dtype), mistakes.PARAM_BYTES)
 for dtype in ("fp32", "int4"):
     check_raises(param_bytes, (1000, dtype), ValueError, f"{dtype} is not one of the five dtypes")
-### END HIDDEN TESTS
 checks.ok("param_bytes is right for every dtype.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 4. FLOPs per token
@@ -339,11 +341,12 @@ checks.ok("ffn_flops_per_token counts 2 FLOPs per multiply-add, in both matrices
 # The grader also checks (1 point): other sizes, against the reference.
 
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_flops_per_token_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 for args in [(512, 2048), (256, 1024), (4096, 11008), (3, 5), (1, 1), (1000, 7)]:
     check_int(ffn_flops_per_token, args, reference_flops(*args), mistakes.FLOPS)
-### END HIDDEN TESTS
 checks.ok("ffn_flops_per_token is right for every size.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 5. The FFN's share of a block
@@ -481,11 +484,12 @@ checks.ok("swiglu_param_count counts three matrices and no biases.")
 # The grader also checks (1 point): other sizes, including $d_\text{ff} < d_\text{model}$.
 
 # %% nbgrader={"grade": true, "grade_id": "test_swiglu_param_count_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 for args in [(768, 2048), (3, 5), (1, 1), (5120, 13824), (1000, 7)]:
     check_int(swiglu_param_count, args, reference_count(*args, bias=False, gated=True), mistakes.SWIGLU_COUNT)
-### END HIDDEN TESTS
 checks.ok("swiglu_param_count is right for every size.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 7. The models side by side
@@ -561,6 +565,7 @@ checks.ok("count_from_shapes reads the LibTorch-style list.")
 # empty list.
 
 # %% nbgrader={"grade": true, "grade_id": "test_count_from_shapes_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 llama_shapes = [("mlp.gate_proj.weight", (11008, 4096)), ("mlp.up_proj.weight", (11008, 4096)),
                 ("mlp.down_proj.weight", (4096, 11008))]
@@ -577,8 +582,8 @@ check_int(count_from_shapes, (bert_shapes,), sum(bert_layer.values()), mistakes.
 check_int(count_from_shapes, ([("logit_scale", ()), ("proj.weight", (3, 5))],), 16, mistakes.SHAPE_COUNT,
           name="count_from_shapes([('logit_scale', ()), ('proj.weight', (3, 5))])")
 check_int(count_from_shapes, ([],), 0, mistakes.SHAPE_COUNT, name="count_from_shapes([])")
-### END HIDDEN TESTS
 checks.ok("count_from_shapes is right on every list.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## Summary

@@ -163,6 +163,7 @@ checks.ok("collapse_linear folds W-7 into W = [[3, 2], [1, 1]], b = [1, 1].")
 # biases, and that the collapsed map agrees with the two-step one on random inputs.
 
 # %% nbgrader={"grade": true, "grade_id": "test_collapse_linear_hidden", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(2007)
 for d_model, d_ff, d_out in [(4, 4, 4), (3, 5, 3), (3, 5, 4), (6, 2, 6), (1, 3, 1)]:
@@ -176,8 +177,8 @@ for d_model, d_ff, d_out in [(4, 4, 4), (3, 5, 3), (3, 5, 4), (6, 2, 6), (1, 3, 
                         name="x W + b on random inputs")
 zero_b = (rng.normal(size=(3, 5)), np.zeros(5), rng.normal(size=(5, 3)), np.zeros(3))
 check_collapse(collapse_linear, zero_b, zero_b[0] @ zero_b[2], np.zeros(3))
-### END HIDDEN TESTS
 checks.ok("collapse_linear is right for every shape.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 2. ReLU breaks the fold
@@ -296,6 +297,7 @@ checks.ok("is_affine tells W-7 with and without ReLU apart.")
 # where $x_0 > 20$; each with a few values of `n_trials` and `seed`.
 
 # %% nbgrader={"grade": true, "grade_id": "test_is_affine_hidden", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(2107)
 A, c = rng.normal(size=(3, 4)), rng.normal(size=4)
@@ -317,8 +319,8 @@ for n_trials, seed in [(20, 0), (20, 1), (50, 7)]:
     for f, truth, case in cases:
         check_verdict(is_affine, (f, 3, n_trials, seed), truth, f"{case} (n_trials={n_trials}, seed={seed})",
                       mistakes.IS_AFFINE)
-### END HIDDEN TESTS
 checks.ok("is_affine is right on every hidden case.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 4. How many linear pieces does a ReLU FFN have?

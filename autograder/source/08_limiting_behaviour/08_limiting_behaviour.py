@@ -388,6 +388,7 @@ checks.ok("sigmoid matches W-5 and survives z = ±1e308 without a warning.")
 # values; a 0-d array, Python floats and a list; that `z` is not modified.
 
 # %% nbgrader={"grade": true, "grade_id": "test_sigmoid_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 check_quiet(sigmoid, EXTREMES.copy(), special.expit(EXTREMES), mistakes.SIGMOID)
 rng = np.random.default_rng(808)
@@ -400,8 +401,8 @@ check_quiet(sigmoid, np.array(-800.0), special.expit(-800.0), mistakes.SIGMOID)
 check_quiet(sigmoid, [-1000.0, -0.0, 1000.0], special.expit([-1000.0, -0.0, 1000.0]), mistakes.SIGMOID)
 z_test = np.linspace(-60.0, 60.0, 241)  # the tails, where cancellation would show
 check_quiet(sigmoid, z_test, special.expit(z_test), mistakes.SIGMOID)
-### END HIDDEN TESTS
 checks.ok("sigmoid is right, and quiet, on every kind of finite float64.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 6. Exercise: SiLU for every finite input
@@ -440,6 +441,7 @@ checks.ok("silu_stable matches W-5 and survives z = ±1e308 without a warning.")
 # that `z` is not modified.
 
 # %% nbgrader={"grade": true, "grade_id": "test_silu_stable_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 catalogue = mistakes.SILU_STABLE + mistakes.SILU
 check_quiet(silu_stable, EXTREMES.copy(), silu(EXTREMES), catalogue)
@@ -453,8 +455,8 @@ check_quiet(silu_stable, np.array(-800.0), silu(-800.0), catalogue)
 check_quiet(silu_stable, [-1000.0, 0.0, 1000.0], silu([-1000.0, 0.0, 1000.0]), catalogue)
 z_test = np.linspace(-60.0, 60.0, 241)
 check_quiet(silu_stable, z_test, silu(z_test), catalogue)
-### END HIDDEN TESTS
 checks.ok("silu_stable is right, and quiet, on every kind of finite float64.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 7. Exercise: GELU that keeps its tail
@@ -498,6 +500,7 @@ checks.ok("gelu_exact keeps the Gaussian tail: GELU(-10) ≈ -7.62e-23.")
 # reference `ffn_helpers.gelu` to a relative $10^{-10}$.
 
 # %% nbgrader={"grade": true, "grade_id": "test_gelu_exact_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 catalogue = mistakes.GELU + mistakes.GELU_MORE + mistakes.GELU_EXACT
 z_test = np.linspace(-37.0, 5.0, 421)
@@ -511,8 +514,8 @@ for value in (-F64.max, -30.0, -0.0, 3.0, F64.max):
     check_quiet(gelu_exact, value, gelu(value), catalogue)
 check_quiet(gelu_exact, np.array(-12.5), gelu(-12.5), catalogue)
 check_quiet(gelu_exact, [-20.0, 0.0, 20.0], gelu([-20.0, 0.0, 20.0]), catalogue)
-### END HIDDEN TESTS
 checks.ok("gelu_exact matches the reference across the whole float64 range.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## Summary

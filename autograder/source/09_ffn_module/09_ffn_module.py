@@ -259,6 +259,7 @@ checks.ok("W1 and W2 are Xavier-normal, seeded, in the reference's order; biases
 # `seed=None` gives different weights each time.
 
 # %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_init_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 for d_model, d_ff, activation, use_bias, seed in [(1, 1, "relu", True, 0), (5, 2, "relu", True, 7),
                                                    (2, 7, "gelu", False, 123), (6, 6, "silu", True, 99)]:
@@ -287,8 +288,8 @@ for name in ("W1", "W2"):
                         mistakes=mistakes.MODULE_INIT_STD, args=(768, 3072))
 if np.array_equal(build(FeedForwardNetwork, 4, 8, seed=None).W1, build(FeedForwardNetwork, 4, 8, seed=None).W1):
     raise AssertionError("two models with seed=None have identical weights: seed=None should mean fresh randomness")
-### END HIDDEN TESTS
 checks.ok("__init__ matches the reference for every size, seed and option.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 3. Counting the parameters
@@ -335,6 +336,7 @@ checks.ok("num_parameters() is 2,099,712 for 512/2048 with biases, 2,097,152 wit
 # smallest network, $1 \to 1 \to 1$.
 
 # %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_num_parameters_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 cases = [(768, 3072, True, W6["bert_base"]["per_layer"]),
          (256, 1024, True, W6["libtorch_example"]["with_bias"]),
@@ -346,8 +348,8 @@ for d_model, d_ff, use_bias, expected in cases:
     checks.assert_close(count, expected, name=f"num_parameters() for {d_model}/{d_ff}, use_bias={use_bias}",
                         mistakes=mistakes.PARAM_COUNT, args=(d_model, d_ff, use_bias))
     checks.check_equal(count, expected, name="num_parameters()")
-### END HIDDEN TESTS
 checks.ok("num_parameters() is right for every size, with and without biases.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 4. Forward, for any batch shape
@@ -391,6 +393,7 @@ checks.ok("the forward pass reproduces W-2 and W-4's two tokens.")
 # and SiLU models, a model without biases, and that `x` is not modified.
 
 # %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_forward_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(909)
 d_model, d_ff = 5, 11
@@ -414,8 +417,8 @@ W1, _, W2, _ = params
 model = build(FeedForwardNetwork, d_model, d_ff, use_bias=False, params=(W1, None, W2, None))
 x = rng.normal(size=(4, d_model))
 checks.check(model, (x,), ffn_forward(x, W1, None, W2, None), name="FeedForwardNetwork(use_bias=False)")
-### END HIDDEN TESTS
 checks.ok("the forward pass is right for every batch shape, activation and bias option.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 5. The backward pass, by hand
@@ -490,6 +493,7 @@ checks.ok("the output layer's gradients ∂L/∂W2 and ∂L/∂b2 match the refe
 # $(n, d_\text{model})$ and $(b, s, d_\text{model})$.
 
 # %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_backward_layer2_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(9091)
 d_model, d_ff = 4, 7
@@ -499,8 +503,8 @@ model = build(FeedForwardNetwork, d_model, d_ff, params=params)
 ref = with_params(reference.FeedForwardNetwork(d_model, d_ff), params)
 for shape in [(6, d_model), (2, 3, d_model)]:
     check_backward(model, ref, rng.normal(size=shape), rng.normal(size=shape), names=("W2", "b2"))
-### END HIDDEN TESTS
 checks.ok("the output layer's gradients are right for batched inputs.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # Next, through the activation: $\partial L/\partial W_1$, $\partial L/\partial b_1$
@@ -521,6 +525,7 @@ checks.ok("∂L/∂W1, ∂L/∂b1 and ∂L/∂x match the reference for W-2, dea
 # a model without biases (whose `"b1"` and `"b2"` are `None`).
 
 # %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_backward_layer1_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(9092)
 d_model, d_ff = 4, 7
@@ -541,8 +546,8 @@ W1, _, W2, _ = params
 model = build(FeedForwardNetwork, d_model, d_ff, use_bias=False, params=(W1, None, W2, None))
 ref = with_params(reference.FeedForwardNetwork(d_model, d_ff, use_bias=False), (W1, None, W2, None))
 check_backward(model, ref, rng.normal(size=(5, d_model)), rng.normal(size=(5, d_model)))
-### END HIDDEN TESTS
 checks.ok("the ReLU gradients through the hidden layer are right, dead units and exact zeros included.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # Last, GELU: W-2's weights with `activation="gelu"`, all five gradients. (1 point.)
@@ -558,6 +563,7 @@ checks.ok("backward gives the reference's GELU gradients for W-2.")
 # and pre-activations, on batches of every shape.
 
 # %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_backward_gelu_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(9093)
 d_model, d_ff = 3, 6
@@ -567,8 +573,8 @@ model = build(FeedForwardNetwork, d_model, d_ff, activation="gelu", params=param
 ref = with_params(reference.FeedForwardNetwork(d_model, d_ff, activation="gelu"), params)
 for shape in [(d_model,), (5, d_model), (2, 2, d_model)]:
     check_backward(model, ref, 2.0 * rng.normal(size=shape), rng.normal(size=shape))
-### END HIDDEN TESTS
 checks.ok("the GELU gradients are right.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 6. Exercise: numerical gradients
@@ -633,6 +639,7 @@ checks.ok("numerical_gradient gives 3x² for Σ x³.")
 # `numerical_gradient` and the exact derivatives.
 
 # %% nbgrader={"grade": true, "grade_id": "test_numerical_gradient_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(9094)
 A = rng.normal(size=(3, 4))
@@ -666,8 +673,8 @@ net = with_params(reference.FeedForwardNetwork(3, 4), W2_EX.params)
 G = np.array([1.0, -2.0, 0.5])
 checks.check(numerical_gradient, (lambda x_: float(np.sum(G * net(x_))), W2_EX.x), net.backward(W2_EX.x, G)["x"],
              rtol=1e-6, atol=1e-8, mistakes=mistakes.NUMERICAL_GRADIENT)
-### END HIDDEN TESTS
 checks.ok("numerical_gradient works for any shape and step.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 7. The gradient check
