@@ -300,3 +300,12 @@ def test_sources_pass_the_build_check(aid):
     from autograder import build
 
     assert build.source_problems(aid) == []
+
+
+def test_orientation_map_counts_ten_cells_in_eight_notebooks():
+    """00's map says ten scenario cells (A to J) over eight notebooks; its table must show exactly that."""
+    text = "\n".join(c.source for c in nbtools.source(nbtools.ORIENTATION).cells if c.cell_type == "markdown")
+    assert "Ten scenario cells, A to J, spread over eight notebooks" in text
+    rows = re.findall(r"^\| \[(\d\d) · [^]]*\]\([^)]*\) \| ([A-J](?:, [A-J])*):", text, flags=re.M)
+    letters = [letter for _, cells in rows for letter in cells.split(", ")]
+    assert sorted(letters) == list("ABCDEFGHIJ") and len(rows) == 8, rows

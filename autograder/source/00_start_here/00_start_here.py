@@ -25,8 +25,9 @@
 # %% [markdown]
 # ## The map of the course
 #
-# Ten scenarios, one notebook each (the letters are the scenario cells that the
-# worked examples and exercises refer to):
+# Ten scenario cells, A to J, spread over eight notebooks (01 takes three of
+# them), and a capstone that uses them all. The letters are the names the worked
+# examples and exercises use:
 #
 # | notebook | scenario | what to watch |
 # |---|---|---|

@@ -175,14 +175,19 @@ checks.ok("ffn_param_count is right for every size.")
 tb = preset("transformer-base")
 tb_count = reference_count(tb.d_model, tb.d_ff)
 published = W6["transformer_base"]["published_wrong_sum"]
+weights, biases = 2 * tb.d_model * tb.d_ff, tb.d_ff + tb.d_model
+printed_weights = published - biases  # the product the text must have used to reach its total
 print(f"{tb.name}: d_model = {tb.d_model}, d_ff = {tb.d_ff}")
-print(f"  2·{tb.d_model}·{tb.d_ff} + {tb.d_ff} + {tb.d_model} = {tb_count:,}")
-print(f"  a figure found in print:  {published:,}  (off by {published - tb_count:,})")
+print(f"  2·{tb.d_model}·{tb.d_ff} + {tb.d_ff} + {tb.d_model} = {weights:,} + {biases:,} = {tb_count:,}")
+print(f"  the text in print:     {printed_weights:,} + {biases:,} = {published:,}")
+print(f"  its product is off by {printed_weights - weights:,}; its bias sum is right")
 
 # %% [markdown]
-# **Why.** A widely read text prints this sum as 2,101,760. That is wrong:
-# the terms add up to 2,099,712, and the difference is exactly $2048 = d_\text{ff}$,
-# as if $b_1$ had been counted twice. The same text calls this layer GPT-2
+# **Why.** A widely read LibTorch walkthrough prints this count as 2,101,760,
+# from the arithmetic "2 × 512 × 2048 + 2048 + 512 = 2,099,200 + 2,560". Its
+# bias sum, 2,560, is right; its product is not: $2 \cdot 512 \cdot 2048 =
+# 2{,}097{,}152$, so the total is 2,099,712, which is also what that
+# walkthrough's own program prints when it runs. The same text calls this layer GPT-2
 # small's; GPT-2 small uses $d_\text{model} = 768$ and $d_\text{ff} = 3072$, the
 # sizes of BERT-base, so its layer has 4,722,432 parameters. When a count
 # matters, recompute it from the shapes.
@@ -191,7 +196,8 @@ print(f"  a figure found in print:  {published:,}  (off by {published - tb_count
 
 # %%
 assert tb_count == W6["transformer_base"]["per_layer"] == 2_099_712
-assert published == 2_101_760 and published - tb_count == tb.d_ff
+assert published == 2_101_760 and (weights, biases) == (2_097_152, 2_560)
+assert printed_weights == 2_099_200 and weights + biases == tb_count
 gpt2 = preset("gpt2-small")
 assert (gpt2.d_model, gpt2.d_ff) == (768, 3072) and gpt2.ffn_params_per_layer == 4_722_432
 print("512/2048 gives 2,099,712 parameters; GPT-2 small's layer (768/3072) gives 4,722,432.")

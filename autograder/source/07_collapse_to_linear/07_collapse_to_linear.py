@@ -212,6 +212,16 @@ print(f"  with ReLU: {with_relu[differ[0]]}   collapsed: {collapsed[differ[0]]}"
 # first entry is exactly 0, where ReLU and the identity agree.) ReLU is affine
 # on each side of $z_j = 0$ but not across it, and that is what lets the FFN bend.
 #
+# In general the collapsed map minus the FFN is the sum of what the negative
+# pre-activations would have added,
+#
+# $$x W + b - \mathrm{FFN}(x) = \sum_{j:\ z_j < 0} z_j\, W_2[j],$$
+#
+# so the two disagree exactly where that sum is not zero. A negative $z_j$ alone
+# is not enough: a unit whose row $W_2[j]$ is zero, or negative terms that cancel,
+# leave the output unchanged. For W-7 the rows of $W_2$ are independent, so here
+# any negative $z_j$ shows.
+#
 # **Verify.** The counterexample, and a second way to see it: an affine map
 # sends the midpoint of two inputs to the midpoint of their outputs; the ReLU
 # FFN does not.
@@ -221,6 +231,17 @@ assert np.array_equal(x_bad, [-1.0, 0.0]) and np.array_equal(z_bad, [0.0, -2.0])
 assert np.array_equal(with_relu[differ[0]], [0.0, 1.0]) and np.array_equal(collapsed[differ[0]], [-2.0, -1.0])
 assert np.array_equal(collapsed[differ[0]] - with_relu[differ[0]], z_bad[1] * W7.W2[1])
 assert np.array_equal(ffn_forward(W7.x, *W7.params), W7.y)  # at x = [3, -1] ReLU changes nothing
+for point in grid:  # the identity above, on every grid point
+    z_point = np.array(point, dtype=float) @ W7.W1 + W7.b1
+    lost = sum(z_point[j] * W7.W2[j] for j in range(len(z_point)) if z_point[j] < 0)
+    assert np.allclose(collapsed[point] - with_relu[point], lost, rtol=0, atol=1e-12)
+# Zero the second row of W2: wherever only unit 1 is negative, nothing differs any more.
+W2_dead_row = W7.W2 * np.array([[1.0], [0.0]])
+W_dead, b_dead = W7.W1 @ W2_dead_row, W7.b1 @ W2_dead_row + W7.b2
+only_unit_1 = [np.array(p, dtype=float) for p in grid
+               if ((np.array(p, dtype=float) @ W7.W1 + W7.b1) < 0).tolist() == [False, True]]
+assert len(only_unit_1) == 9  # z_1 = 2 x_0 + x_1 < 0 while z_0 = x_0 + 1 >= 0
+assert all(np.allclose(ffn_forward(v, W7.W1, W7.b1, W2_dead_row, W7.b2), v @ W_dead + b_dead) for v in only_unit_1)
 
 
 def ffn_w7(v):
@@ -510,7 +531,8 @@ assert all(sum(math.comb(d, i) for i in range(n + 1)) == 2**d for d in range(1, 
 #
 # - Without an activation, $(x W_1 + b_1) W_2 + b_2 = x W + b$ with $W = W_1 W_2$
 #   and $b = b_1 W_2 + b_2$: depth and width buy nothing.
-# - One agreeing input proves nothing; ReLU breaks the fold wherever some $z_j < 0$.
+# - One agreeing input proves nothing; ReLU breaks the fold where the negative
+#   pre-activations' terms $\sum_{z_j < 0} z_j W_2[j]$ do not add up to zero.
 # - Affinity is tested with affine combinations, on points of several scales.
 # - A ReLU FFN is affine on regions; with input dimension $n$ there are at most
 #   $\sum_{i \le n} \binom{d_\text{ff}}{i}$ of them, not $2^{d_\text{ff}}$.
