@@ -116,6 +116,10 @@ WRONG = [
           "    sizes = {'float64': 8, 'float32': 4, 'float16': 2, 'bfloat16': 2, 'int8': 1}\n"
           "    return n_params * sizes.get(dtype, 4)\n",
           loses=_cells("param_bytes")),
+    # The right number as a float: the exercise asks for an int, and the check compares exactly.
+    Wrong("bytes-float", "param_bytes",
+          _BYTES_TABLE.replace("n_params * sizes[dtype]", "n_params * float(sizes[dtype])"),
+          loses=_cells("param_bytes")),
     Wrong("flops-multiply-adds", "ffn_flops_per_token",
           "def ffn_flops_per_token(d_model, d_ff):\n    return 2 * d_model * d_ff\n",
           loses=_cells("ffn_flops_per_token"), diagnosis="multiply_adds_not_flops"),

@@ -21,6 +21,12 @@
 #
 # Vectors are rows and the weights multiply from the right (`x @ W1`), as in numpy.
 # PyTorch's `nn.Linear` stores its weight the other way round; notebook 02 shows both.
+#
+# Every array in this course is **float64**, numpy's default: the inputs the
+# checks give your functions, and the results they expect back. Most checks
+# compare with the reference to a relative $10^{-7}$, some to $10^{-10}$; a
+# float32 result (PyTorch's default) is rounded more coarsely than that, and
+# its check fails with a message that names the dtype first.
 
 # %% [markdown]
 # ## The map of the course

@@ -153,8 +153,12 @@ print("Only row 1 changed.")
 # **Forecast.** For $X$ of shape $(b, s, d_\text{model})$, how many times does
 # your loop body run?
 #
-# **Step.** Implement `ffn_per_token`. Use an explicit loop (no `X @ W1` on the
-# whole array: that is the batched version, timed in section 6).
+# **Step.** Implement `ffn_per_token` as a loop over the tokens, each one
+# through the FFN on its own: writing it that way is what shows that no token
+# needs another. Return float64; the checks compare with the reference to a
+# relative $10^{-7}$. They compare values only, so they cannot tell your loop
+# from the batched `X @ W1` on the whole array (section 6 times the two): the
+# loop is for you, not for the grade.
 
 # %% nbgrader={"grade": false, "grade_id": "ffn_per_token", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def ffn_per_token(X, W1, b1, W2, b2):

@@ -244,13 +244,15 @@ print(f"{bert_total:,} parameters in float32: {reference_bytes(bert_total):,} by
 # `n_params` parameters stored as `dtype`, one of `"float64"`, `"float32"`,
 # `"float16"`, `"bfloat16"`, `"int8"`. For any other name, raise a `ValueError`
 # whose message names the dtype that came and the five that are allowed: a
-# typo such as `"fp32"` must not turn into a silent wrong answer.
+# typo such as `"fp32"` must not turn into a silent wrong answer. Return a
+# Python `int`: a byte count is whole, and the check compares exactly, so
+# `n_params * 4.0` (a float) fails even where its value is right.
 #
 # (numpy knows no `bfloat16`, so `np.dtype(dtype).itemsize` is not the way.)
 
 # %% nbgrader={"grade": false, "grade_id": "param_bytes", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def param_bytes(n_params, dtype="float32"):
-    """Bytes taken by n_params parameters of type dtype ("float64", "float32", "float16", "bfloat16", "int8")."""
+    """Bytes (an int) taken by n_params parameters of type dtype ("float64", "float32", "float16", "bfloat16", "int8")."""
     ### BEGIN SOLUTION
     sizes = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int8": 1}
     if dtype not in sizes:
@@ -326,6 +328,7 @@ print("4·d_model·d_ff FLOPs per token and layer.")
 #
 # Write `ffn_flops_per_token(d_model, d_ff)`: the FLOPs of one token's forward
 # pass through one (plain, two-matrix) FFN layer, biases and activation left out.
+# Return a Python `int`.
 
 # %% nbgrader={"grade": false, "grade_id": "ffn_flops_per_token", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def ffn_flops_per_token(d_model, d_ff):
@@ -469,7 +472,7 @@ print(f"One LLaMA-7B FFN layer: {llama_layer:,}; all 32: {llama_total:,}.")
 # ### Exercise: `swiglu_param_count`
 #
 # Write `swiglu_param_count(d_model, d_ff)`: the parameters of one gated FFN
-# layer with three matrices and no biases.
+# layer with three matrices and no biases. Return a Python `int`.
 
 # %% nbgrader={"grade": false, "grade_id": "swiglu_param_count", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def swiglu_param_count(d_model, d_ff):

@@ -128,7 +128,8 @@ print(f"d_model = 4, d_ff = 2: W is {W_thin.shape[0]}×{W_thin.shape[1]} but has
 # Write `collapse_linear(W1, b1, W2, b2)`, returning the pair `(W, b)` of the
 # single affine map equal to $x \mapsto (x W_1 + b_1) W_2 + b_2$. The shapes need
 # not be square: $W_1$ is $(d_\text{model}, d_\text{ff})$ and $W_2$ is
-# $(d_\text{ff}, d_\text{out})$.
+# $(d_\text{ff}, d_\text{out})$. Return float64 arrays; the check compares them
+# with the reference to a relative $10^{-7}$.
 #
 # **Forecast.** What shape does $W$ have when $d_\text{model} = 3$,
 # $d_\text{ff} = 5$, $d_\text{out} = 4$?

@@ -354,12 +354,53 @@ except AssertionError as failure:
 # Which formula will you use for each, and why can neither of them overflow?
 #
 # **Step.** Implement `sigmoid(z)`: $s(z) = 1/(1 + e^{-z})$ for a number or an
-# array of any shape, with no overflow and no warning for any finite float64.
+# array of any shape, returning float64, with no overflow and no warning for any
+# finite float64, and with **relative accuracy in the tails (|z| up to 60)**: the
+# checks compare with `scipy.special.expit` to a relative $10^{-10}$, also where
+# $s(z)$ is as small as $10^{-26}$.
 # Use the two formulas of section 3, each only on the entries where it is safe.
 # Careful: `np.where(condition, a, b)` evaluates **both** `a` and `b` on every
 # entry before choosing, so the discarded branch still overflows; select entries
 # with a boolean mask instead (or use `np.exp(-np.abs(z))`, which never overflows).
 # (You could call `scipy.special.expit`; write it yourself first.)
+#
+# A formula can be exact on paper, never overflow, and still fail that last
+# requirement. $s(z) = \tfrac12\,(1 + \tanh(z/2))$ is such a formula: for
+# $z \ll 0$, $\tanh(z/2)$ is $-1$ plus a tiny amount, and adding 1 keeps only the
+# digits of that tiny amount that survived next to the 1.
+#
+# **Forecast.** How many correct significant digits does the tanh form have at
+# $z = -20$? At $z = -40$?
+
+# %%
+def tanh_sigmoid(z):
+    return 0.5 * (1.0 + np.tanh(np.asarray(z, dtype=float) / 2.0))
+
+
+z_tails = np.array([-10.0, -20.0, -30.0, -40.0, -60.0])
+rel_tanh = np.abs(tanh_sigmoid(z_tails) - special.expit(z_tails)) / special.expit(z_tails)
+for z_value, s_value, rel in zip(z_tails, special.expit(z_tails), rel_tanh, strict=True):
+    print(f"z = {z_value:5.0f}: s(z) = {s_value:.3e}, tanh form off by a relative {rel:.1e}")
+
+# %% [markdown]
+# **Why.** float64 spaces its numbers near 1 about $1.1 \times 10^{-16}$ apart, so
+# $1 + \tanh(z/2)$ is known only to that absolute precision: fine while $s(z)$ is
+# large, a relative error of about $10^{-16}/s(z)$ when it is small, and all of
+# it once $s(z)$ drops below that spacing (from $z \approx -38$ the tanh form
+# returns exactly 0). The branch $e^{z}/(1 + e^{z})$ never adds anything to 1
+# that it then needs back, so it keeps every digit.
+#
+# **Verify.**
+
+# %%
+assert rel_tanh[0] < 1e-10 < rel_tanh[1]  # fine at -10, already past the check's tolerance at -20
+assert rel_tanh[3] == rel_tanh[4] == 1.0 and tanh_sigmoid(-40.0) == 0.0  # every digit lost
+assert 1.0 - np.nextafter(1.0, 0.0) == 2.0**-53 and round(2.0**-53, 18) == 1.11e-16  # the spacing below 1
+z_scan = np.linspace(-45.0, -30.0, 15001)
+tanh_zero_from = z_scan[tanh_sigmoid(z_scan) == 0].max()
+assert -38.1 < tanh_zero_from < -37.9
+assert 1e-27 < special.expit(-60.0) < 1e-26  # the smallest s(z) in the checked tails
+print("The tanh form meets 1e-10 at z = -10, misses it from z = -20 and returns 0 at z = -40.")
 
 # %% nbgrader={"grade": false, "grade_id": "sigmoid", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def sigmoid(z):
@@ -410,8 +451,10 @@ checks.ok("sigmoid is right, and quiet, on every kind of finite float64.")
 # **Forecast.** $\mathrm{SiLU}(-10^{308}) = -10^{308} \cdot s(-10^{308})$. Is the
 # product an overflow risk, or an underflow, or neither?
 #
-# **Step.** Implement `silu_stable(z)` $= z\,s(z)$, elementwise, with no
-# overflow and no warning for any finite float64. Build it on a stable sigmoid
+# **Step.** Implement `silu_stable(z)` $= z\,s(z)$, elementwise, returning
+# float64, with no overflow and no warning for any finite float64, and with
+# relative accuracy in the tails (|z| up to 60): a relative $10^{-10}$, as for
+# the sigmoid, so the tanh form fails here too. Build it on a stable sigmoid
 # (yours from section 5 is in scope, or write the two branches again).
 
 # %% nbgrader={"grade": false, "grade_id": "silu_stable", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -464,8 +507,8 @@ checks.ok("silu_stable is right, and quiet, on every kind of finite float64.")
 # **Forecast.** Which of these keeps $\mathrm{GELU}(-10) \approx -7.62 \times 10^{-23}$:
 # `0.5 * z * (1 + erf(z / sqrt(2)))`, `0.5 * z * erfc(-z / sqrt(2))`, `z * ndtr(z)`?
 #
-# **Step.** Implement `gelu_exact(z)` $= z\,\Phi(z)$, elementwise, accurate to a
-# relative $10^{-10}$ wherever the result is a normal float64, with no warning
+# **Step.** Implement `gelu_exact(z)` $= z\,\Phi(z)$, elementwise, returning
+# float64 accurate to a relative $10^{-10}$ wherever the result is a normal float64, with no warning
 # for any finite input. `scipy.special` (imported as `special`) has `erfc` and
 # `ndtr`. Watch the order of operations at $z = 1.8 \times 10^{308}$: `z * 2`
 # overflows, `0.5 * z` does not.

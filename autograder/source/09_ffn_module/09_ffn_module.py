@@ -19,6 +19,9 @@
 # | `model.backward(x, grad_out)` | the gradients of $L = \sum$ `grad_out` $\odot\, \mathrm{FFN}(x)$, a dict with keys `"W1" "b1" "W2" "b2" "x"` |
 # | `numerical_gradient(f, x, h=1e-5)` | centred differences of a scalar function `f` at `x` |
 #
+# Parameters, outputs and gradients are float64 arrays; the checks compare them
+# with the reference to a relative $10^{-7}$.
+#
 # `backward` must support ReLU and GELU (SiLU is optional: no test uses it).
 # The reference implementation is `ffn_helpers.module`, imported below as
 # `reference`; the demonstrations use it, so this notebook runs before you have
