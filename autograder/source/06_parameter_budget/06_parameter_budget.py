@@ -502,6 +502,15 @@ checks.ok("swiglu_param_count is right for every size.")
 
 # %% [markdown]
 # ## 7. The models side by side
+#
+# The numbers of sections 1 to 6, for five models in one table: per layer, for
+# all FFN layers, in bytes for two dtypes, and in forward FLOPs per token.
+#
+# **Forecast.** LLaMA-7B's FFN layers against BERT-base's: how many times the
+# parameters? And for every row, how do the FLOPs per token compare with the
+# number of weights?
+#
+# **Step.** Build the table from the presets.
 
 # %%
 rows = ["| model | $d_\\text{model}$ | $d_\\text{ff}$ | layers | FFN parameters per layer | all FFN layers "
@@ -519,7 +528,30 @@ for key in ("transformer-base", "bert-base", "gpt2-small", "libtorch-example", "
 Markdown("\n".join(rows))
 
 # %% [markdown]
-# The gated layer's FLOPs count three matrices: $6\, d_\text{model}\, d_\text{ff}$ per token.
+# *The table: FFN parameters, memory and forward FLOPs per token for five
+# models; the gated layer's FLOPs count three matrices, $6\, d_\text{model}\, d_\text{ff}$ per token.*
+#
+# **Why.** A layer's count grows with $d_\text{model} \cdot d_\text{ff}$ and the
+# model's with the number of layers, so LLaMA-7B's 32 gated layers hold about
+# 76 times the FFN parameters of BERT-base's 12. The FLOPs column follows the
+# weights exactly: every weight takes part in one multiply-add per token, two
+# FLOPs, so the FLOPs per token are twice the number of weights in every row
+# (biases and the activation left out). Memory follows the dtype: bfloat16 is
+# half of float32.
+#
+# **Verify.**
+
+# %%
+llama, bert = preset("llama-7b"), preset("bert-base")
+ratio = llama.ffn_params_total / bert.ffn_params_total
+print(f"LLaMA-7B / BERT-base, FFN parameters: {ratio:.1f}")
+assert round(ratio) == 76
+for key in ("transformer-base", "bert-base", "gpt2-small", "libtorch-example", "llama-7b"):
+    m = preset(key)
+    weights = (3 if m.gated else 2) * m.d_model * m.d_ff
+    assert reference_flops(m.d_model, m.d_ff, gated=m.gated) == 2 * weights
+    assert reference_bytes(m.ffn_params_total, "bfloat16") * 2 == reference_bytes(m.ffn_params_total, "float32")
+print("In every row: FLOPs per token = 2 × weights, and bfloat16 takes half the bytes of float32.")
 
 # %% [markdown]
 # ## 8. Exercise: reading a checkpoint's shape list
