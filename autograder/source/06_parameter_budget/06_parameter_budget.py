@@ -627,6 +627,177 @@ checks.ok("count_from_shapes is right on every list.")
 ### END HIDDEN TESTS
 
 # %% [markdown]
+# ## 9. Exercise: where a whole model's parameters go
+#
+# A checkpoint lists every parameter of a model, not only the FFN's. Here are
+# the lists of two real models, built from their configurations: GPT-2 small
+# (as Hugging Face names it; its `Conv1D` layers store weights as
+# `(in, out)`) and LLaMA-7B (`nn.Linear` layout, `(out, in)`).
+#
+# One difference matters for the count. GPT-2 **ties** its output projection to
+# its token embedding: the same `wte` matrix turns tokens into vectors and
+# vectors back into scores over the vocabulary, so the list holds it once.
+# LLaMA **unties** them: `embed_tokens` and `lm_head` are two
+# $32000 \times 4096$ matrices.
+#
+# **Step.** The two lists (the cell prints the first lines of each).
+
+# %%
+def gpt2_small_shapes(n_layer=12, d=768, vocab=50257, context=1024):
+    """GPT-2 small's parameter list: (name, shape) pairs, Conv1D weights as (in, out)."""
+    shapes = [("transformer.wte.weight", (vocab, d)), ("transformer.wpe.weight", (context, d))]
+    for i in range(n_layer):
+        block = f"transformer.h.{i}"
+        shapes += [(f"{block}.ln_1.weight", (d,)), (f"{block}.ln_1.bias", (d,)),
+                   (f"{block}.attn.c_attn.weight", (d, 3 * d)), (f"{block}.attn.c_attn.bias", (3 * d,)),
+                   (f"{block}.attn.c_proj.weight", (d, d)), (f"{block}.attn.c_proj.bias", (d,)),
+                   (f"{block}.ln_2.weight", (d,)), (f"{block}.ln_2.bias", (d,)),
+                   (f"{block}.mlp.c_fc.weight", (d, 4 * d)), (f"{block}.mlp.c_fc.bias", (4 * d,)),
+                   (f"{block}.mlp.c_proj.weight", (4 * d, d)), (f"{block}.mlp.c_proj.bias", (d,))]
+    return shapes + [("transformer.ln_f.weight", (d,)), ("transformer.ln_f.bias", (d,))]
+
+
+def llama_7b_shapes(n_layer=32, d=4096, d_ff=11008, vocab=32000):
+    """LLaMA-7B's parameter list: (name, shape) pairs, nn.Linear weights as (out, in), no biases."""
+    shapes = [("model.embed_tokens.weight", (vocab, d))]
+    for i in range(n_layer):
+        layer = f"model.layers.{i}"
+        shapes += [(f"{layer}.self_attn.{p}_proj.weight", (d, d)) for p in "qkvo"]
+        shapes += [(f"{layer}.mlp.gate_proj.weight", (d_ff, d)), (f"{layer}.mlp.up_proj.weight", (d_ff, d)),
+                   (f"{layer}.mlp.down_proj.weight", (d, d_ff)),
+                   (f"{layer}.input_layernorm.weight", (d,)), (f"{layer}.post_attention_layernorm.weight", (d,))]
+    return shapes + [("model.norm.weight", (d,)), ("lm_head.weight", (vocab, d))]
+
+
+gpt2_list, llama_list = gpt2_small_shapes(), llama_7b_shapes()
+
+
+# What the checks below expect, counted from the sizes alone (no name is read): GPT-2's
+# fused c_attn holds the same Q, K, V as attention_param_count's four projections.
+def expected_parts(embeddings, attention, ffn, norm):
+    return {"embeddings": embeddings, "attention": attention, "ffn": ffn, "norm": norm}
+
+
+GPT2_PARTS = expected_parts(50257 * 768 + 1024 * 768, 12 * attention_param_count(768),
+                            12 * reference_count(768, 3072), 12 * 2 * 2 * 768 + 2 * 768)
+LLAMA_PARTS = expected_parts(2 * 32000 * 4096, 32 * attention_param_count(4096, bias=False),
+                             W6["llama_7b"]["total"], 32 * 2 * 4096 + 4096)
+
+
+def check_parts(fn, shapes, expected, label):
+    """Test cells' helper: fn(shapes) must be the dict `expected`, with int values."""
+    got = checks.call(fn, shapes, name="params_by_part")
+    if not isinstance(got, dict) or set(got) != set(expected):
+        raise AssertionError(f"params_by_part({label}) should return a dict with the keys {sorted(expected)}, "
+                             f"got {got!r}")
+    for part in expected:
+        checks.check_equal(got[part], expected[part], name=f'params_by_part({label})["{part}"]')
+
+
+for name, shape in gpt2_list[:4] + llama_list[-3:]:
+    print(f"{name:45} {shape}")
+print(f"... {len(gpt2_list)} and {len(llama_list)} entries")
+
+# %% [markdown]
+# Write `params_by_part(shapes)`: for a list of `(name, shape)` pairs, return a
+# dict with the keys `"embeddings"`, `"attention"`, `"ffn"` and `"norm"`, each
+# the total number of parameters of that part (a Python `int`; 0 for a part
+# that does not occur). Decide each parameter's part from its name, in lower
+# case, by the **first** rule that matches:
+#
+# 1. it contains `norm` or `ln_`: **norm** (`post_attention_layernorm` is a norm, not attention);
+# 2. it contains `embed`, `wte`, `wpe` or `lm_head`: **embeddings** (input and output);
+# 3. it contains `attn` or `attention`: **attention**;
+# 4. it contains `mlp`: **ffn**.
+#
+# A name that no rule matches raises a `ValueError` naming it: a parameter
+# silently left out would make every share wrong.
+#
+# **Forecast.** Which part is the largest in GPT-2 small, and which in
+# LLaMA-7B? Where do GPT-2 small's embeddings rank?
+
+# %% nbgrader={"grade": false, "grade_id": "params_by_part", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def params_by_part(shapes):
+    """{"embeddings": int, "attention": int, "ffn": int, "norm": int} for a list of (name, shape) pairs."""
+    ### BEGIN SOLUTION
+    rules = [("norm", ("norm", "ln_")), ("embeddings", ("embed", "wte", "wpe", "lm_head")),
+             ("attention", ("attn", "attention")), ("ffn", ("mlp",))]
+    totals = {part: 0 for part, _ in rules}
+    for name, shape in shapes:
+        lowered = name.lower()
+        part = next((part for part, keys in rules if any(k in lowered for k in keys)), None)
+        if part is None:
+            raise ValueError(f"no part for parameter {name!r}: expected a name with one of "
+                             "norm, ln_, embed, wte, wpe, lm_head, attn, attention, mlp")
+        totals[part] += math.prod(shape)
+    return totals
+    ### END SOLUTION
+
+
+# %% [markdown]
+# **Verify.** GPT-2 small and LLaMA-7B against counts made from their sizes
+# alone (`GPT2_PARTS`, `LLAMA_PARTS` above): GPT-2's attention is
+# `attention_param_count(768)` per layer, its FFN `ffn_param_count(768, 3072)`;
+# LLaMA-7B's FFN layers are W-6's 4,328,521,728. (1 point.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_params_by_part", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+check_parts(params_by_part, gpt2_list, GPT2_PARTS, "GPT-2 small")
+check_parts(params_by_part, llama_list, LLAMA_PARTS, "LLaMA-7B")
+checks.ok("params_by_part splits GPT-2 small and LLaMA-7B into their four parts.")
+
+# %% [markdown]
+# The grader also checks (1 point): names in other styles and in mixed case
+# (`attention.output.LayerNorm` is a norm), shapes given as lists, a scalar of
+# shape $()$, an empty list (every part 0), and that a name no rule matches
+# raises a `ValueError`.
+
+# %% nbgrader={"grade": true, "grade_id": "test_params_by_part_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
+### BEGIN HIDDEN TESTS
+other_names = [("encoder.layer.0.attention.self.query.weight", [768, 768]),
+              ("encoder.layer.0.attention.self.query.bias", [768]),
+              ("encoder.layer.0.attention.output.LayerNorm.weight", [768]),
+              ("encoder.layer.0.mlp.dense.weight", [3072, 768]),
+              ("embeddings.word_embeddings.weight", [30522, 768]),
+              ("encoder.layer.0.ATTN.scale", ())]
+check_parts(params_by_part, other_names, expected_parts(30522 * 768, 768 * 768 + 768 + 1, 3072 * 768, 768),
+            "a list in other styles")
+check_parts(params_by_part, [], expected_parts(0, 0, 0, 0), "[]")
+check_raises(params_by_part, ([("mlp.fc.weight", (2, 3)), ("pooler.dense.weight", (4, 4))],), ValueError,
+             "'pooler.dense.weight' matches no rule, and leaving it out would make every share wrong")
+checks.ok("params_by_part follows the rules on every list.")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# With the parts counted from the sizes (the same numbers the check uses):
+
+# %%
+for label, parts in (("GPT-2 small", GPT2_PARTS), ("LLaMA-7B", LLAMA_PARTS)):
+    total = sum(parts.values())
+    shares = ", ".join(f"{part} {100 * n / total:.1f}%" for part, n in parts.items())
+    print(f"{label}: {total:,} parameters: {shares}")
+
+# %% [markdown]
+# **Why.** Both totals are the published ones, 124,439,808 for GPT-2 small and
+# 6,738,415,616 for LLaMA-7B. In the small model the embeddings are expensive:
+# its 50,257 token vectors and 1,024 position vectors take nearly a third of
+# all parameters, even with the output projection tied. In LLaMA-7B, whose
+# $d_\text{model}$ is over five times larger and whose vocabulary is smaller,
+# the two untied $32000 \times 4096$ matrices are under 4 %, and the gated FFN
+# layers hold about two thirds of everything.
+# A model's "FFN share" depends on its size, and the embeddings are the part
+# that does not grow with depth.
+#
+# **Verify.**
+
+# %%
+assert sum(GPT2_PARTS.values()) == 124_439_808 and sum(LLAMA_PARTS.values()) == 6_738_415_616
+assert 0.31 < GPT2_PARTS["embeddings"] / sum(GPT2_PARTS.values()) < 0.34
+assert LLAMA_PARTS["embeddings"] / sum(LLAMA_PARTS.values()) < 0.04
+assert 0.64 < LLAMA_PARTS["ffn"] / sum(LLAMA_PARTS.values()) < 0.67 and 4096 / 768 > 5 and 32000 < 50257
+print("GPT-2 small: embeddings nearly a third; LLaMA-7B: embeddings under 4 %, FFN about two thirds.")
+
+# %% [markdown]
 # ## Summary
 #
 # - One FFN layer has $2 d_\text{model} d_\text{ff} + d_\text{ff} + d_\text{model}$
@@ -635,5 +806,7 @@ checks.ok("count_from_shapes is right on every list.")
 # - Bytes are parameters times the dtype's size (bfloat16 and float16: 2).
 # - A token costs $4 d_\text{model} d_\text{ff}$ FLOPs per plain layer: 2 per weight.
 # - Recompute published counts from the shapes: 512/2048 gives 2,099,712, not 2,101,760.
+# - A whole model's list splits into embeddings, attention, FFN and norms; tied
+#   embeddings count once, untied ones twice.
 #
 # Next: [07 · Collapse to linear](07_collapse_to_linear.ipynb).
