@@ -45,7 +45,7 @@
 # | [06 · Parameter budget](06_parameter_budget.ipynb) | H: counts, bytes, FLOPs | where a model's parameters go |
 # | [07 · Collapse to linear](07_collapse_to_linear.ipynb) | I: no activation | two affine maps are one |
 # | [08 · Limiting behaviour](08_limiting_behaviour.ipynb) | J: $z \to \pm\infty$ | overflow, underflow, tails |
-# | [09 · The FFN module](09_ffn_module.ipynb) | all of them | a complete module, its gradients, training |
+# | [09 · The FFN module](09_ffn_module.ipynb) | all of them | a complete module, its gradients, a gradient check |
 
 # %% [markdown]
 # ## How to work in a notebook

@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 09 · The FFN module: parameters, forward, backward, training
+# # 09 · The FFN module: parameters, forward, backward, gradient check
 #
 # The capstone. You build the feed-forward sublayer as a module, in the shape a
 # deep-learning library gives its layers: a class that owns its parameters,
@@ -344,7 +344,7 @@ for rule in RULES:
 print(f"{'d_model':>28}" + "".join(f"{d:>7}" for d in init_widths))
 for rule, spreads in h_spread.items():
     print(f"{rule:>28}" + "".join(f"{s:7.3f}" for s in spreads))
-gpt2_small_layers, gpt2_small_d = 12, 768
+gpt2_small_layers = 12
 print(f"\nGPT-2 small ({gpt2_small_layers} layers): W2's std 0.02/√(2·{gpt2_small_layers}) = "
       f"{0.02 / np.sqrt(2 * gpt2_small_layers):.5f}; Xavier's for 768/3072: {reference.xavier_std(768, 3072):.5f}")
 fig = plots.loss_curves(h_spread, title="Spread of the hidden activations h at initialisation",
@@ -381,6 +381,7 @@ assert round(relu_std_factor, 3) == 0.584
 for rule in RULES[:3]:
     assert max(h_spread[rule]) / min(h_spread[rule]) < 1.1  # flat in the width
 assert h_spread[RULES[3]][-1] / h_spread[RULES[3]][0] > 3  # √(1024 / 64) = 4 in theory
+assert round(0.02 / np.sqrt(2 * gpt2_small_layers), 5) == 0.00408 and round(reference.xavier_std(768, 3072), 5) == 0.02282
 print("The fan-in rules keep h's spread flat in the width; a fixed std 0.02 lets it grow like √d_model.")
 
 # %% [markdown]
