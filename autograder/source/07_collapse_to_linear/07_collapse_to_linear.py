@@ -236,6 +236,8 @@ for point in grid:  # the identity above, on every grid point
     z_point = np.array(point, dtype=float) @ W7.W1 + W7.b1
     lost = sum(z_point[j] * W7.W2[j] for j in range(len(z_point)) if z_point[j] < 0)
     assert np.allclose(collapsed[point] - with_relu[point], lost, rtol=0, atol=1e-12)
+# W-7's rows of W2 are independent: the maps differ exactly where some z_j < 0.
+assert set(differ) == {p for p in grid if np.any(np.array(p, dtype=float) @ W7.W1 + W7.b1 < 0)}
 # Zero the second row of W2: wherever only unit 1 is negative, nothing differs any more.
 W2_dead_row = W7.W2 * np.array([[1.0], [0.0]])
 W_dead, b_dead = W7.W1 @ W2_dead_row, W7.b1 @ W2_dead_row + W7.b2
