@@ -6,6 +6,8 @@
 
 `--check` builds into a temporary folder and reports every generated file that
 differs from the committed one (cell sources and metadata), without writing.
+Both refuse a source whose hidden-test cell would claim success in the learner
+version (`source_problems`).
 """
 
 import difflib
@@ -42,6 +44,44 @@ def read_source(assignment_id):
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     return nb
+
+
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+SUCCESS_CALL = "checks.ok("
+
+
+def _outside_hidden_blocks(source):
+    """The lines of a cell that nbgrader keeps in the learner version (those outside hidden blocks)."""
+    kept, hidden = [], False
+    for line in source.splitlines():
+        if line.strip() == HIDDEN_BEGIN:
+            hidden = True
+        elif line.strip() == HIDDEN_END:
+            hidden = False
+        elif not hidden:
+            kept.append(line)
+    return kept
+
+
+def source_problems(assignment_id, nb=None):
+    """Authoring errors the generated notebooks would carry to the learner.
+
+    A hidden-test cell loses its hidden block in the learner version; a success
+    message (`checks.ok`) left outside that block would then print a tick with
+    nothing checked, so it must sit inside the block.
+    """
+    nb = read_source(assignment_id) if nb is None else nb
+    problems = []
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        if cell.cell_type != "code" or not (HIDDEN_BEGIN in cell.source or grade_id.endswith("_hidden")):
+            continue
+        for line in _outside_hidden_blocks(cell.source):
+            if SUCCESS_CALL in line:
+                problems.append(f"{assignment_id}: hidden-test cell {grade_id or cell.id} calls {line.strip()!r} "
+                                f"outside {HIDDEN_BEGIN} ... {HIDDEN_END}: the learner version would print "
+                                "success with nothing checked; move it inside the hidden block")
+    return problems
 
 
 def course_config():
@@ -118,7 +158,7 @@ def _comparable(path):
 
 def check_all(only=None):
     """Return a list of problems: committed generated files that differ from a fresh build."""
-    problems = []
+    problems = [p for aid in only or assignments() for p in source_problems(aid)]
     with tempfile.TemporaryDirectory(prefix="ffn-check-") as tmp:
         fresh = build_all(Path(tmp), only)
         expected_names = {(p.parent.name, p.name) for p in fresh}
@@ -154,6 +194,12 @@ def main(check=False, only=None):
         print(f"{len(problems)} generated notebook(s) out of date" if problems
               else "generated notebooks are up to date")
         return 1 if problems else 0
+    problems = [p for aid in only or assignments() for p in source_problems(aid)]
+    if problems:
+        for p in problems:
+            print(p, file=sys.stderr)
+        print(f"{len(problems)} problem(s) in the sources; nothing written")
+        return 1
     for path in build_all(only=only):
         print(f"wrote {path.relative_to(COURSE_ROOT.parent)}")
     return 0

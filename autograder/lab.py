@@ -1,29 +1,107 @@
 """Open the course in JupyterLab: the learner's setup, or the instructor's with nbgrader's formgrader.
 
-    python -m autograder lab               # learner: notebooks/00_start_here.ipynb, Validate only
+    python -m autograder lab               # learner: my-notebooks/00_start_here.ipynb, Validate only
     python -m autograder lab --instructor  # instructor: formgrader on the course in autograder/
+
+The learner works in their own copy, `my-notebooks/` (git-ignored), never in the
+generated `notebooks/`: a saved notebook there would make `make check-course`
+fail and `git pull` conflict with the learner's work. `sync_learner_copy` makes
+the copy on the first run; later runs add the course's new notebooks, bring
+untouched copies up to date, and never overwrite a notebook the learner changed.
 
 The server binds to 127.0.0.1 and keeps token authentication. Which nbgrader
 parts each role sees is configured in jupyter/<role>/ (also used by Binder's
 `start` script), put first on JUPYTER_CONFIG_PATH.
 """
 
+import hashlib
+import json
 import os
 import shutil
 import sys
+import tempfile
+from dataclasses import dataclass, field
 
-from . import COURSE_ROOT, REPO_ROOT
+from . import COURSE_ROOT, NOTEBOOKS_DIR, REPO_ROOT
 
 CONFIG_DIRS = {role: REPO_ROOT / "jupyter" / role for role in ("learner", "instructor")}
+LEARNER_COPY = REPO_ROOT / "my-notebooks"
+# What the course last copied into the learner's folder: notebook name -> sha256 of its bytes.
+# It tells a copy the learner never touched (safe to update) from one they changed (never touched by us).
+MANIFEST = ".course-versions.json"
+
+
+@dataclass
+class SyncReport:
+    added: list = field(default_factory=list)  # new in the learner's folder
+    updated: list = field(default_factory=list)  # untouched copies replaced by the course's newer version
+    kept: list = field(default_factory=list)  # changed by the learner while the course changed too: left alone
+
+
+def _digest(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _replace(src, dest):
+    """Copy src over dest through a temporary file, so dest is never half-written."""
+    fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dest)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def sync_learner_copy(source=NOTEBOOKS_DIR, dest=LEARNER_COPY):
+    """Bring the learner's folder `dest` up to date with the course's notebooks in `source`.
+
+    A notebook missing from `dest` is copied. One whose bytes still equal what the
+    course copied last time (the learner never saved it) is replaced by a newer
+    course version. Anything else is the learner's work and stays as it is.
+    """
+    dest.mkdir(parents=True, exist_ok=True)
+    manifest_path = dest / MANIFEST
+    try:
+        copied = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        copied = {}
+    report = SyncReport()
+    for src in sorted(source.glob("*.ipynb")):
+        target, new = dest / src.name, _digest(src)
+        if not target.exists():
+            _replace(src, target)
+            report.added.append(src.name)
+        else:
+            current = _digest(target)
+            if current == new:
+                pass
+            elif current == copied.get(src.name):  # untouched since we copied it
+                _replace(src, target)
+                report.updated.append(src.name)
+            else:  # the learner's work: left alone, and reported when the course has moved on
+                if copied.get(src.name) != new:
+                    report.kept.append(src.name)
+                continue  # the manifest keeps the version the learner started from
+        copied[src.name] = new
+    tmp = manifest_path.with_name(MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(copied, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, manifest_path)
+    return report
 
 
 def lab_command(role, port=None, open_browser=True, allow_root=False, extra=(), root=None):
     """The `jupyter lab` argument list and environment for `role`; nothing is started.
 
-    `root` replaces the folder served (tests serve a scratch copy of the course).
+    `root` replaces the folder served (tests serve a scratch copy of the course, with
+    its notebooks/ and solutions/ only). The learner's JupyterLab serves the
+    repository, so solutions/ is at hand, and opens the learner's own copy.
     """
     if role == "instructor":
         default, start = COURSE_ROOT, None  # nbgrader reads nbgrader_config.py from the working folder
+    elif root is None:
+        default, start = REPO_ROOT, f"{LEARNER_COPY.relative_to(REPO_ROOT)}/00_start_here.ipynb"
     else:
         default, start = REPO_ROOT, "notebooks/00_start_here.ipynb"
     root = default if root is None else root
@@ -59,6 +137,17 @@ def main(instructor=False, port=None, open_browser=True, allow_root=False):
     if shutil.which("jupyter", path=env["PATH"]) is None:
         print("jupyter is not installed in this environment: run `make setup` first.", file=sys.stderr)
         return 2
+    if not instructor:
+        report = sync_learner_copy()
+        where = LEARNER_COPY.relative_to(REPO_ROOT)
+        print(f"Your work lives in {where}/ (yours alone: git ignores it, and updates never overwrite "
+              "a notebook you changed).")
+        if report.added:
+            print(f"  copied from the course: {', '.join(report.added)}")
+        if report.updated:
+            print(f"  updated to the course's newer version (you had not changed them): {', '.join(report.updated)}")
+        for name in report.kept:
+            print(f"  kept your {where}/{name}; the course's newer version is notebooks/{name}")
     print(f"Opening the {role} JupyterLab on {root} (127.0.0.1, token required; Ctrl-C to stop).", flush=True)
     os.chdir(root)
     os.execvpe(argv[0], argv, env)

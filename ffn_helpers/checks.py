@@ -55,6 +55,10 @@ def compare(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEFAULT_
     note = ""
     if expected.dtype.kind == "f" and got.dtype != expected.dtype:
         note = f"\n  note: dtype is {got.dtype}, expected {expected.dtype}"
+    # The course computes in float64. A float32 answer (PyTorch's default) passes only if it is
+    # exact; otherwise it fails, and the dtype is the first thing the message says, not a footnote.
+    lower_precision = (expected.dtype.kind == "f" and got.dtype.kind == "f"
+                       and got.dtype.itemsize < expected.dtype.itemsize)
     g, e = got.astype(np.float64), expected.astype(np.float64)
     with np.errstate(all="ignore"):
         diff = np.abs(g - e)
@@ -67,15 +71,22 @@ def compare(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEFAULT_
         rel = np.where(diff == 0, 0.0, np.where(scale != 0, diff / scale, np.inf))
     max_abs = float(diff.max()) if diff.size else 0.0
     max_rel = float(rel.max()) if rel.size else 0.0
-    if close.all():
+    if close.all() and not (lower_precision and max_abs > 0):
         how = "equal" if max_abs == 0 else (
             f"close (largest absolute difference {max_abs:.3g}, largest relative difference {max_rel:.3g})")
         return Comparison(True, f"{name}: {how}{note}", max_abs, max_rel)
+    if lower_precision:
+        close = diff == 0  # only exact entries of a lower-precision answer count as right
     worst = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
     n_bad = int((~close).sum())
-    lines = [
-        f"{name} is not close to the expected value: {n_bad} of {close.size} entries differ "
-        f"(tolerance: |got - expected| <= {atol:g} + {rtol:g}·|expected|).",
+    if lower_precision:
+        lines = [f"{name} has dtype {got.dtype}, expected {expected.dtype}: compute in {expected.dtype} "
+                 f"({got.dtype} keeps only about {np.finfo(got.dtype).precision} significant digits).",
+                 f"  {n_bad} of {close.size} entries differ from the {expected.dtype} values."]
+    else:
+        lines = [f"{name} is not close to the expected value: {n_bad} of {close.size} entries differ "
+                 f"(tolerance: |got - expected| <= {atol:g} + {rtol:g}·|expected|)."]
+    lines += [
         f"  largest absolute difference {max_abs:.6g} at index {tuple(int(i) for i in worst)}, "
         f"largest relative difference {max_rel:.3g}",
         f"  expected: {_fmt(expected)}",

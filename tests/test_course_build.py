@@ -267,3 +267,45 @@ def test_notebook_links_resolve():
             if path.endswith(".ipynb") and "://" not in path and not (folder / path).exists():
                 broken.append(f"{page.relative_to(nbtools.REPO_ROOT)} -> {target}")
     assert not broken, "links to notebooks that do not exist:\n" + "\n".join(broken)
+
+
+# ---------------------------------------------------------------- no false success in a learner version
+
+
+def _hidden_cell(body):
+    import nbformat
+
+    cell = nbformat.v4.new_code_cell(body)
+    cell.metadata["nbgrader"] = {"grade": True, "grade_id": "test_f_hidden", "locked": True, "points": 1,
+                                 "schema_version": 3, "solution": False, "task": False}
+    return nbformat.v4.new_notebook(cells=[cell])
+
+
+@pytest.mark.parametrize("body, flagged", [
+    ("# what the grader checks\n### BEGIN HIDDEN TESTS\ncheck()\n### END HIDDEN TESTS\nchecks.ok('all right')", True),
+    ("checks.ok('all right')\n### BEGIN HIDDEN TESTS\ncheck()\n### END HIDDEN TESTS", True),
+    ("# what the grader checks\n### BEGIN HIDDEN TESTS\ncheck()\nchecks.ok('all right')\n### END HIDDEN TESTS", False),
+])
+def test_build_check_rejects_success_outside_the_hidden_block(body, flagged):
+    """`build.source_problems` names a hidden-test cell whose `checks.ok` would survive into the learner version."""
+    from autograder import build
+
+    problems = build.source_problems("xx", _hidden_cell(body))
+    assert bool(problems) == flagged, problems
+    assert not flagged or "test_f_hidden" in problems[0]
+
+
+@pytest.mark.parametrize("aid", AIDS)
+def test_sources_pass_the_build_check(aid):
+    from autograder import build
+
+    assert build.source_problems(aid) == []
+
+
+def test_orientation_map_counts_ten_cells_in_eight_notebooks():
+    """00's map says ten scenario cells (A to J) over eight notebooks; its table must show exactly that."""
+    text = "\n".join(c.source for c in nbtools.source(nbtools.ORIENTATION).cells if c.cell_type == "markdown")
+    assert "Ten scenario cells, A to J, spread over eight notebooks" in text
+    rows = re.findall(r"^\| \[(\d\d) · [^]]*\]\([^)]*\) \| ([A-J](?:, [A-J])*):", text, flags=re.M)
+    letters = [letter for _, cells in rows for letter in cells.split(", ")]
+    assert sorted(letters) == list("ABCDEFGHIJ") and len(rows) == 8, rows

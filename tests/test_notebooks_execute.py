@@ -105,3 +105,27 @@ def test_learner_version_fails_only_its_checks(aid, record_property):
         if nbtools.is_test(cell) and owner and not owner[2] and not errs:
             problems.append(f"{nbtools.describe(cell, i)}: the visible check of an unimplemented exercise passed")
     assert not problems, f"notebooks/{aid}.ipynb:\n" + "\n".join(problems)
+
+
+# Ticks that are true in an unmodified learner notebook: 00's `add_bias` is written for the
+# learner (the orientation shows what a passing check looks like), so its check really passes.
+TRUE_TICKS = {nbtools.ORIENTATION: ["✔ add_bias adds b to every row."]}
+
+
+@pytest.mark.parametrize("aid", per_assignment())
+def test_unmodified_learner_notebook_claims_no_success(aid):
+    """Nothing is implemented in notebooks/, so no cell may print a ✔ (`checks.ok`).
+
+    A hidden-test cell whose `checks.ok` sat after its hidden block printed "✔ ... right on
+    every hidden case" once nbgrader had stripped the block. Reuses the learner execution
+    of `test_learner_version_fails_only_its_checks`: no extra kernel run.
+    """
+    run = executed("notebooks", aid)
+    printed = [(i, c, line.strip()) for i, c in enumerate(run.nb.cells) if c.cell_type == "code"
+               for line in nbtools.output_text(c).splitlines() if "✔" in line]
+    expected = TRUE_TICKS.get(aid, [])
+    assert [line for _, _, line in printed if line in expected] == expected, (
+        f"notebooks/{aid}.ipynb no longer prints {expected}: update TRUE_TICKS")
+    ticks = [f"{nbtools.describe(c, i)}\n    printed {line!r}" for i, c, line in printed if line not in expected]
+    assert not ticks, (f"notebooks/{aid}.ipynb claims success with nothing implemented in "
+                       f"{len(ticks)} cell(s):\n" + "\n".join(ticks))

@@ -86,9 +86,18 @@ def mixes_positions(f, X):
     return not np.allclose(f(X[order]), np.asarray(f(X))[order])
 '''
 
+# No loop at all: the exercise asks for a loop, but its checks compare values only,
+# and the notebook says so; the batched answer earns full marks.
+_BATCHED = '''import numpy as np
+
+def ffn_per_token(X, W1, b1, W2, b2):
+    return np.maximum(np.asarray(X, dtype=float) @ W1 + b1, 0.0) @ W2 + b2
+'''
+
 CORRECT = {
     "ndindex-each-token": {"ffn_per_token": _NDINDEX, "mixes_positions": _EACH_TOKEN},
     "flatten-jacobian": {"ffn_per_token": _FLATTEN, "mixes_positions": _JACOBIAN},
+    "batched-no-loop": {"ffn_per_token": _BATCHED},
 }
 
 WRONG = [

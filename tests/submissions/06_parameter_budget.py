@@ -68,13 +68,54 @@ def count_from_shapes(shapes):
     return total
 '''
 
+_PARTS_IF_CHAIN = '''import math
+
+def params_by_part(shapes):
+    totals = {"embeddings": 0, "attention": 0, "ffn": 0, "norm": 0}
+    for name, shape in shapes:
+        n = name.lower()
+        if "norm" in n or "ln_" in n:
+            part = "norm"
+        elif any(k in n for k in ("embed", "wte", "wpe", "lm_head")):
+            part = "embeddings"
+        elif "attn" in n or "attention" in n:
+            part = "attention"
+        elif "mlp" in n:
+            part = "ffn"
+        else:
+            raise ValueError(f"unknown parameter {name}")
+        totals[part] += math.prod(shape)
+    return totals
+'''
+
+# The rules as regular expressions, and sizes multiplied out by hand.
+_PARTS_REGEX = '''import re
+
+RULES = [("norm", re.compile(r"norm|ln_")), ("embeddings", re.compile(r"embed|wte|wpe|lm_head")),
+         ("attention", re.compile(r"attn|attention")), ("ffn", re.compile(r"mlp"))]
+
+def params_by_part(shapes):
+    totals = {part: 0 for part, _ in RULES}
+    for name, shape in shapes:
+        for part, rule in RULES:
+            if rule.search(name.lower()):
+                size = 1
+                for n in shape:
+                    size *= int(n)
+                totals[part] += size
+                break
+        else:
+            raise ValueError("no rule matches " + repr(name))
+    return totals
+'''
+
 CORRECT = {
     "formulas": {"ffn_param_count": _COUNT_FORMULA, "param_bytes": _BYTES_TABLE,
                  "ffn_flops_per_token": _FLOPS_TWO_STEPS, "swiglu_param_count": _SWIGLU_FORMULA,
-                 "count_from_shapes": _SHAPES_MATH},
+                 "count_from_shapes": _SHAPES_MATH, "params_by_part": _PARTS_IF_CHAIN},
     "from-shapes": {"ffn_param_count": _COUNT_SHAPES, "param_bytes": _BYTES_BITS,
                     "ffn_flops_per_token": _FLOPS_ONE_LINE, "swiglu_param_count": _SWIGLU_MATRICES,
-                    "count_from_shapes": _SHAPES_NUMPY},
+                    "count_from_shapes": _SHAPES_NUMPY, "params_by_part": _PARTS_REGEX},
 }
 
 _BOTH = ("test_{0}", "test_{0}_hidden")
@@ -116,6 +157,10 @@ WRONG = [
           "    sizes = {'float64': 8, 'float32': 4, 'float16': 2, 'bfloat16': 2, 'int8': 1}\n"
           "    return n_params * sizes.get(dtype, 4)\n",
           loses=_cells("param_bytes")),
+    # The right number as a float: the exercise asks for an int, and the check compares exactly.
+    Wrong("bytes-float", "param_bytes",
+          _BYTES_TABLE.replace("n_params * sizes[dtype]", "n_params * float(sizes[dtype])"),
+          loses=_cells("param_bytes")),
     Wrong("flops-multiply-adds", "ffn_flops_per_token",
           "def ffn_flops_per_token(d_model, d_ff):\n    return 2 * d_model * d_ff\n",
           loses=_cells("ffn_flops_per_token"), diagnosis="multiply_adds_not_flops"),
@@ -129,6 +174,27 @@ WRONG = [
     Wrong("shapes-summed", "count_from_shapes",
           "def count_from_shapes(shapes):\n    return sum(sum(s) for _, s in shapes)\n",
           loses=_cells("count_from_shapes"), diagnosis="summed_dimensions"),
+    # Attention tested first: LLaMA's post_attention_layernorm lands in attention.
+    Wrong("parts-attention-first", "params_by_part",
+          _PARTS_IF_CHAIN.replace('''        if "norm" in n or "ln_" in n:
+            part = "norm"
+        elif any(k in n for k in ("embed", "wte", "wpe", "lm_head")):
+            part = "embeddings"
+        elif "attn" in n or "attention" in n:
+            part = "attention"''', '''        if "attn" in n or "attention" in n:
+            part = "attention"
+        elif "norm" in n or "ln_" in n:
+            part = "norm"
+        elif any(k in n for k in ("embed", "wte", "wpe", "lm_head")):
+            part = "embeddings"'''),
+          loses=_cells("params_by_part")),
+    # Names compared as given: BERT's "LayerNorm" and an upper-case "ATTN" match nothing.
+    Wrong("parts-case-sensitive", "params_by_part", _PARTS_IF_CHAIN.replace("n = name.lower()", "n = name"),
+          loses=_cells("params_by_part", hidden_only=True)),
+    # A parameter no rule names is skipped: the totals no longer add up to the model.
+    Wrong("parts-skip-unknown", "params_by_part",
+          _PARTS_IF_CHAIN.replace('raise ValueError(f"unknown parameter {name}")', "continue"),
+          loses=_cells("params_by_part", hidden_only=True)),
     # np.prod(()) is 1.0: the scalar parameter turns the total into a float.
     Wrong("shapes-float-total", "count_from_shapes",
           "import numpy as np\n\ndef count_from_shapes(shapes):\n    return sum(np.prod(s) for _, s in shapes)\n",

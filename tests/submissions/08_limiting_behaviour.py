@@ -103,6 +103,13 @@ def silu_stable(z):
     return z * np.where(z >= 0, 1.0 / (1.0 + np.exp(-z)), np.exp(z) / (1.0 + np.exp(z)))
 '''
 
+_SILU_TANH = '''import numpy as np
+
+def silu_stable(z):
+    z = np.asarray(z, dtype=float)
+    return z * 0.5 * (1.0 + np.tanh(0.5 * z))
+'''
+
 _SILU_SIGMOID_ONLY = '''from scipy import special
 
 def silu_stable(z):
@@ -186,6 +193,8 @@ WRONG = [
           diagnosis="naive_silu_overflow"),
     Wrong("silu-where", "silu_stable", _SILU_WHERE, loses=("test_silu_stable", "test_silu_stable_hidden"),
           diagnosis="where_evaluates_both_branches"),
+    # Exact on paper and quiet, but 1 + tanh(z/2) cancels in the tails the exercise names.
+    Wrong("silu-tanh", "silu_stable", _SILU_TANH, loses=("test_silu_stable_hidden",), diagnosis="tanh_cancellation"),
     Wrong("silu-sigmoid-only", "silu_stable", _SILU_SIGMOID_ONLY,
           loses=("test_silu_stable", "test_silu_stable_hidden"), diagnosis="sigmoid_for_silu"),
     Wrong("gelu-erf", "gelu_exact", _GELU_ERF, loses=("test_gelu_exact", "test_gelu_exact_hidden"),

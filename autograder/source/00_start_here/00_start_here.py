@@ -21,12 +21,19 @@
 #
 # Vectors are rows and the weights multiply from the right (`x @ W1`), as in numpy.
 # PyTorch's `nn.Linear` stores its weight the other way round; notebook 02 shows both.
+#
+# Every array in this course is **float64**, numpy's default: the inputs the
+# checks give your functions, and the results they expect back. Most checks
+# compare with the reference to a relative $10^{-7}$, some to $10^{-10}$; a
+# float32 result (PyTorch's default) is rounded more coarsely than that, and
+# its check fails with a message that names the dtype first.
 
 # %% [markdown]
 # ## The map of the course
 #
-# Ten scenarios, one notebook each (the letters are the scenario cells that the
-# worked examples and exercises refer to):
+# Ten scenario cells, A to J, spread over eight notebooks (01 takes three of
+# them), and a capstone that uses them all. The letters are the names the worked
+# examples and exercises use:
 #
 # | notebook | scenario | what to watch |
 # |---|---|---|
@@ -38,7 +45,7 @@
 # | [06 · Parameter budget](06_parameter_budget.ipynb) | H: counts, bytes, FLOPs | where a model's parameters go |
 # | [07 · Collapse to linear](07_collapse_to_linear.ipynb) | I: no activation | two affine maps are one |
 # | [08 · Limiting behaviour](08_limiting_behaviour.ipynb) | J: $z \to \pm\infty$ | overflow, underflow, tails |
-# | [09 · The FFN module](09_ffn_module.ipynb) | all of them | a complete module, its gradients, training |
+# | [09 · The FFN module](09_ffn_module.ipynb) | all of them | a complete module, its gradients, a gradient check |
 
 # %% [markdown]
 # ## How to work in a notebook

@@ -374,8 +374,10 @@ print(f"reference relu_grad at -1.2, 0, 1.7: {ref.relu_grad(np.array([-1.2, 0.0,
 #
 # $$\mathrm{ReLU}'(z) = \begin{cases} 1 & z > 0 \\ 0 & z \le 0. \end{cases}$$
 #
-# Since an exact zero is rare with real-valued data (section 2), the choice
-# seldom matters, but a test that feeds exact zeros will notice it.
+# With real-valued data an exact zero is rare (section 2), but not at
+# initialisation: with $b_1 = 0$, an all-zero token (padding, say) makes every
+# $z$ exactly 0, and then this choice alone decides whether that token sends
+# any gradient back to $b_1$.
 #
 # **Verify.**
 

@@ -65,9 +65,6 @@ residual = W_4.x + ffn_w4(W_4.x)
 print("x            =", W_4.x)
 print("F(x)         =", ffn_w4(W_4.x))
 print("x + F(x)     =", residual)
-checks.assert_close(W_4.x @ W_4.W1 + W_4.b1, W_4.z, name="pre-activation")
-checks.assert_close(ffn_w4(W_4.x), W_4.y, name="F(x)")
-checks.assert_close(residual, W_4.extra["residual"], name="x + F(x)")
 
 # %% [markdown]
 # **Why.** The add pairs feature $i$ of $x$ with feature $i$ of $F(x)$, so
@@ -110,10 +107,17 @@ except ValueError as error:
     print("the reference refuses it:", error)
 
 # %% [markdown]
-# **Verify.** The residual matches W-4: $x + F(x) = [5.5, -1]$ (the assert in
-# the first cell of this section). When you write a block yourself, compare
+# **Verify.** The pre-activation, $F(x)$ and the residual match W-4:
+# $x + F(x) = [5.5, -1]$. When you write a block yourself, compare
 # `sublayer(x).shape` with `x.shape`: broadcasting will not do it for you.
-#
+
+# %%
+checks.assert_close(W_4.x @ W_4.W1 + W_4.b1, W_4.z, name="pre-activation")
+checks.assert_close(ffn_w4(W_4.x), W_4.y, name="F(x)")
+checks.assert_close(residual, W_4.extra["residual"], name="x + F(x)")
+print("x + F(x) = [5.5, -1], as W-4 says.")
+
+# %% [markdown]
 # ## 2. LayerNorm by hand
 #
 # **Forecast.** For the token $[5.5, -1]$, what are $\mu$ and $\sigma$? What
@@ -127,9 +131,6 @@ var = ((residual - mu) ** 2).mean()  # divide by d = 2
 sigma = np.sqrt(var)
 print(f"mu = {mu}, sigma^2 = {var}, sigma = {sigma}")
 print("LN(x + F(x)) with eps = 0:", norm.layer_norm(residual, eps=0.0))
-checks.assert_close(mu, W_4.extra["residual_mean"], name="mu")
-checks.assert_close(sigma, W_4.extra["residual_std"], name="sigma")
-checks.assert_close(norm.layer_norm(residual, eps=0.0), W_4.extra["post_ln_eps0"], name="LN, eps = 0")
 
 # %% [markdown]
 # **Why.** $\mu = (5.5 - 1)/2 = 2.25$, the deviations are $\pm 3.25$, so
@@ -139,9 +140,15 @@ checks.assert_close(norm.layer_norm(residual, eps=0.0), W_4.extra["post_ln_eps0"
 # $x_1 - x_2$ survives. Real models have $d$ in the hundreds or thousands,
 # where LayerNorm keeps far more than a sign.
 #
-# **Verify.** The three asserts above compare with W-4's numbers:
-# $\mu = 2.25$, $\sigma = 3.25$, result $[1, -1]$.
-#
+# **Verify.** W-4's numbers: $\mu = 2.25$, $\sigma = 3.25$, result $[1, -1]$.
+
+# %%
+checks.assert_close(mu, W_4.extra["residual_mean"], name="mu")
+checks.assert_close(sigma, W_4.extra["residual_std"], name="sigma")
+checks.assert_close(norm.layer_norm(residual, eps=0.0), W_4.extra["post_ln_eps0"], name="LN, eps = 0")
+print("mu = 2.25, sigma = 3.25, LN(x + F(x)) = [1, -1], as W-4 says.")
+
+# %% [markdown]
 # ## 3. Biased or unbiased variance
 #
 # The **unbiased** variance divides by $d - 1$ instead of $d$. It is the

@@ -153,8 +153,12 @@ print("Only row 1 changed.")
 # **Forecast.** For $X$ of shape $(b, s, d_\text{model})$, how many times does
 # your loop body run?
 #
-# **Step.** Implement `ffn_per_token`. Use an explicit loop (no `X @ W1` on the
-# whole array: that is the batched version, timed in section 6).
+# **Step.** Implement `ffn_per_token` as a loop over the tokens, each one
+# through the FFN on its own: writing it that way is what shows that no token
+# needs another. Return float64; the checks compare with the reference to a
+# relative $10^{-7}$. They compare values only, so they cannot tell your loop
+# from the batched `X @ W1` on the whole array (section 6 times the two): the
+# loop is for you, not for the grade.
 
 # %% nbgrader={"grade": false, "grade_id": "ffn_per_token", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def ffn_per_token(X, W1, b1, W2, b2):
@@ -189,6 +193,7 @@ checks.ok("ffn_per_token reproduces W-4's two tokens, in either order.")
 # that are exactly zero; all against the reference `ffn_forward`.
 
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_per_token_hidden", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(2005)
 d_model, d_ff = 5, 11
@@ -203,8 +208,8 @@ W3 = examples.W_3
 X_test = np.stack([W3.x, 2 * W3.x, -W3.x])
 checks.check(ffn_per_token, (X_test, *W3.params), ffn_forward(X_test, *W3.params), mistakes=mistakes.FFN)
 checks.check(ffn_per_token, (W3.x, *W3.params), W3.y, mistakes=mistakes.FFN)
-### END HIDDEN TESTS
 checks.ok("ffn_per_token matches the reference on every batch shape.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 5. Functions that do mix positions
@@ -433,6 +438,7 @@ checks.ok("mixes_positions tells all five functions apart.")
 # single token, which has nothing to mix with.
 
 # %% nbgrader={"grade": true, "grade_id": "test_mixes_positions_hidden", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(2006)
 X_test = rng.normal(size=(8, 5))
@@ -467,8 +473,8 @@ cases = [
 ]
 for f, X_case, truth, case in cases:
     check_verdict(mixes_positions, (f, X_case), truth, case, mistakes.MIXES_POSITIONS)
-### END HIDDEN TESTS
 checks.ok("mixes_positions is right on every hidden case.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 6. Speed: one large matrix product, or many small ones

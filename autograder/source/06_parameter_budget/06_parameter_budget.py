@@ -150,14 +150,15 @@ checks.ok("ffn_param_count counts W1, b1, W2 and b2.")
 # a one-unit layer, and `bias` passed by keyword.
 
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_param_count_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 check_int(ffn_param_count, (512, 2048), W6["transformer_base"]["per_layer"], mistakes.PARAM_COUNT)
 for args in [(3, 5, True), (3, 5, False), (1000, 7, True), (1, 1, True), (1, 1, False), (4096, 11008, False)]:
     check_int(ffn_param_count, args, reference_count(*args), mistakes.PARAM_COUNT)
 by_keyword = checks.call(lambda: ffn_param_count(10, 20, bias=False), name="ffn_param_count")
 checks.check_equal(by_keyword, 400, name="ffn_param_count(10, 20, bias=False)")
-### END HIDDEN TESTS
 checks.ok("ffn_param_count is right for every size.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 2. The original Transformer, and a wrong number in print
@@ -174,14 +175,19 @@ checks.ok("ffn_param_count is right for every size.")
 tb = preset("transformer-base")
 tb_count = reference_count(tb.d_model, tb.d_ff)
 published = W6["transformer_base"]["published_wrong_sum"]
+weights, biases = 2 * tb.d_model * tb.d_ff, tb.d_ff + tb.d_model
+printed_weights = published - biases  # the product the text must have used to reach its total
 print(f"{tb.name}: d_model = {tb.d_model}, d_ff = {tb.d_ff}")
-print(f"  2·{tb.d_model}·{tb.d_ff} + {tb.d_ff} + {tb.d_model} = {tb_count:,}")
-print(f"  a figure found in print:  {published:,}  (off by {published - tb_count:,})")
+print(f"  2·{tb.d_model}·{tb.d_ff} + {tb.d_ff} + {tb.d_model} = {weights:,} + {biases:,} = {tb_count:,}")
+print(f"  the text in print:     {printed_weights:,} + {biases:,} = {published:,}")
+print(f"  its product is off by {printed_weights - weights:,}; its bias sum is right")
 
 # %% [markdown]
-# **Why.** A widely read text prints this sum as 2,101,760. That is wrong:
-# the terms add up to 2,099,712, and the difference is exactly $2048 = d_\text{ff}$,
-# as if $b_1$ had been counted twice. The same text calls this layer GPT-2
+# **Why.** A widely read LibTorch walkthrough prints this count as 2,101,760,
+# from the arithmetic "2 × 512 × 2048 + 2048 + 512 = 2,099,200 + 2,560". Its
+# bias sum, 2,560, is right; its product is not: $2 \cdot 512 \cdot 2048 =
+# 2{,}097{,}152$, so the total is 2,099,712, which is also what that
+# walkthrough's own program prints when it runs. The same text calls this layer GPT-2
 # small's; GPT-2 small uses $d_\text{model} = 768$ and $d_\text{ff} = 3072$, the
 # sizes of BERT-base, so its layer has 4,722,432 parameters. When a count
 # matters, recompute it from the shapes.
@@ -190,7 +196,8 @@ print(f"  a figure found in print:  {published:,}  (off by {published - tb_count
 
 # %%
 assert tb_count == W6["transformer_base"]["per_layer"] == 2_099_712
-assert published == 2_101_760 and published - tb_count == tb.d_ff
+assert published == 2_101_760 and (weights, biases) == (2_097_152, 2_560)
+assert printed_weights == 2_099_200 and weights + biases == tb_count
 gpt2 = preset("gpt2-small")
 assert (gpt2.d_model, gpt2.d_ff) == (768, 3072) and gpt2.ffn_params_per_layer == 4_722_432
 print("512/2048 gives 2,099,712 parameters; GPT-2 small's layer (768/3072) gives 4,722,432.")
@@ -237,13 +244,15 @@ print(f"{bert_total:,} parameters in float32: {reference_bytes(bert_total):,} by
 # `n_params` parameters stored as `dtype`, one of `"float64"`, `"float32"`,
 # `"float16"`, `"bfloat16"`, `"int8"`. For any other name, raise a `ValueError`
 # whose message names the dtype that came and the five that are allowed: a
-# typo such as `"fp32"` must not turn into a silent wrong answer.
+# typo such as `"fp32"` must not turn into a silent wrong answer. Return a
+# Python `int`: a byte count is whole, and the check compares exactly, so
+# `n_params * 4.0` (a float) fails even where its value is right.
 #
 # (numpy knows no `bfloat16`, so `np.dtype(dtype).itemsize` is not the way.)
 
 # %% nbgrader={"grade": false, "grade_id": "param_bytes", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def param_bytes(n_params, dtype="float32"):
-    """Bytes taken by n_params parameters of type dtype ("float64", "float32", "float16", "bfloat16", "int8")."""
+    """Bytes (an int) taken by n_params parameters of type dtype ("float64", "float32", "float16", "bfloat16", "int8")."""
     ### BEGIN SOLUTION
     sizes = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int8": 1}
     if dtype not in sizes:
@@ -268,14 +277,15 @@ checks.ok("param_bytes is right for float32 and rejects an unknown dtype.")
 # (`"fp32"`, `"int4"`).
 
 # %% nbgrader={"grade": true, "grade_id": "test_param_bytes_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 for n in (1, 1280, W6["transformer_base"]["per_layer"], W6["llama_7b"]["total"]):
     for dtype in ("float64", "float32", "float16", "bfloat16", "int8"):
         check_int(param_bytes, (n, dtype), reference_bytes(n, dtype), mistakes.PARAM_BYTES)
 for dtype in ("fp32", "int4"):
     check_raises(param_bytes, (1000, dtype), ValueError, f"{dtype} is not one of the five dtypes")
-### END HIDDEN TESTS
 checks.ok("param_bytes is right for every dtype.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 4. FLOPs per token
@@ -318,6 +328,7 @@ print("4·d_model·d_ff FLOPs per token and layer.")
 #
 # Write `ffn_flops_per_token(d_model, d_ff)`: the FLOPs of one token's forward
 # pass through one (plain, two-matrix) FFN layer, biases and activation left out.
+# Return a Python `int`.
 
 # %% nbgrader={"grade": false, "grade_id": "ffn_flops_per_token", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def ffn_flops_per_token(d_model, d_ff):
@@ -339,11 +350,12 @@ checks.ok("ffn_flops_per_token counts 2 FLOPs per multiply-add, in both matrices
 # The grader also checks (1 point): other sizes, against the reference.
 
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_flops_per_token_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 for args in [(512, 2048), (256, 1024), (4096, 11008), (3, 5), (1, 1), (1000, 7)]:
     check_int(ffn_flops_per_token, args, reference_flops(*args), mistakes.FLOPS)
-### END HIDDEN TESTS
 checks.ok("ffn_flops_per_token is right for every size.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 5. The FFN's share of a block
@@ -460,7 +472,7 @@ print(f"One LLaMA-7B FFN layer: {llama_layer:,}; all 32: {llama_total:,}.")
 # ### Exercise: `swiglu_param_count`
 #
 # Write `swiglu_param_count(d_model, d_ff)`: the parameters of one gated FFN
-# layer with three matrices and no biases.
+# layer with three matrices and no biases. Return a Python `int`.
 
 # %% nbgrader={"grade": false, "grade_id": "swiglu_param_count", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def swiglu_param_count(d_model, d_ff):
@@ -481,14 +493,24 @@ checks.ok("swiglu_param_count counts three matrices and no biases.")
 # The grader also checks (1 point): other sizes, including $d_\text{ff} < d_\text{model}$.
 
 # %% nbgrader={"grade": true, "grade_id": "test_swiglu_param_count_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 for args in [(768, 2048), (3, 5), (1, 1), (5120, 13824), (1000, 7)]:
     check_int(swiglu_param_count, args, reference_count(*args, bias=False, gated=True), mistakes.SWIGLU_COUNT)
-### END HIDDEN TESTS
 checks.ok("swiglu_param_count is right for every size.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 7. The models side by side
+#
+# The numbers of sections 1 to 6, for five models in one table: per layer, for
+# all FFN layers, in bytes for two dtypes, and in forward FLOPs per token.
+#
+# **Forecast.** LLaMA-7B's FFN layers against BERT-base's: how many times the
+# parameters? And for every row, how do the FLOPs per token compare with the
+# number of weights?
+#
+# **Step.** Build the table from the presets.
 
 # %%
 rows = ["| model | $d_\\text{model}$ | $d_\\text{ff}$ | layers | FFN parameters per layer | all FFN layers "
@@ -506,7 +528,30 @@ for key in ("transformer-base", "bert-base", "gpt2-small", "libtorch-example", "
 Markdown("\n".join(rows))
 
 # %% [markdown]
-# The gated layer's FLOPs count three matrices: $6\, d_\text{model}\, d_\text{ff}$ per token.
+# *The table: FFN parameters, memory and forward FLOPs per token for five
+# models; the gated layer's FLOPs count three matrices, $6\, d_\text{model}\, d_\text{ff}$ per token.*
+#
+# **Why.** A layer's count grows with $d_\text{model} \cdot d_\text{ff}$ and the
+# model's with the number of layers, so LLaMA-7B's 32 gated layers hold about
+# 76 times the FFN parameters of BERT-base's 12. The FLOPs column follows the
+# weights exactly: every weight takes part in one multiply-add per token, two
+# FLOPs, so the FLOPs per token are twice the number of weights in every row
+# (biases and the activation left out). Memory follows the dtype: bfloat16 is
+# half of float32.
+#
+# **Verify.**
+
+# %%
+llama, bert = preset("llama-7b"), preset("bert-base")
+ratio = llama.ffn_params_total / bert.ffn_params_total
+print(f"LLaMA-7B / BERT-base, FFN parameters: {ratio:.1f}")
+assert round(ratio) == 76
+for key in ("transformer-base", "bert-base", "gpt2-small", "libtorch-example", "llama-7b"):
+    m = preset(key)
+    weights = (3 if m.gated else 2) * m.d_model * m.d_ff
+    assert reference_flops(m.d_model, m.d_ff, gated=m.gated) == 2 * weights
+    assert reference_bytes(m.ffn_params_total, "bfloat16") * 2 == reference_bytes(m.ffn_params_total, "float32")
+print("In every row: FLOPs per token = 2 × weights, and bfloat16 takes half the bytes of float32.")
 
 # %% [markdown]
 # ## 8. Exercise: reading a checkpoint's shape list
@@ -561,6 +606,7 @@ checks.ok("count_from_shapes reads the LibTorch-style list.")
 # empty list.
 
 # %% nbgrader={"grade": true, "grade_id": "test_count_from_shapes_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 llama_shapes = [("mlp.gate_proj.weight", (11008, 4096)), ("mlp.up_proj.weight", (11008, 4096)),
                 ("mlp.down_proj.weight", (4096, 11008))]
@@ -577,8 +623,179 @@ check_int(count_from_shapes, (bert_shapes,), sum(bert_layer.values()), mistakes.
 check_int(count_from_shapes, ([("logit_scale", ()), ("proj.weight", (3, 5))],), 16, mistakes.SHAPE_COUNT,
           name="count_from_shapes([('logit_scale', ()), ('proj.weight', (3, 5))])")
 check_int(count_from_shapes, ([],), 0, mistakes.SHAPE_COUNT, name="count_from_shapes([])")
-### END HIDDEN TESTS
 checks.ok("count_from_shapes is right on every list.")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 9. Exercise: where a whole model's parameters go
+#
+# A checkpoint lists every parameter of a model, not only the FFN's. Here are
+# the lists of two real models, built from their configurations: GPT-2 small
+# (as Hugging Face names it; its `Conv1D` layers store weights as
+# `(in, out)`) and LLaMA-7B (`nn.Linear` layout, `(out, in)`).
+#
+# One difference matters for the count. GPT-2 **ties** its output projection to
+# its token embedding: the same `wte` matrix turns tokens into vectors and
+# vectors back into scores over the vocabulary, so the list holds it once.
+# LLaMA **unties** them: `embed_tokens` and `lm_head` are two
+# $32000 \times 4096$ matrices.
+#
+# **Step.** The two lists (the cell prints the first lines of each).
+
+# %%
+def gpt2_small_shapes(n_layer=12, d=768, vocab=50257, context=1024):
+    """GPT-2 small's parameter list: (name, shape) pairs, Conv1D weights as (in, out)."""
+    shapes = [("transformer.wte.weight", (vocab, d)), ("transformer.wpe.weight", (context, d))]
+    for i in range(n_layer):
+        block = f"transformer.h.{i}"
+        shapes += [(f"{block}.ln_1.weight", (d,)), (f"{block}.ln_1.bias", (d,)),
+                   (f"{block}.attn.c_attn.weight", (d, 3 * d)), (f"{block}.attn.c_attn.bias", (3 * d,)),
+                   (f"{block}.attn.c_proj.weight", (d, d)), (f"{block}.attn.c_proj.bias", (d,)),
+                   (f"{block}.ln_2.weight", (d,)), (f"{block}.ln_2.bias", (d,)),
+                   (f"{block}.mlp.c_fc.weight", (d, 4 * d)), (f"{block}.mlp.c_fc.bias", (4 * d,)),
+                   (f"{block}.mlp.c_proj.weight", (4 * d, d)), (f"{block}.mlp.c_proj.bias", (d,))]
+    return shapes + [("transformer.ln_f.weight", (d,)), ("transformer.ln_f.bias", (d,))]
+
+
+def llama_7b_shapes(n_layer=32, d=4096, d_ff=11008, vocab=32000):
+    """LLaMA-7B's parameter list: (name, shape) pairs, nn.Linear weights as (out, in), no biases."""
+    shapes = [("model.embed_tokens.weight", (vocab, d))]
+    for i in range(n_layer):
+        layer = f"model.layers.{i}"
+        shapes += [(f"{layer}.self_attn.{p}_proj.weight", (d, d)) for p in "qkvo"]
+        shapes += [(f"{layer}.mlp.gate_proj.weight", (d_ff, d)), (f"{layer}.mlp.up_proj.weight", (d_ff, d)),
+                   (f"{layer}.mlp.down_proj.weight", (d, d_ff)),
+                   (f"{layer}.input_layernorm.weight", (d,)), (f"{layer}.post_attention_layernorm.weight", (d,))]
+    return shapes + [("model.norm.weight", (d,)), ("lm_head.weight", (vocab, d))]
+
+
+gpt2_list, llama_list = gpt2_small_shapes(), llama_7b_shapes()
+
+
+# What the checks below expect, counted from the sizes alone (no name is read): GPT-2's
+# fused c_attn holds the same Q, K, V as attention_param_count's four projections.
+def expected_parts(embeddings, attention, ffn, norm):
+    return {"embeddings": embeddings, "attention": attention, "ffn": ffn, "norm": norm}
+
+
+GPT2_PARTS = expected_parts(50257 * 768 + 1024 * 768, 12 * attention_param_count(768),
+                            12 * reference_count(768, 3072), 12 * 2 * 2 * 768 + 2 * 768)
+LLAMA_PARTS = expected_parts(2 * 32000 * 4096, 32 * attention_param_count(4096, bias=False),
+                             W6["llama_7b"]["total"], 32 * 2 * 4096 + 4096)
+
+
+def check_parts(fn, shapes, expected, label):
+    """Test cells' helper: fn(shapes) must be the dict `expected`, with int values."""
+    got = checks.call(fn, shapes, name="params_by_part")
+    if not isinstance(got, dict) or set(got) != set(expected):
+        raise AssertionError(f"params_by_part({label}) should return a dict with the keys {sorted(expected)}, "
+                             f"got {got!r}")
+    for part in expected:
+        checks.check_equal(got[part], expected[part], name=f'params_by_part({label})["{part}"]')
+
+
+for name, shape in gpt2_list[:4] + llama_list[-3:]:
+    print(f"{name:45} {shape}")
+print(f"... {len(gpt2_list)} and {len(llama_list)} entries")
+
+# %% [markdown]
+# Write `params_by_part(shapes)`: for a list of `(name, shape)` pairs, return a
+# dict with the keys `"embeddings"`, `"attention"`, `"ffn"` and `"norm"`, each
+# the total number of parameters of that part (a Python `int`; 0 for a part
+# that does not occur). Decide each parameter's part from its name, in lower
+# case, by the **first** rule that matches:
+#
+# 1. it contains `norm` or `ln_`: **norm** (`post_attention_layernorm` is a norm, not attention);
+# 2. it contains `embed`, `wte`, `wpe` or `lm_head`: **embeddings** (input and output);
+# 3. it contains `attn` or `attention`: **attention**;
+# 4. it contains `mlp`: **ffn**.
+#
+# A name that no rule matches raises a `ValueError` naming it: a parameter
+# silently left out would make every share wrong.
+#
+# **Forecast.** Which part is the largest in GPT-2 small, and which in
+# LLaMA-7B? Where do GPT-2 small's embeddings rank?
+
+# %% nbgrader={"grade": false, "grade_id": "params_by_part", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def params_by_part(shapes):
+    """{"embeddings": int, "attention": int, "ffn": int, "norm": int} for a list of (name, shape) pairs."""
+    ### BEGIN SOLUTION
+    rules = [("norm", ("norm", "ln_")), ("embeddings", ("embed", "wte", "wpe", "lm_head")),
+             ("attention", ("attn", "attention")), ("ffn", ("mlp",))]
+    totals = {part: 0 for part, _ in rules}
+    for name, shape in shapes:
+        lowered = name.lower()
+        part = next((part for part, keys in rules if any(k in lowered for k in keys)), None)
+        if part is None:
+            raise ValueError(f"no part for parameter {name!r}: expected a name with one of "
+                             "norm, ln_, embed, wte, wpe, lm_head, attn, attention, mlp")
+        totals[part] += math.prod(shape)
+    return totals
+    ### END SOLUTION
+
+
+# %% [markdown]
+# **Verify.** GPT-2 small and LLaMA-7B against counts made from their sizes
+# alone (`GPT2_PARTS`, `LLAMA_PARTS` above): GPT-2's attention is
+# `attention_param_count(768)` per layer, its FFN `ffn_param_count(768, 3072)`;
+# LLaMA-7B's FFN layers are W-6's 4,328,521,728. (1 point.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_params_by_part", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+check_parts(params_by_part, gpt2_list, GPT2_PARTS, "GPT-2 small")
+check_parts(params_by_part, llama_list, LLAMA_PARTS, "LLaMA-7B")
+checks.ok("params_by_part splits GPT-2 small and LLaMA-7B into their four parts.")
+
+# %% [markdown]
+# The grader also checks (1 point): names in other styles and in mixed case
+# (`attention.output.LayerNorm` is a norm), shapes given as lists, a scalar of
+# shape $()$, an empty list (every part 0), and that a name no rule matches
+# raises a `ValueError`.
+
+# %% nbgrader={"grade": true, "grade_id": "test_params_by_part_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
+### BEGIN HIDDEN TESTS
+other_names = [("encoder.layer.0.attention.self.query.weight", [768, 768]),
+              ("encoder.layer.0.attention.self.query.bias", [768]),
+              ("encoder.layer.0.attention.output.LayerNorm.weight", [768]),
+              ("encoder.layer.0.mlp.dense.weight", [3072, 768]),
+              ("embeddings.word_embeddings.weight", [30522, 768]),
+              ("encoder.layer.0.ATTN.scale", ())]
+check_parts(params_by_part, other_names, expected_parts(30522 * 768, 768 * 768 + 768 + 1, 3072 * 768, 768),
+            "a list in other styles")
+check_parts(params_by_part, [], expected_parts(0, 0, 0, 0), "[]")
+check_raises(params_by_part, ([("mlp.fc.weight", (2, 3)), ("pooler.dense.weight", (4, 4))],), ValueError,
+             "'pooler.dense.weight' matches no rule, and leaving it out would make every share wrong")
+checks.ok("params_by_part follows the rules on every list.")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# With the parts counted from the sizes (the same numbers the check uses):
+
+# %%
+for label, parts in (("GPT-2 small", GPT2_PARTS), ("LLaMA-7B", LLAMA_PARTS)):
+    total = sum(parts.values())
+    shares = ", ".join(f"{part} {100 * n / total:.1f}%" for part, n in parts.items())
+    print(f"{label}: {total:,} parameters: {shares}")
+
+# %% [markdown]
+# **Why.** Both totals are the published ones, 124,439,808 for GPT-2 small and
+# 6,738,415,616 for LLaMA-7B. In the small model the embeddings are expensive:
+# its 50,257 token vectors and 1,024 position vectors take nearly a third of
+# all parameters, even with the output projection tied. In LLaMA-7B, whose
+# $d_\text{model}$ is over five times larger and whose vocabulary is smaller,
+# the two untied $32000 \times 4096$ matrices are under 4 %, and the gated FFN
+# layers hold about two thirds of everything.
+# A model's "FFN share" depends on its size, and the embeddings are the part
+# that does not grow with depth.
+#
+# **Verify.**
+
+# %%
+assert sum(GPT2_PARTS.values()) == 124_439_808 and sum(LLAMA_PARTS.values()) == 6_738_415_616
+assert 0.31 < GPT2_PARTS["embeddings"] / sum(GPT2_PARTS.values()) < 0.34
+assert LLAMA_PARTS["embeddings"] / sum(LLAMA_PARTS.values()) < 0.04
+assert 0.64 < LLAMA_PARTS["ffn"] / sum(LLAMA_PARTS.values()) < 0.67 and 4096 / 768 > 5 and 32000 < 50257
+print("GPT-2 small: embeddings nearly a third; LLaMA-7B: embeddings under 4 %, FFN about two thirds.")
 
 # %% [markdown]
 # ## Summary
@@ -589,5 +806,7 @@ checks.ok("count_from_shapes is right on every list.")
 # - Bytes are parameters times the dtype's size (bfloat16 and float16: 2).
 # - A token costs $4 d_\text{model} d_\text{ff}$ FLOPs per plain layer: 2 per weight.
 # - Recompute published counts from the shapes: 512/2048 gives 2,099,712, not 2,101,760.
+# - A whole model's list splits into embeddings, attention, FFN and norms; tied
+#   embeddings count once, untied ones twice.
 #
 # Next: [07 · Collapse to linear](07_collapse_to_linear.ipynb).

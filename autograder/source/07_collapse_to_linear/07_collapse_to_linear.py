@@ -128,7 +128,8 @@ print(f"d_model = 4, d_ff = 2: W is {W_thin.shape[0]}×{W_thin.shape[1]} but has
 # Write `collapse_linear(W1, b1, W2, b2)`, returning the pair `(W, b)` of the
 # single affine map equal to $x \mapsto (x W_1 + b_1) W_2 + b_2$. The shapes need
 # not be square: $W_1$ is $(d_\text{model}, d_\text{ff})$ and $W_2$ is
-# $(d_\text{ff}, d_\text{out})$.
+# $(d_\text{ff}, d_\text{out})$. Return float64 arrays; the check compares them
+# with the reference to a relative $10^{-7}$.
 #
 # **Forecast.** What shape does $W$ have when $d_\text{model} = 3$,
 # $d_\text{ff} = 5$, $d_\text{out} = 4$?
@@ -163,6 +164,7 @@ checks.ok("collapse_linear folds W-7 into W = [[3, 2], [1, 1]], b = [1, 1].")
 # biases, and that the collapsed map agrees with the two-step one on random inputs.
 
 # %% nbgrader={"grade": true, "grade_id": "test_collapse_linear_hidden", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(2007)
 for d_model, d_ff, d_out in [(4, 4, 4), (3, 5, 3), (3, 5, 4), (6, 2, 6), (1, 3, 1)]:
@@ -176,8 +178,8 @@ for d_model, d_ff, d_out in [(4, 4, 4), (3, 5, 3), (3, 5, 4), (6, 2, 6), (1, 3, 
                         name="x W + b on random inputs")
 zero_b = (rng.normal(size=(3, 5)), np.zeros(5), rng.normal(size=(5, 3)), np.zeros(3))
 check_collapse(collapse_linear, zero_b, zero_b[0] @ zero_b[2], np.zeros(3))
-### END HIDDEN TESTS
 checks.ok("collapse_linear is right for every shape.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 2. ReLU breaks the fold
@@ -211,6 +213,16 @@ print(f"  with ReLU: {with_relu[differ[0]]}   collapsed: {collapsed[differ[0]]}"
 # first entry is exactly 0, where ReLU and the identity agree.) ReLU is affine
 # on each side of $z_j = 0$ but not across it, and that is what lets the FFN bend.
 #
+# In general the collapsed map minus the FFN is the sum of what the negative
+# pre-activations would have added,
+#
+# $$x W + b - \mathrm{FFN}(x) = \sum_{j:\ z_j < 0} z_j\, W_2[j],$$
+#
+# so the two disagree exactly where that sum is not zero. A negative $z_j$ alone
+# is not enough: a unit whose row $W_2[j]$ is zero, or negative terms that cancel,
+# leave the output unchanged. For W-7 the rows of $W_2$ are independent, so here
+# any negative $z_j$ shows.
+#
 # **Verify.** The counterexample, and a second way to see it: an affine map
 # sends the midpoint of two inputs to the midpoint of their outputs; the ReLU
 # FFN does not.
@@ -220,6 +232,19 @@ assert np.array_equal(x_bad, [-1.0, 0.0]) and np.array_equal(z_bad, [0.0, -2.0])
 assert np.array_equal(with_relu[differ[0]], [0.0, 1.0]) and np.array_equal(collapsed[differ[0]], [-2.0, -1.0])
 assert np.array_equal(collapsed[differ[0]] - with_relu[differ[0]], z_bad[1] * W7.W2[1])
 assert np.array_equal(ffn_forward(W7.x, *W7.params), W7.y)  # at x = [3, -1] ReLU changes nothing
+for point in grid:  # the identity above, on every grid point
+    z_point = np.array(point, dtype=float) @ W7.W1 + W7.b1
+    lost = sum(z_point[j] * W7.W2[j] for j in range(len(z_point)) if z_point[j] < 0)
+    assert np.allclose(collapsed[point] - with_relu[point], lost, rtol=0, atol=1e-12)
+# W-7's rows of W2 are independent: the maps differ exactly where some z_j < 0.
+assert set(differ) == {p for p in grid if np.any(np.array(p, dtype=float) @ W7.W1 + W7.b1 < 0)}
+# Zero the second row of W2: wherever only unit 1 is negative, nothing differs any more.
+W2_dead_row = W7.W2 * np.array([[1.0], [0.0]])
+W_dead, b_dead = W7.W1 @ W2_dead_row, W7.b1 @ W2_dead_row + W7.b2
+only_unit_1 = [np.array(p, dtype=float) for p in grid
+               if ((np.array(p, dtype=float) @ W7.W1 + W7.b1) < 0).tolist() == [False, True]]
+assert len(only_unit_1) == 9  # z_1 = 2 x_0 + x_1 < 0 while z_0 = x_0 + 1 >= 0
+assert all(np.allclose(ffn_forward(v, W7.W1, W7.b1, W2_dead_row, W7.b2), v @ W_dead + b_dead) for v in only_unit_1)
 
 
 def ffn_w7(v):
@@ -296,6 +321,7 @@ checks.ok("is_affine tells W-7 with and without ReLU apart.")
 # where $x_0 > 20$; each with a few values of `n_trials` and `seed`.
 
 # %% nbgrader={"grade": true, "grade_id": "test_is_affine_hidden", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(2107)
 A, c = rng.normal(size=(3, 4)), rng.normal(size=4)
@@ -317,8 +343,8 @@ for n_trials, seed in [(20, 0), (20, 1), (50, 7)]:
     for f, truth, case in cases:
         check_verdict(is_affine, (f, 3, n_trials, seed), truth, f"{case} (n_trials={n_trials}, seed={seed})",
                       mistakes.IS_AFFINE)
-### END HIDDEN TESTS
 checks.ok("is_affine is right on every hidden case.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 4. How many linear pieces does a ReLU FFN have?
@@ -508,7 +534,8 @@ assert all(sum(math.comb(d, i) for i in range(n + 1)) == 2**d for d in range(1, 
 #
 # - Without an activation, $(x W_1 + b_1) W_2 + b_2 = x W + b$ with $W = W_1 W_2$
 #   and $b = b_1 W_2 + b_2$: depth and width buy nothing.
-# - One agreeing input proves nothing; ReLU breaks the fold wherever some $z_j < 0$.
+# - One agreeing input proves nothing; ReLU breaks the fold where the negative
+#   pre-activations' terms $\sum_{z_j < 0} z_j W_2[j]$ do not add up to zero.
 # - Affinity is tested with affine combinations, on points of several scales.
 # - A ReLU FFN is affine on regions; with input dimension $n$ there are at most
 #   $\sum_{i \le n} \binom{d_\text{ff}}{i}$ of them, not $2^{d_\text{ff}}$.

@@ -121,7 +121,7 @@ plots.tails_plot(("relu", "silu", "gelu", "gelu_tanh"))
 #   tail, $\log|\mathrm{GELU}(z)| \approx -z^2/2$, far faster.
 #
 # At $z = -10$ (W-5, W-8): $\mathrm{SiLU}(-10) = -4.5397868702 \times 10^{-4}$ and
-# $\mathrm{GELU}(-10) = -7.61985302416 \times 10^{-23}$, about $10^{19}$ times smaller.
+# $\mathrm{GELU}(-10) = -7.61985302416 \times 10^{-23}$, about $6.0 \times 10^{18}$ times smaller.
 # The tanh approximation returns $-0.0$ there; section 3 shows why.
 #
 # **Verify.** The asymptotic forms are close at $z = -10$ (their ratios to the
@@ -132,13 +132,13 @@ z = -10.0
 ratio_silu = silu(z) / (z * np.exp(z))
 ratio_gelu = gelu(z) / -(np.exp(-z * z / 2) / np.sqrt(2 * np.pi))
 print(f"SiLU(-10) / (z e^z) = {ratio_silu:.6f}     GELU(-10) / (-φ(z)) = {ratio_gelu:.6f}")
-print(f"SiLU(-10) = {silu(z):.10e}   GELU(-10) = {gelu(z):.11e}   ratio {gelu(z) / silu(z):.2e}")
+print(f"SiLU(-10) = {silu(z):.10e}   GELU(-10) = {gelu(z):.11e}   SiLU / GELU = {silu(z) / gelu(z):.1e}")
 _, silu_m10, gelu_m10, tanh_m10 = W5["table"][-10.0]
 assert abs(ratio_silu - 1) < 1e-4 and abs(ratio_gelu - (1 - 1 / z**2)) < 1e-3
 assert np.isclose(silu(z), silu_m10, rtol=1e-10, atol=0) and np.isclose(gelu(z), gelu_m10, rtol=1e-11, atol=0)
 assert np.isclose(gelu(z), W8["gelu_minus_10"], rtol=1e-3, atol=0)  # W-8 states it to 3 digits
 assert relu(z) == 0.0 and gelu_tanh(z) == 0.0 and np.signbit(gelu_tanh(z)) and tanh_m10 == 0.0
-assert 1e18 < silu(z) / gelu(z) < 1e20
+assert f"{silu(z) / gelu(z):.1e}" == "6.0e+18"  # the ratio the text states
 z_scan = np.linspace(-40.0, -5.0, 35001)
 z_gelu_0, z_tanh_0 = z_scan[gelu(z_scan) == 0].max(), z_scan[gelu_tanh(z_scan) == 0].max()
 assert -37.7 < z_gelu_0 < -37.6 and -7.2 < z_tanh_0 < -7.1
@@ -354,12 +354,53 @@ except AssertionError as failure:
 # Which formula will you use for each, and why can neither of them overflow?
 #
 # **Step.** Implement `sigmoid(z)`: $s(z) = 1/(1 + e^{-z})$ for a number or an
-# array of any shape, with no overflow and no warning for any finite float64.
+# array of any shape, returning float64, with no overflow and no warning for any
+# finite float64, and with **relative accuracy in the tails (|z| up to 60)**: the
+# checks compare with `scipy.special.expit` to a relative $10^{-10}$, also where
+# $s(z)$ is as small as $10^{-26}$.
 # Use the two formulas of section 3, each only on the entries where it is safe.
 # Careful: `np.where(condition, a, b)` evaluates **both** `a` and `b` on every
 # entry before choosing, so the discarded branch still overflows; select entries
 # with a boolean mask instead (or use `np.exp(-np.abs(z))`, which never overflows).
 # (You could call `scipy.special.expit`; write it yourself first.)
+#
+# A formula can be exact on paper, never overflow, and still fail that last
+# requirement. $s(z) = \tfrac12\,(1 + \tanh(z/2))$ is such a formula: for
+# $z \ll 0$, $\tanh(z/2)$ is $-1$ plus a tiny amount, and adding 1 keeps only the
+# digits of that tiny amount that survived next to the 1.
+#
+# **Forecast.** How many correct significant digits does the tanh form have at
+# $z = -20$? At $z = -40$?
+
+# %%
+def tanh_sigmoid(z):
+    return 0.5 * (1.0 + np.tanh(np.asarray(z, dtype=float) / 2.0))
+
+
+z_tails = np.array([-10.0, -20.0, -30.0, -40.0, -60.0])
+rel_tanh = np.abs(tanh_sigmoid(z_tails) - special.expit(z_tails)) / special.expit(z_tails)
+for z_value, s_value, rel in zip(z_tails, special.expit(z_tails), rel_tanh, strict=True):
+    print(f"z = {z_value:5.0f}: s(z) = {s_value:.3e}, tanh form off by a relative {rel:.1e}")
+
+# %% [markdown]
+# **Why.** float64 spaces its numbers near 1 about $1.1 \times 10^{-16}$ apart, so
+# $1 + \tanh(z/2)$ is known only to that absolute precision: fine while $s(z)$ is
+# large, a relative error of about $10^{-16}/s(z)$ when it is small, and all of
+# it once $s(z)$ drops below that spacing (from $z \approx -38$ the tanh form
+# returns exactly 0). The branch $e^{z}/(1 + e^{z})$ never adds anything to 1
+# that it then needs back, so it keeps every digit.
+#
+# **Verify.**
+
+# %%
+assert rel_tanh[0] < 1e-10 < rel_tanh[1]  # fine at -10, already past the check's tolerance at -20
+assert rel_tanh[3] == rel_tanh[4] == 1.0 and tanh_sigmoid(-40.0) == 0.0  # every digit lost
+assert 1.0 - np.nextafter(1.0, 0.0) == 2.0**-53 and round(2.0**-53, 18) == 1.11e-16  # the spacing below 1
+z_scan = np.linspace(-45.0, -30.0, 15001)
+tanh_zero_from = z_scan[tanh_sigmoid(z_scan) == 0].max()
+assert -38.1 < tanh_zero_from < -37.9
+assert 1e-27 < special.expit(-60.0) < 1e-26  # the smallest s(z) in the checked tails
+print("The tanh form meets 1e-10 at z = -10, misses it from z = -20 and returns 0 at z = -40.")
 
 # %% nbgrader={"grade": false, "grade_id": "sigmoid", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def sigmoid(z):
@@ -388,6 +429,7 @@ checks.ok("sigmoid matches W-5 and survives z = ±1e308 without a warning.")
 # values; a 0-d array, Python floats and a list; that `z` is not modified.
 
 # %% nbgrader={"grade": true, "grade_id": "test_sigmoid_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 check_quiet(sigmoid, EXTREMES.copy(), special.expit(EXTREMES), mistakes.SIGMOID)
 rng = np.random.default_rng(808)
@@ -400,8 +442,8 @@ check_quiet(sigmoid, np.array(-800.0), special.expit(-800.0), mistakes.SIGMOID)
 check_quiet(sigmoid, [-1000.0, -0.0, 1000.0], special.expit([-1000.0, -0.0, 1000.0]), mistakes.SIGMOID)
 z_test = np.linspace(-60.0, 60.0, 241)  # the tails, where cancellation would show
 check_quiet(sigmoid, z_test, special.expit(z_test), mistakes.SIGMOID)
-### END HIDDEN TESTS
 checks.ok("sigmoid is right, and quiet, on every kind of finite float64.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 6. Exercise: SiLU for every finite input
@@ -409,8 +451,10 @@ checks.ok("sigmoid is right, and quiet, on every kind of finite float64.")
 # **Forecast.** $\mathrm{SiLU}(-10^{308}) = -10^{308} \cdot s(-10^{308})$. Is the
 # product an overflow risk, or an underflow, or neither?
 #
-# **Step.** Implement `silu_stable(z)` $= z\,s(z)$, elementwise, with no
-# overflow and no warning for any finite float64. Build it on a stable sigmoid
+# **Step.** Implement `silu_stable(z)` $= z\,s(z)$, elementwise, returning
+# float64, with no overflow and no warning for any finite float64, and with
+# relative accuracy in the tails (|z| up to 60): a relative $10^{-10}$, as for
+# the sigmoid, so the tanh form fails here too. Build it on a stable sigmoid
 # (yours from section 5 is in scope, or write the two branches again).
 
 # %% nbgrader={"grade": false, "grade_id": "silu_stable", "locked": false, "schema_version": 3, "solution": true, "task": false}
@@ -440,6 +484,7 @@ checks.ok("silu_stable matches W-5 and survives z = ±1e308 without a warning.")
 # that `z` is not modified.
 
 # %% nbgrader={"grade": true, "grade_id": "test_silu_stable_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 catalogue = mistakes.SILU_STABLE + mistakes.SILU
 check_quiet(silu_stable, EXTREMES.copy(), silu(EXTREMES), catalogue)
@@ -453,8 +498,8 @@ check_quiet(silu_stable, np.array(-800.0), silu(-800.0), catalogue)
 check_quiet(silu_stable, [-1000.0, 0.0, 1000.0], silu([-1000.0, 0.0, 1000.0]), catalogue)
 z_test = np.linspace(-60.0, 60.0, 241)
 check_quiet(silu_stable, z_test, silu(z_test), catalogue)
-### END HIDDEN TESTS
 checks.ok("silu_stable is right, and quiet, on every kind of finite float64.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 7. Exercise: GELU that keeps its tail
@@ -462,8 +507,8 @@ checks.ok("silu_stable is right, and quiet, on every kind of finite float64.")
 # **Forecast.** Which of these keeps $\mathrm{GELU}(-10) \approx -7.62 \times 10^{-23}$:
 # `0.5 * z * (1 + erf(z / sqrt(2)))`, `0.5 * z * erfc(-z / sqrt(2))`, `z * ndtr(z)`?
 #
-# **Step.** Implement `gelu_exact(z)` $= z\,\Phi(z)$, elementwise, accurate to a
-# relative $10^{-10}$ wherever the result is a normal float64, with no warning
+# **Step.** Implement `gelu_exact(z)` $= z\,\Phi(z)$, elementwise, returning
+# float64 accurate to a relative $10^{-10}$ wherever the result is a normal float64, with no warning
 # for any finite input. `scipy.special` (imported as `special`) has `erfc` and
 # `ndtr`. Watch the order of operations at $z = 1.8 \times 10^{308}$: `z * 2`
 # overflows, `0.5 * z` does not.
@@ -498,6 +543,7 @@ checks.ok("gelu_exact keeps the Gaussian tail: GELU(-10) ≈ -7.62e-23.")
 # reference `ffn_helpers.gelu` to a relative $10^{-10}$.
 
 # %% nbgrader={"grade": true, "grade_id": "test_gelu_exact_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 catalogue = mistakes.GELU + mistakes.GELU_MORE + mistakes.GELU_EXACT
 z_test = np.linspace(-37.0, 5.0, 421)
@@ -511,8 +557,8 @@ for value in (-F64.max, -30.0, -0.0, 3.0, F64.max):
     check_quiet(gelu_exact, value, gelu(value), catalogue)
 check_quiet(gelu_exact, np.array(-12.5), gelu(-12.5), catalogue)
 check_quiet(gelu_exact, [-20.0, 0.0, 20.0], gelu([-20.0, 0.0, 20.0]), catalogue)
-### END HIDDEN TESTS
 checks.ok("gelu_exact matches the reference across the whole float64 range.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## Summary
@@ -520,7 +566,7 @@ checks.ok("gelu_exact matches the reference across the whole float64 range.")
 # - As $z \to +\infty$, ReLU, SiLU and GELU all grow like $z$; the gap
 #   $z - \sigma(z) = -\sigma(-z)$ is the tail at $-z$.
 # - As $z \to -\infty$: ReLU is exactly 0, SiLU decays like $z\,e^{z}$, GELU like
-#   $-\varphi(z)$, a Gaussian: $10^{19}$ times smaller than SiLU at $z = -10$.
+#   $-\varphi(z)$, a Gaussian: $6.0 \times 10^{18}$ times smaller than SiLU at $z = -10$.
 # - In float64, $e^{t}$ overflows for $t > 709.78$; a formula is stable when no
 #   intermediate overflows (pick the branch by the sign of $z$) and no digit is
 #   lost to cancellation (use $\mathrm{erfc}$, not $1 + \mathrm{erf}$).

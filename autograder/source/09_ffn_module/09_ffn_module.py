@@ -1,12 +1,12 @@
 # %% [markdown]
-# # 09 · The FFN module: parameters, forward, backward, training
+# # 09 · The FFN module: parameters, forward, backward, gradient check
 #
-# The capstone. You build the feed-forward sublayer the way a deep-learning
-# library ships it: a class that owns its parameters, initialises them, counts
-# them, runs the forward pass on any batch, and computes its own gradients. Then
-# you check those gradients against numerical differentiation and watch the
-# reference version learn a function, to see what the hidden width $d_\text{ff}$
-# is for.
+# The capstone. You build the feed-forward sublayer as a module, in the shape a
+# deep-learning library gives its layers: a class that owns its parameters,
+# initialises them (with the course's rule; section 2 compares it with what
+# libraries actually use), counts them, runs the forward pass on any batch, and
+# computes its own gradients. Then you check those gradients against numerical
+# differentiation.
 #
 # $$\mathrm{FFN}(x) = \sigma(x W_1 + b_1)\, W_2 + b_2, \qquad z = x W_1 + b_1, \qquad h = \sigma(z), \qquad y = h W_2 + b_2$$
 #
@@ -18,6 +18,9 @@
 # | `model.num_parameters()` | how many numbers training adjusts, an `int` |
 # | `model.backward(x, grad_out)` | the gradients of $L = \sum$ `grad_out` $\odot\, \mathrm{FFN}(x)$, a dict with keys `"W1" "b1" "W2" "b2" "x"` |
 # | `numerical_gradient(f, x, h=1e-5)` | centred differences of a scalar function `f` at `x` |
+#
+# Parameters, outputs and gradients are float64 arrays; the checks compare them
+# with the reference to a relative $10^{-7}$.
 #
 # `backward` must support ReLU and GELU (SiLU is optional: no test uses it).
 # The reference implementation is `ffn_helpers.module`, imported below as
@@ -259,6 +262,7 @@ checks.ok("W1 and W2 are Xavier-normal, seeded, in the reference's order; biases
 # `seed=None` gives different weights each time.
 
 # %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_init_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 for d_model, d_ff, activation, use_bias, seed in [(1, 1, "relu", True, 0), (5, 2, "relu", True, 7),
                                                    (2, 7, "gelu", False, 123), (6, 6, "silu", True, 99)]:
@@ -287,8 +291,98 @@ for name in ("W1", "W2"):
                         mistakes=mistakes.MODULE_INIT_STD, args=(768, 3072))
 if np.array_equal(build(FeedForwardNetwork, 4, 8, seed=None).W1, build(FeedForwardNetwork, 4, 8, seed=None).W1):
     raise AssertionError("two models with seed=None have identical weights: seed=None should mean fresh randomness")
-### END HIDDEN TESTS
 checks.ok("__init__ matches the reference for every size, seed and option.")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ### What libraries do instead
+#
+# Xavier-normal is this course's graded contract, not a library's default. What
+# you will meet in practice:
+#
+# - PyTorch's `nn.Linear` draws its weight **and its bias** uniformly from
+#   $U(-1/\sqrt{n_\text{in}},\ 1/\sqrt{n_\text{in}})$, with $n_\text{in}$ the
+#   layer's fan-in ($d_\text{model}$ for the first layer, $d_\text{ff}$ for the
+#   second), so its biases do not start at 0.
+# - GPT-2 (and nanoGPT, which follows it) draws every weight from
+#   $\mathcal N(0, 0.02^2)$, a fixed std whatever the width, with zero biases;
+#   the projections that write into the residual stream, the FFN's $W_2$
+#   among them, get $0.02/\sqrt{2 n_\text{layer}}$ instead.
+# - He (Kaiming) initialisation, $\mathrm{std} = \sqrt{2/n_\text{in}}$, is made
+#   for ReLU: ReLU zeroes about half of a symmetric pre-activation, and the factor
+#   2 makes up for the lost half of the second moment.
+#
+# **Forecast.** Feed tokens with unit-variance features (what LayerNorm hands
+# the FFN) through $W_1$ drawn each way, for $d_\text{model}$ from 64 to 1024
+# with $d_\text{ff} = 4 d_\text{model}$. Which rules keep the spread of
+# $h = \mathrm{ReLU}(x W_1 + b_1)$ the same at every width?
+#
+# **Step.** Draw, compute $h$, measure its standard deviation.
+
+# %%
+def first_layer(rule, d_model, d_ff, rng):
+    """(W1, b1) drawn by one of the initialisation rules above."""
+    if rule == "Xavier-normal (this course)":
+        return rng.normal(0.0, reference.xavier_std(d_model, d_ff), size=(d_model, d_ff)), np.zeros(d_ff)
+    if rule == "He-normal":
+        return rng.normal(0.0, np.sqrt(2.0 / d_model), size=(d_model, d_ff)), np.zeros(d_ff)
+    if rule == "PyTorch nn.Linear":
+        bound = 1.0 / np.sqrt(d_model)
+        return rng.uniform(-bound, bound, size=(d_model, d_ff)), rng.uniform(-bound, bound, size=d_ff)
+    return rng.normal(0.0, 0.02, size=(d_model, d_ff)), np.zeros(d_ff)  # GPT-2
+
+
+RULES = ("Xavier-normal (this course)", "He-normal", "PyTorch nn.Linear", "GPT-2 N(0, 0.02²)")
+init_widths = (64, 128, 256, 512, 1024)
+rng = np.random.default_rng(9)
+h_spread = {rule: [] for rule in RULES}
+for rule in RULES:
+    for d_model in init_widths:
+        x_tokens = rng.normal(size=(64, d_model))
+        W1_draw, b1_draw = first_layer(rule, d_model, 4 * d_model, rng)
+        h_spread[rule].append(float(np.maximum(x_tokens @ W1_draw + b1_draw, 0.0).std()))
+print(f"{'d_model':>28}" + "".join(f"{d:>7}" for d in init_widths))
+for rule, spreads in h_spread.items():
+    print(f"{rule:>28}" + "".join(f"{s:7.3f}" for s in spreads))
+gpt2_small_layers = 12
+print(f"\nGPT-2 small ({gpt2_small_layers} layers): W2's std 0.02/√(2·{gpt2_small_layers}) = "
+      f"{0.02 / np.sqrt(2 * gpt2_small_layers):.5f}; Xavier's for 768/3072: {reference.xavier_std(768, 3072):.5f}")
+fig = plots.loss_curves(h_spread, title="Spread of the hidden activations h at initialisation",
+                        xlabel="d_model (d_ff = 4·d_model)", ylabel="std of h = ReLU(x W1 + b1) (log scale)")
+fig.axes[0].set_xticks(range(len(init_widths)), [str(d) for d in init_widths])  # positions are widths
+fig
+
+# %% [markdown]
+# *Figure: standard deviation of the hidden activations $h$ for 64 tokens with
+# unit-variance features, for four ways of drawing $W_1$ (and $b_1$), as the
+# width grows; the three rules scaled by the fan-in give flat lines, GPT-2's
+# fixed 0.02 a rising one.*
+#
+# **Why.** Each entry of $z = x W_1 + b_1$ sums $d_\text{model}$ products, so its
+# variance is $d_\text{model}$ times the weights' variance (plus the bias's).
+# Rules that divide by the fan-in cancel that factor: Xavier gives
+# $\mathrm{var}(z) = 2/5$, He 2, PyTorch $1/3 + 1/(3 d_\text{model})$, whatever
+# the width; a fixed std of 0.02 gives $0.0004\, d_\text{model}$, which grows with
+# the width (GPT-2 picked 0.02 for its own widths). For a normal $z$ with std
+# $s$, $\mathrm{ReLU}(z)$ has std $s\sqrt{1/2 - 1/(2\pi)} \approx 0.584\,s$,
+# which is what the table shows.
+#
+# **Verify.**
+
+# %%
+relu_std_factor = np.sqrt(0.5 - 1 / (2 * np.pi))
+predicted_z_var = {RULES[0]: lambda d: 2 / 5, RULES[1]: lambda d: 2.0,
+                   RULES[2]: lambda d: 1 / 3 + 1 / (3 * d), RULES[3]: lambda d: 0.02**2 * d}
+for rule in RULES:
+    for d_model, measured in zip(init_widths, h_spread[rule], strict=True):
+        predicted = relu_std_factor * np.sqrt(predicted_z_var[rule](d_model))
+        assert abs(measured / predicted - 1) < 0.1, (rule, d_model, measured, predicted)
+assert round(relu_std_factor, 3) == 0.584
+for rule in RULES[:3]:
+    assert max(h_spread[rule]) / min(h_spread[rule]) < 1.1  # flat in the width
+assert h_spread[RULES[3]][-1] / h_spread[RULES[3]][0] > 3  # √(1024 / 64) = 4 in theory
+assert round(0.02 / np.sqrt(2 * gpt2_small_layers), 5) == 0.00408 and round(reference.xavier_std(768, 3072), 5) == 0.02282
+print("The fan-in rules keep h's spread flat in the width; a fixed std 0.02 lets it grow like √d_model.")
 
 # %% [markdown]
 # ## 3. Counting the parameters
@@ -310,13 +404,16 @@ print(f"768/3072 (BERT-base):    {reference.FeedForwardNetwork(768, 3072).num_pa
 n_biases = 2048 + 512
 print(f"biases: {n_biases:,} of {W6['transformer_base']['per_layer']:,} = "
       f"{n_biases / W6['transformer_base']['per_layer']:.2%}")
-assert W6["transformer_base"]["published_wrong_sum"] - W6["transformer_base"]["per_layer"] == 2048
+assert round(n_biases / W6["transformer_base"]["per_layer"], 4) == 0.0012  # "about 0.12 %"
+assert 2 * 512 * 2048 == 2_097_152 and 2_097_152 + n_biases == W6["transformer_base"]["per_layer"]
+assert W6["transformer_base"]["published_wrong_sum"] - n_biases == 2_099_200  # the text's wrong product
 
 # %% [markdown]
 # **Why.** $2 \cdot 512 \cdot 2048 = 2{,}097{,}152$ weights plus $2048 + 512 =
-# 2560$ biases make **2,099,712**; the printed 2,101,760 is 2,048 too many (as if
-# $b_1$ were counted twice). Biases are about 0.12 % of the layer. Notebook 06 has
-# the full budget, in bytes and FLOPs.
+# 2560$ biases make **2,099,712**. The printed 2,101,760 comes from a wrong
+# product: that text writes $2 \cdot 512 \cdot 2048$ as 2,099,200 and then adds
+# the (right) 2,560 biases; its own program output shows 2,099,712. Biases are
+# about 0.12 % of the layer. Notebook 06 has the full budget, in bytes and FLOPs.
 #
 # **Verify.** Implement `num_parameters`. (1 point here, 1 from the grader.)
 
@@ -335,6 +432,7 @@ checks.ok("num_parameters() is 2,099,712 for 512/2048 with biases, 2,097,152 wit
 # smallest network, $1 \to 1 \to 1$.
 
 # %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_num_parameters_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 cases = [(768, 3072, True, W6["bert_base"]["per_layer"]),
          (256, 1024, True, W6["libtorch_example"]["with_bias"]),
@@ -346,8 +444,8 @@ for d_model, d_ff, use_bias, expected in cases:
     checks.assert_close(count, expected, name=f"num_parameters() for {d_model}/{d_ff}, use_bias={use_bias}",
                         mistakes=mistakes.PARAM_COUNT, args=(d_model, d_ff, use_bias))
     checks.check_equal(count, expected, name="num_parameters()")
-### END HIDDEN TESTS
 checks.ok("num_parameters() is right for every size, with and without biases.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 4. Forward, for any batch shape
@@ -391,6 +489,7 @@ checks.ok("the forward pass reproduces W-2 and W-4's two tokens.")
 # and SiLU models, a model without biases, and that `x` is not modified.
 
 # %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_forward_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(909)
 d_model, d_ff = 5, 11
@@ -414,8 +513,8 @@ W1, _, W2, _ = params
 model = build(FeedForwardNetwork, d_model, d_ff, use_bias=False, params=(W1, None, W2, None))
 x = rng.normal(size=(4, d_model))
 checks.check(model, (x,), ffn_forward(x, W1, None, W2, None), name="FeedForwardNetwork(use_bias=False)")
-### END HIDDEN TESTS
 checks.ok("the forward pass is right for every batch shape, activation and bias option.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 5. The backward pass, by hand
@@ -490,6 +589,7 @@ checks.ok("the output layer's gradients ∂L/∂W2 and ∂L/∂b2 match the refe
 # $(n, d_\text{model})$ and $(b, s, d_\text{model})$.
 
 # %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_backward_layer2_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(9091)
 d_model, d_ff = 4, 7
@@ -499,8 +599,8 @@ model = build(FeedForwardNetwork, d_model, d_ff, params=params)
 ref = with_params(reference.FeedForwardNetwork(d_model, d_ff), params)
 for shape in [(6, d_model), (2, 3, d_model)]:
     check_backward(model, ref, rng.normal(size=shape), rng.normal(size=shape), names=("W2", "b2"))
-### END HIDDEN TESTS
 checks.ok("the output layer's gradients are right for batched inputs.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # Next, through the activation: $\partial L/\partial W_1$, $\partial L/\partial b_1$
@@ -521,6 +621,7 @@ checks.ok("∂L/∂W1, ∂L/∂b1 and ∂L/∂x match the reference for W-2, dea
 # a model without biases (whose `"b1"` and `"b2"` are `None`).
 
 # %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_backward_layer1_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(9092)
 d_model, d_ff = 4, 7
@@ -541,8 +642,8 @@ W1, _, W2, _ = params
 model = build(FeedForwardNetwork, d_model, d_ff, use_bias=False, params=(W1, None, W2, None))
 ref = with_params(reference.FeedForwardNetwork(d_model, d_ff, use_bias=False), (W1, None, W2, None))
 check_backward(model, ref, rng.normal(size=(5, d_model)), rng.normal(size=(5, d_model)))
-### END HIDDEN TESTS
 checks.ok("the ReLU gradients through the hidden layer are right, dead units and exact zeros included.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # Last, GELU: W-2's weights with `activation="gelu"`, all five gradients. (1 point.)
@@ -558,6 +659,7 @@ checks.ok("backward gives the reference's GELU gradients for W-2.")
 # and pre-activations, on batches of every shape.
 
 # %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_backward_gelu_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(9093)
 d_model, d_ff = 3, 6
@@ -567,8 +669,8 @@ model = build(FeedForwardNetwork, d_model, d_ff, activation="gelu", params=param
 ref = with_params(reference.FeedForwardNetwork(d_model, d_ff, activation="gelu"), params)
 for shape in [(d_model,), (5, d_model), (2, 2, d_model)]:
     check_backward(model, ref, 2.0 * rng.normal(size=shape), rng.normal(size=shape))
-### END HIDDEN TESTS
 checks.ok("the GELU gradients are right.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 6. Exercise: numerical gradients
@@ -633,6 +735,7 @@ checks.ok("numerical_gradient gives 3x² for Σ x³.")
 # `numerical_gradient` and the exact derivatives.
 
 # %% nbgrader={"grade": true, "grade_id": "test_numerical_gradient_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(9094)
 A = rng.normal(size=(3, 4))
@@ -666,8 +769,8 @@ net = with_params(reference.FeedForwardNetwork(3, 4), W2_EX.params)
 G = np.array([1.0, -2.0, 0.5])
 checks.check(numerical_gradient, (lambda x_: float(np.sum(G * net(x_))), W2_EX.x), net.backward(W2_EX.x, G)["x"],
              rtol=1e-6, atol=1e-8, mistakes=mistakes.NUMERICAL_GRADIENT)
-### END HIDDEN TESTS
 checks.ok("numerical_gradient works for any shape and step.")
+### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 7. The gradient check
@@ -712,6 +815,8 @@ print("\nreference backward:")
 for name in analytic:
     rel = reference.relative_error(analytic[name], numeric[name])
     print(f"  {name:>2}: rel = {rel:.1e}  -> {verdict(rel)}")
+worst_rel = max(reference.relative_error(analytic[k], numeric[k]) for k in analytic)
+print(f"  largest: {worst_rel:.1e}")
 
 
 def backward_without_mask(model, x, G):
@@ -728,8 +833,10 @@ for name in broken:
     print(f"  {name:>2}: rel = {rel:.1e}  -> {verdict(rel)}")
 
 # %% [markdown]
-# **Why.** The reference agrees with the centred differences to about $10^{-10}$,
-# the size of the $h^2$ and rounding errors. Without the mask, the gradient flows
+# **Why.** The reference agrees with the centred differences to the largest
+# relative error printed above, of the size of the $h^2$ and rounding errors;
+# its last digits depend on the machine's rounding, so the check below asserts
+# only a bound, $10^{-10}$, far inside the $10^{-7}$ of a right gradient. Without the mask, the gradient flows
 # back through the unit that is off, so $\partial L/\partial W_1$,
 # $\partial L/\partial b_1$ and $\partial L/\partial x$ are wrong while the output
 # layer's gradients, which do not involve $\sigma'$, still pass: a gradient
@@ -742,7 +849,7 @@ for name in broken:
 # **Verify.**
 
 # %%
-assert all(reference.relative_error(analytic[k], numeric[k]) <= reference.GRAD_CHECK_GOOD for k in analytic)
+assert worst_rel < 1e-10 and reference.GRAD_CHECK_GOOD == 1e-7
 assert all(reference.relative_error(broken[k], numeric[k]) > reference.GRAD_CHECK_WRONG for k in ("W1", "b1", "x"))
 assert all(reference.relative_error(broken[k], numeric[k]) <= reference.GRAD_CHECK_GOOD for k in ("W2", "b2"))
 print("The reference passes; the maskless backward fails on W1, b1 and x only.")
@@ -802,72 +909,18 @@ assert reference.relative_error(a3, n3) > reference.GRAD_CHECK_WRONG
 print("The dead unit's gradients are exactly 0 both ways; at z = 0 the centred difference gives half the slope.")
 
 # %% [markdown]
-# ## 8. Training: why $d_\text{ff}$ matters
-#
-# Now let the reference module learn. The task: fit $t = \sin(x)$ on 256 evenly
-# spaced points $x \in [-\pi, \pi]$ with $d_\text{model} = 1$ (one number in, one
-# out), by plain gradient descent on the mean squared error
-# $L = \frac{1}{N}\sum_k (y_k - t_k)^2$: each step computes
-# `grad_out` $= 2(y - t)/N$, calls `backward`, and moves every parameter by
-# $-0.1 \times$ its gradient, 2000 times. The only thing that changes between
-# runs is the hidden width $d_\text{ff} \in \{1, 4, 16, 64\}$ (same seed, same
-# steps). A ReLU network in one dimension is a piecewise linear function with at
-# most one kink per hidden unit.
-#
-# **Forecast.** How many straight pieces does $\sin$ on $[-\pi, \pi]$ need to
-# look good? Which widths will fit it, and what can $d_\text{ff} = 1$ do at best?
-#
-# **Step.** Train the four networks (a few seconds) and plot their losses.
-
-# %%
-runs = reference.width_sweep(widths=(1, 4, 16, 64), steps=2000, lr=0.1, seed=0)
-x_task, t_task = reference.sine_task()
-print(f"{'d_ff':>5} {'parameters':>11} {'final loss':>11} {'max |y - sin x|':>16}")
-for d_ff, (net, losses) in runs.items():
-    print(f"{d_ff:5d} {net.num_parameters():11d} {losses[-1]:11.2e} {np.abs(net(x_task) - t_task).max():16.3f}")
-plots.loss_curves({f"d_ff = {d_ff}": losses for d_ff, (_, losses) in runs.items()},
-                  title="Fitting sin(x) on [-π, π] with d_model = 1: loss against step")
-
-# %% [markdown]
-# *Figure: training loss (mean squared error, log scale) over 2000 gradient-descent
-# steps for four hidden widths. Wider layers reach lower losses; $d_\text{ff} = 1$
-# stalls at the variance of the targets.*
-#
-# **Why.** Each hidden unit contributes one hinge, so $d_\text{ff}$ bounds the
-# number of linear pieces. With 64 units the fit is within a few hundredths
-# everywhere; with 4 it is a coarse polyline. With one unit, here, it does not
-# even make one useful hinge: during training its pre-activation went negative
-# on all but one of the 256 inputs, so it contributes almost nothing, the network
-# outputs a constant (the mean of the targets, 0), and the loss is the targets'
-# variance. A nearly dead unit gets nearly no gradient, so it stays that way;
-# one unit has no spare capacity to lose. This is the small-scale version of why transformers
-# make $d_\text{ff}$ *wider* than $d_\text{model}$ (usually $4\times$):
-# narrowing the hidden layer to save parameters costs fitting power.
-#
-# **Verify.**
-
-# %%
-final = {d_ff: losses[-1] for d_ff, (_, losses) in runs.items()}
-assert final[1] > final[4] > final[16] > final[64] and final[1] / final[64] > 1000
-net_1 = runs[1][0]
-assert np.sum(net_1.trace(x_task).z > 0) <= 1, "the single unit is off on all inputs but at most one"
-assert np.ptp(net_1(x_task)) < 1e-4 and abs(final[1] - np.var(t_task)) < 1e-9  # a constant output
-assert np.abs(runs[64][0](x_task) - t_task).max() < 0.05 < np.abs(runs[4][0](x_task) - t_task).max()
-print(f"d_ff = 64 ends {final[1] / final[64]:,.0f} times lower than d_ff = 1; "
-      f"d_ff = 1 ends at var(sin x) = {np.var(t_task):.4f}.")
-
-# %% [markdown]
 # ## Summary
 #
 # - A module owns its parameters: Xavier-normal weights with
 #   $\mathrm{std} = \sqrt{2/(d_\text{model} + d_\text{ff})}$, drawn from a seeded generator
-#   in a fixed order; zero biases or none. 512/2048 has 2,099,712 parameters.
+#   in a fixed order; zero biases or none. Libraries differ (PyTorch's uniform
+#   fan-in rule, GPT-2's fixed 0.02, He for ReLU); the rules scaled by the fan-in
+#   keep the hidden spread the same at every width. 512/2048 has 2,099,712 parameters.
 # - The forward pass is two matrix products and an activation, for any batch shape.
 # - The backward pass runs the chain rule in reverse; parameter gradients sum over
 #   tokens, $\sigma'(z)$ gates what reaches $W_1$, $b_1$ and $x$, and a unit that is
 #   off receives nothing.
 # - A centred-difference gradient check catches wrong gradients (rel $> 10^{-2}$)
 #   and points at the parameter; at a ReLU kink it disagrees by design.
-# - The hidden width is the FFN's capacity: starve it and the network cannot fit.
 #
 # That completes the course. Back to the map: [00 · Start here](00_start_here.ipynb).
