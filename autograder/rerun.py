@@ -87,7 +87,8 @@ class StudentProcess:
         self.sandbox, self.python = sandbox, python
         self.proc = self.peer = None
 
-    def start(self, references, on_reply):
+    def spawn(self):
+        """Start the sandboxed process; return the grader's end of its channel."""
         ours, theirs = socket.socketpair()
         try:
             self.proc = subprocess.Popen(
@@ -97,7 +98,11 @@ class StudentProcess:
                 preexec_fn=_ignore_sigint)
         finally:
             theirs.close()
-        self.peer = rpc.Peer(ours, "grader", "student")
+        return ours
+
+    def start(self, references, on_reply):
+        """Spawn, and speak to it from this process (judge.Controlled does the same from the judge's)."""
+        self.peer = rpc.Peer(self.spawn(), "grader", "student")
         self.peer.on_reply = on_reply
         self.peer.deadline = time.monotonic() + 60  # start-up: imports numpy and the course's helpers
         self.peer.request({"op": "tripwires", "references": references})
@@ -114,7 +119,8 @@ class StudentProcess:
             os.killpg(self.proc.pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
-        self.peer.sock.close()
+        if self.peer is not None:
+            self.peer.sock.close()
         self.proc = self.peer = None
 
 
@@ -159,12 +165,13 @@ def emit_warnings(notes):
 class CleanRun:
     """Run the learner's cells in a fresh sandboxed process and judge each test cell in the grader."""
 
-    def __init__(self, cells, sandbox, cell_timeout, references, course_cells, python=sys.executable):
+    def __init__(self, cells, sandbox, cell_timeout, references, course_cells, student=None):
         """`cells`: the submission's code cells; `course_cells`: the instructor's source notebook's, whose
-        setup, demonstrations and tests (hidden ones included) are what the grader runs."""
+        setup, demonstrations and tests (hidden ones included) are what the grader runs. `student`: the
+        learner's process (judge.Controlled in the worker's confined child; by default started from here)."""
         self.cells, self.sandbox, self.cell_timeout = cells, sandbox, cell_timeout
         self.references, self.course_cells = references, course_cells
-        self.student = StudentProcess(sandbox, python)
+        self.student = student or StudentProcess(sandbox)
         self.result = CleanRunResult()
         self.exercises = {c.grade_id for c in course_cells if c.role == "answer" and c.grade_id}
         self.defined_by = {}  # a name an answer cell defines -> its exercise (whose call a note is about)

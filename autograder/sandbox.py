@@ -279,8 +279,9 @@ def clear_uid(uid, timeout=20.0):
 
 
 def uid_base():
-    """A block of uids of its own for one grading run (two runs at once must not share a process count)."""
-    return SANDBOX_UID_BASE + (os.getpid() % 100_000) * 64
+    """A block of uids of its own for one grading run (two runs at once must not share a process count):
+    job slot k's student code runs as base + k, its tests (judge.py) as base + 64 + k."""
+    return SANDBOX_UID_BASE + (os.getpid() % 100_000) * 128
 
 
 def slot_uid(slot, base=None):

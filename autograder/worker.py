@@ -37,6 +37,7 @@ _grader_warm_up()
 del _grader_warm_up
 """
 _MAX_EXTRA_BYTES = 50 * 1024 * 1024
+JUDGE_UID_OFFSET = 64  # job slot k's tests run as uid base + 64 + k (its student code as base + k)
 
 
 class Worker:
@@ -294,7 +295,6 @@ class Worker:
         import nbformat
 
         from . import cells, execute, feedback, integrity, results
-        from .rerun import CleanRun
 
         path = autograded_dir / f"{nbm.name}.ipynb"
         run_info = dict(execute.LAST_RUN.get(nbm.name, {}))
@@ -308,9 +308,8 @@ class Worker:
         references = {c.exercise: integrity.reference_names(c.exercise) for c in code if c.role == "answer"}
         rerun_dir = self._workdir(student, "rerun")
         sandbox = self.sandbox(rerun_dir, readonly=(rerun_dir,), writable=())
-        self.clear_slot()
         started = time.monotonic()
-        clean = CleanRun(code, sandbox, self.cell_timeout, references, course_cells).run()
+        clean = self._clean_run(code, sandbox, references, course_cells)
         self.timing["clean re-run"] = time.monotonic() - started
         shutil.rmtree(rerun_dir, ignore_errors=True)
         result, findings = results.combine(nbm, executed, run_info if executed is not None else {}, clean, findings)
@@ -321,6 +320,39 @@ class Worker:
             result["course_errors"] = [f"{label}: {message}" for label, message in clean.course_errors]
         page = feedback.render(notebook, result, student) if self.feedback_dir else None
         return result, page
+
+    def _clean_run(self, code, sandbox, references, course_cells):
+        """rerun.CleanRun in a confined child of this process (judge.py); a second try if it cannot finish.
+
+        When neither try gives a verdict, no test earns a point from the clean re-run (its
+        message says why): the notebook run alone is never trusted with points.
+        """
+        from . import judge
+        from .rerun import CleanRun, CleanRunResult, StudentProcess, TestResult
+        from .sandbox import slot_uid
+
+        tests = {c.grade_id: (c.exercise, c.points) for c in course_cells if c.role == "test" and c.grade_id}
+        exercises = {c.grade_id for c in course_cells if c.role == "answer"}
+        budget = 120 + 2 * self.cell_timeout * (len(code) + 2)
+        uid = slot_uid(self.slot + JUDGE_UID_OFFSET, self.uid_base) if self.isolate else None
+
+        def work(student):
+            return CleanRun(code, sandbox, self.cell_timeout, references, course_cells, student=student).run()
+
+        why = ""
+        for _attempt in range(2):
+            self.clear_slot()
+            try:
+                data = judge.run(work, StudentProcess(sandbox), uid=uid, memory=self.limits.memory,
+                                 timeout=budget, hidden=self.hidden)
+                return judge.verdict(data, tests, exercises)
+            except (judge.JudgeFailed, ValueError, OSError) as exc:
+                why = str(exc)
+                print(f"clean re-run without a verdict: {why}", file=sys.stderr, flush=True)
+        clean = CleanRunResult()
+        for gid, (exercise, top) in tests.items():
+            clean.tests[gid] = TestResult(gid, exercise, top, 0.0, f"the clean re-run could not finish: {why[:500]}")
+        return clean
 
     def _write_feedback(self, student, notebooks, pages):
         if self.feedback_dir is None:

@@ -1,10 +1,14 @@
-"""The alternative answers of tests/submissions/<id>.py, graded by nbgrader itself.
+"""The alternative answers of tests/submissions/<id>.py, graded by nbgrader itself and by the course's grader.
 
 For each graded assignment, one scratch copy of the course runs
 `nbgrader generate_assignment <id>` and then ONE `nbgrader autograde <id>` batch in
 which every variant is a student (student id = variant name), next to two
 reference students: the untouched learner notebook (must score 0 on every test cell)
-and the worked solution (must get full marks). The batch runs once per worker: the
+and the worked solution (must get full marks). The same submissions then go through
+`python -m autograder grade` (sandbox, notebook run and clean re-run), the pipeline
+instructors use, which must give every one of them exactly plain nbgrader's points
+per test cell, status `graded` and no flag: an honest answer, right or wrong, is
+never charged more, nor called cheating. The batches run once per worker: the
 tests of one assignment share an xdist group and a session-wide cache.
 
 A submission is built as tests/submissions/__init__.py describes: the learner
@@ -155,7 +159,18 @@ def _grade(aid, root):
     submissions.update({student: nbtools.with_answers(base, cells) for student, cells in students.items()})
     batch = nbtools.autograde(course, aid, submissions)
     batch.unbuilt, batch.student_of, batch.students = unbuilt, student_of, students
+    batch.pipeline = _grade_with_the_pipeline(aid, root, submissions)
     return batch
+
+
+def _grade_with_the_pipeline(aid, root, submissions):
+    """student -> result of `python -m autograder grade` (one job: xdist already runs two assignments at once)."""
+    from adversarial import grading
+
+    course = grading.make_course(root / "pipeline-course", aid)
+    grading.write_submissions(root / "pipeline-submitted", aid, submissions)
+    return grading.run_batch(aid, root / "pipeline-submitted", root / "pipeline-results", course, jobs=1,
+                             cell_timeout=60.0, timeout=900.0)
 
 
 @pytest.fixture(scope="session")
@@ -259,6 +274,28 @@ def test_wrong_variant_loses_points(aid, name, graded_batch):
         assert not short, (f"{aid}: in {student} (packed with {sorted(replaced)}), reference answers lose {short}: "
                            f"the packed mistakes interfere; grade with FFN_GRADE_EACH_VARIANT_ALONE=1\n"
                            + show(feedback(batch, name, short)))
+
+
+def reference_students():
+    return [pytest.param(aid, name, id=f"{aid}-{name}", marks=pytest.mark.xdist_group(f"grade-{aid}"))
+            for aid in GRADED for name in (LEARNER, SOLUTION)]
+
+
+@pytest.mark.grading
+@pytest.mark.parametrize(("aid", "name"), reference_students() + variants("CORRECT") + variants("WRONG"))
+def test_the_grader_scores_as_plain_nbgrader(aid, name, graded_batch):
+    batch = graded_batch(aid)
+    plain = scores_of(batch, name)
+    student = batch.student_of.get(name, name)
+    result = batch.pipeline.get(student)
+    assert result is not None, f"{aid}: the grader gave no result for {student}"
+    ours = {c["grade_id"]: (c["points"], c["max_points"]) for c in result["cells"]}
+    differ = {gid: f"nbgrader {plain[gid][0]:g}, grader {ours.get(gid, (None,))[0]}" for gid in plain
+              if ours.get(gid) != (plain[gid][0], plain[gid][1])}
+    messages = {c["grade_id"]: c["message"][:600] for c in result["cells"] if c["grade_id"] in differ}
+    assert not differ, f"{aid}: {student} ({name}) is graded differently from plain nbgrader: {differ}\n{messages}"
+    assert result["status"] == "graded" and result["flags"] == [], (
+        f"{aid}: {student} ({name}) is {result['status']} with flags {result['flags']}")
 
 
 def _normalised(source):

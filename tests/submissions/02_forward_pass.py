@@ -5,6 +5,13 @@ from . import Wrong
 _NP = "import numpy as np\n\n"
 
 CORRECT = {
+    # Naming modules is no evidence of anything: this answer must get full marks and no flag from the grader.
+    "imports-modules": {
+        "ffn_forward": "import gc, importlib, inspect, os, sys\n\nimport numpy as np\n\n\n"
+                       "def ffn_forward(x, W1, b1, W2, b2):\n"
+                       "    assert inspect.isfunction(ffn_forward) and sys.version_info >= (3,) and os.sep\n"
+                       "    return np.maximum(np.asarray(x, float) @ W1 + b1, 0.0) @ W2 + b2\n",
+    },
     "vectorised": {
         "ffn_forward": _NP + "def ffn_forward(x, W1, b1, W2, b2):\n"
                              "    return np.maximum(np.asarray(x, float) @ W1 + b1, 0.0) @ W2 + b2\n",

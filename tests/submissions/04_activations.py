@@ -3,6 +3,15 @@
 from . import Wrong
 
 CORRECT = {
+    # exp(-z) overflows for very negative z: numpy warns, the answer catches the warning, the result is right.
+    "overflow-caught": {
+        "silu": "import warnings\n\nimport numpy as np\n\n\n"
+                "def silu(z):\n"
+                "    z = np.asarray(z, dtype=float)\n"
+                "    with warnings.catch_warnings():\n"
+                "        warnings.simplefilter('ignore', RuntimeWarning)\n"
+                "        return z / (1.0 + np.exp(-z))\n",
+    },
     "erf-exp": {
         "gelu": '''import numpy as np
 from scipy import special

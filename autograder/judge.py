@@ -1,0 +1,253 @@
+"""Where the clean re-run's tests run: a child of the worker with no privileges, no network and bounded memory.
+
+The tests compare what the learner's code returned, and that is hostile data. So the
+worker forks, and the child, before it runs any test:
+
+- leaves the network and hides the course, the submissions, the results and the
+  worker's scratch folder under empty folders (grading as root: its own namespaces);
+- drops to a user id of its own that owns nothing, with no way back (grading as root);
+- caps its address space, CPU time and file size.
+
+The learner's process is still started by the worker, which has the rights to build
+the sandbox: the child asks for one over a control socket and receives its end of the
+channel (SCM_RIGHTS); it can also ask for an interrupt or a stop. What comes back is
+the verdict, as one JSON document that `verdict` checks field by field: a test the
+course does not have, points out of range, an unknown kind of note are refused.
+"""
+
+import contextlib
+import ctypes
+import json
+import math
+import os
+import resource
+import signal
+import socket
+import time
+import traceback
+
+from .rerun import CleanRunResult, Note, TestResult
+
+_MAX_VERDICT = 8 * 1024 * 1024  # bytes of the JSON verdict
+_NOTE_KINDS = ("patched", "reference", "lying", "channel")
+_CLONE_NEWNS, _CLONE_NEWNET = 0x00020000, 0x40000000
+_MS_REC, _MS_PRIVATE, _MS_NOSUID, _MS_NODEV, _MS_BIND, _MNT_DETACH = 0x4000, 0x40000, 0x2, 0x4, 0x1000, 0x2
+_PR_SET_NO_NEW_PRIVS = 38
+
+
+class JudgeFailed(RuntimeError):
+    """The child ended, or overran, without a verdict."""
+
+
+class Controlled:
+    """The learner's process as the child sees it: started, interrupted and stopped by the worker."""
+
+    def __init__(self, control):
+        self.control, self.peer = control, None
+
+    def _ask(self, op):
+        self.control.sendall((json.dumps({"op": op}) + "\n").encode())
+
+    def start(self, references, on_reply):
+        from . import rpc
+
+        self.stop()
+        self._ask("start")
+        _, fds, _, _ = socket.recv_fds(self.control, 16, 1)
+        if not fds:
+            raise rpc.ChannelClosed("the worker could not start the learner's process")
+        self.peer = rpc.Peer(socket.socket(fileno=fds[0]), "grader", "student")
+        self.peer.on_reply = on_reply
+        self.peer.deadline = time.monotonic() + 60  # start-up: imports numpy and the course's helpers
+        self.peer.request({"op": "tripwires", "references": references})
+
+    def interrupt(self):
+        self._ask("interrupt")
+
+    def stop(self):
+        if self.peer is not None:
+            self._ask("stop")
+            self.peer.sock.close()
+            self.peer = None
+
+
+def run(work, launcher, *, uid, memory, timeout, hidden=()):
+    """`work(student)` -> CleanRunResult, in a confined child; return its result as checked JSON (a dict).
+
+    `launcher`: the worker's rerun.StudentProcess, which spawns the learner's sandboxed process.
+    """
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    pid = os.fork()
+    if pid == 0:  # the child: confine, judge, report, and never return into the worker's code
+        code = 1
+        try:
+            ours.close()
+            _confine(uid, memory, timeout, hidden)
+            result = work(Controlled(theirs))
+            theirs.sendall((json.dumps({"op": "done", "result": _as_json(result)}) + "\n").encode())
+            code = 0
+        except BaseException:  # noqa: B036 (whatever happens, the child reports it and ends here)
+            with contextlib.suppress(Exception):
+                theirs.sendall((json.dumps({"op": "failed", "error": traceback.format_exc()[-4000:]}) + "\n").encode())
+        finally:
+            os._exit(code)
+    theirs.close()
+    try:
+        return _serve(ours, launcher, pid, time.monotonic() + timeout)
+    finally:
+        launcher.stop()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+        ours.close()
+
+
+def _serve(control, launcher, pid, deadline):
+    """Answer the child's requests until its verdict comes (or it ends, or overruns)."""
+    buffer = b""
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise JudgeFailed("the clean re-run overran its time")
+        control.settimeout(left)
+        try:
+            data = control.recv(1 << 20)
+        except TimeoutError:
+            continue
+        if not data:
+            raise JudgeFailed("the clean re-run's process ended without a verdict")
+        buffer += data
+        if len(buffer) > _MAX_VERDICT:
+            raise JudgeFailed("the clean re-run's verdict is too large")
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            message = json.loads(line)
+            op = message.get("op")
+            if op == "start":
+                launcher.stop()
+                channel = launcher.spawn()
+                socket.send_fds(control, [b"ok"], [channel.fileno()])
+                channel.close()
+            elif op == "interrupt":
+                launcher.interrupt()
+            elif op == "stop":
+                launcher.stop()
+            elif op == "done":
+                return message.get("result")
+            elif op == "failed":
+                raise JudgeFailed(f"the clean re-run failed: {str(message.get('error'))[-2000:]}")
+            else:
+                raise JudgeFailed(f"unknown request {str(op)[:40]!r} from the clean re-run")
+
+
+def _bytes(value):
+    return value.encode() if isinstance(value, str) else value
+
+
+def _mount(libc, source, target, fstype=None, flags=0, data=None):
+    if libc.mount(_bytes(source), _bytes(target), _bytes(fstype), flags, _bytes(data)) != 0:
+        raise OSError(ctypes.get_errno(), f"mount {source} on {target}")
+
+
+def _reachable_python(libc):
+    """Make the interpreter and its packages reachable by any user in this mount namespace.
+
+    Python may live under a folder only root can enter (/root/.pyenv): each such folder
+    gets an empty, traversable one over it, with only the interpreter's folders bound back.
+    """
+    from .sandbox import _closed_ancestor, _required_paths
+
+    required = _required_paths()
+    closed = sorted({a for a in map(_closed_ancestor, required) if a})
+    if not closed:
+        return
+    stage = "/tmp/.ffn-judge-stage"
+    os.makedirs(stage, exist_ok=True)
+    _mount(libc, "tmpfs", stage, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=4k,mode=0700")
+    inside = [r for r in required if any(r.startswith(a + "/") for a in closed)]
+    for i, path in enumerate(inside):
+        os.mkdir(f"{stage}/{i}")
+        _mount(libc, path, f"{stage}/{i}", None, _MS_BIND | _MS_REC)
+    for folder in closed:
+        _mount(libc, "tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755")
+    for i, path in enumerate(inside):
+        os.makedirs(path, exist_ok=True)
+        _mount(libc, f"{stage}/{i}", path, None, _MS_BIND | _MS_REC)
+    libc.umount2(stage.encode(), _MNT_DETACH)
+
+
+def _confine(uid, memory, timeout, hidden):
+    """Namespaces, then the user id, then the limits: in that order, as only root can do the first two."""
+    if os.geteuid() == 0 and uid is not None:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), "unshare: cannot leave the network and the mounts")
+        _mount(libc, None, "/", None, _MS_REC | _MS_PRIVATE)
+        for path in hidden:
+            if os.path.isdir(path):
+                _mount(libc, "tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=4k,mode=0755")
+        _reachable_python(libc)
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+        libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+    resource.setrlimit(resource.RLIMIT_AS, (_address_space() + memory,) * 2)
+    resource.setrlimit(resource.RLIMIT_CPU, (int(timeout) + 60,) * 2)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024 * 1024,) * 2)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _address_space():
+    """What this process maps already (the worker's libraries and heap, inherited by the fork)."""
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def _as_json(result):
+    return {
+        "tests": {gid: {"points": t.points, "message": t.message, "timed_out": t.timed_out}
+                  for gid, t in result.tests.items()},
+        "cell_errors": [list(e) for e in result.cell_errors],
+        "notes": [{"exercise": n.exercise, "kind": n.kind, "detail": n.detail} for n in result.notes],
+        "course_errors": [list(e) for e in result.course_errors],
+    }
+
+
+def _text(value, limit):
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {type(value).__name__}")
+    return value[:limit]
+
+
+def verdict(data, tests, exercises):
+    """A CleanRunResult from the child's JSON, or ValueError.
+
+    `tests`: grade_id -> (exercise, max points) of the course's test cells; `exercises`: answer ids.
+    """
+    if not isinstance(data, dict):
+        raise ValueError("the verdict is not an object")
+    result = CleanRunResult()
+    for gid, entry in dict(data.get("tests") or {}).items():
+        if gid not in tests or not isinstance(entry, dict):
+            raise ValueError(f"a verdict on {str(gid)[:80]!r}, which is no test of this notebook")
+        exercise, top = tests[gid]
+        points = entry.get("points")
+        if type(points) not in (int, float) or not math.isfinite(points) or not 0 <= points <= top:
+            raise ValueError(f"{gid}: points {points!r} outside [0, {top:g}]")
+        result.tests[gid] = TestResult(gid, exercise, top, float(points), _text(entry.get("message", ""), 20000),
+                                       entry.get("timed_out") is True)
+    for key in ("cell_errors", "course_errors"):
+        for entry in list(data.get(key) or [])[:200]:
+            if not isinstance(entry, list) or len(entry) != 2:
+                raise ValueError(f"malformed {key}")
+            getattr(result, key).append((_text(entry[0], 200), _text(entry[1], 2000)))
+    for entry in list(data.get("notes") or [])[:200]:
+        if not isinstance(entry, dict) or entry.get("kind") not in _NOTE_KINDS \
+                or not (entry.get("exercise") is None or entry.get("exercise") in exercises):
+            raise ValueError("malformed note")
+        result.notes.append(Note(entry["exercise"], entry["kind"], _text(entry.get("detail", ""), 300)))
+    return result

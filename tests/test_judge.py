@@ -1,0 +1,114 @@
+"""The clean re-run's tests run in a confined child of the worker (autograder/judge.py): what it can and cannot do.
+
+Each test forks a real child with `judge.run`, lets it look around, and reads what it saw
+from its verdict (the only thing that comes back). No learner's process is started.
+"""
+
+import json
+import os
+import resource
+import shutil
+import socket
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from autograder import judge, rerun, sandbox
+
+TESTS = {"test_look": ("look", 1.0)}
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the judge drops to a user of its own only when grading as root")
+
+
+class NoLearner:
+    """judge.run's launcher, for children that never ask for the learner's process."""
+
+    def stop(self):
+        pass
+
+
+def _judged(look, tmp_path, hidden=(), memory=256 * 1024**2):
+    def work(_student):
+        result = rerun.CleanRunResult()
+        result.tests["test_look"] = rerun.TestResult("test_look", "look", 1.0, 1.0, json.dumps(look()))
+        return result
+
+    uid = sandbox.slot_uid(100, sandbox.uid_base())
+    data = judge.run(work, NoLearner(), uid=uid, memory=memory, timeout=60, hidden=hidden)
+    return json.loads(judge.verdict(data, TESTS, {"look"}).tests["test_look"].message)
+
+
+@pytest.fixture
+def open_folder():
+    """A folder anyone may enter (pytest's own temporary folders are root's only)."""
+    folder = Path(tempfile.mkdtemp(prefix="ffn-judge-test-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder)
+
+
+@as_root
+def test_the_judge_has_no_privileges_no_network_and_sees_no_course(open_folder):
+    tmp_path = open_folder
+    course = tmp_path / "course"
+    course.mkdir(mode=0o755)
+    (course / "gradebook.db").write_text("secret")
+    closed = tmp_path / "closed"
+    closed.mkdir(mode=0o700)
+    (closed / "root-only.txt").write_text("secret")
+    os.chmod(closed / "root-only.txt", 0o600)
+
+    def look():
+        try:
+            socket.create_connection(("127.0.0.1", 22), timeout=1).close()
+            network = "connected"
+        except OSError as exc:
+            network = type(exc).__name__
+        try:
+            (closed / "root-only.txt").read_text()
+            private = "read"
+        except OSError:
+            private = "refused"
+        import scipy.special  # noqa: F401 (a package imported only now: the interpreter is reachable)
+
+        return {"uid": os.getuid(), "euid": os.geteuid(), "groups": os.getgroups(), "network": network,
+                "course": sorted(os.listdir(course)), "private": private}
+
+    seen = _judged(look, tmp_path, hidden=(str(course),))
+    assert seen["uid"] == seen["euid"] != 0 and seen["groups"] == []
+    assert seen["network"] != "connected"  # no loopback of the machine's: its own empty network
+    assert seen["course"] == [] and seen["private"] == "refused"
+    assert (course / "gradebook.db").read_text() == "secret"  # hidden in the child only
+
+
+def test_the_judge_memory_is_bounded(tmp_path):
+    def look():
+        try:
+            hoard = bytearray(1024**3)  # 1 GiB, over the 256 MiB the child may add
+            return {"allocated": len(hoard)}
+        except MemoryError:
+            return {"allocated": 0, "limit": resource.getrlimit(resource.RLIMIT_AS)[0]}
+
+    seen = _judged(look, tmp_path)
+    assert seen["allocated"] == 0 and seen["limit"] > 0
+
+
+def test_a_child_that_dies_gives_no_verdict(tmp_path):
+    def work(_student):
+        os._exit(3)
+
+    with pytest.raises(judge.JudgeFailed, match="without a verdict"):
+        judge.run(work, NoLearner(), uid=None, memory=256 * 1024**2, timeout=30)
+
+
+@pytest.mark.parametrize("data, why", [
+    ({"tests": {"test_other": {"points": 1.0, "message": "", "timed_out": False}}}, "no test of this notebook"),
+    ({"tests": {"test_look": {"points": 5.0, "message": "", "timed_out": False}}}, "outside"),
+    ({"tests": {"test_look": {"points": float("nan"), "message": "", "timed_out": False}}}, "outside"),
+    ({"tests": {"test_look": {"points": "1", "message": "", "timed_out": False}}}, "outside"),
+    ({"notes": [{"exercise": "look", "kind": "run-this", "detail": ""}]}, "malformed note"),
+    ({"notes": [{"exercise": "someone-else", "kind": "lying", "detail": ""}]}, "malformed note"),
+])
+def test_a_verdict_is_checked_field_by_field(data, why):
+    with pytest.raises(ValueError, match=why):
+        judge.verdict(data, TESTS, {"look"})
