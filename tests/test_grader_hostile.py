@@ -10,9 +10,10 @@ together with every hostile submission, in a course of its own. Whatever an atta
 - files outside the course (each attack's canaries: a root-only 0600 file in a 0700 folder, a file to be
   overwritten) keep their content and mode, and no attack's code runs outside the sandbox;
 - the course gradebook passes `PRAGMA integrity_check`;
-- nothing an attacker receives (its feedback page, its JSON, its folder in the course's autograded/) holds a
-  hidden-test line, another student's data (a private marker in each honest notebook) or a canary's secret,
-  or more than RECEIVED_BOUND bytes;
+- nothing an attacker receives (its feedback page, its JSON, its folder in the course's autograded/: the
+  notebook there as generate_feedback hands it out, every other file as it is) holds a hidden-test line,
+  another student's data (a private marker in each honest notebook) or a canary's secret, or more than
+  RECEIVED_BOUND bytes;
 - no feedback page holds script-capable markup (parsed, not grepped);
 - the grading processes stay under GRADER_RSS_BOUND of memory;
 - grading each attacker takes less than 2 x the cell timeout + 60 s.
@@ -34,10 +35,13 @@ import traceback
 from pathlib import Path
 
 import adversarial
+import nbformat
 import nbtools
 import pytest
 from adversarial import ASSIGNMENT, _cell, grading
 from adversarial.hostile import HOSTILE, LATE_VICTIM, TWIN_STUDENTS, TWINS, HostileContext
+
+from autograder import feedback
 
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("grader-hostile")]
 
@@ -53,8 +57,9 @@ STUDENT_TIMEOUT = WALL_BOUND + 40
 # most one RPC message (256 MiB) at a time; 1 GiB leaves room for that, and none for a payload the grader
 # multiplies (the attacks of class 6 aim at 1.5 GB and more).
 GRADER_RSS_BOUND = 1 * GiB
-# What an attacker may receive (feedback page, JSON, autograded folder), in total: a notebook with capped outputs.
-RECEIVED_BOUND = 64 * MiB
+# What an attacker may receive (feedback page, JSON, autograded folder), in total. An honest student gets about
+# 1.4 MB; outputs are capped at 1 MB per cell, and the notebook has about 30 code cells.
+RECEIVED_BOUND = 32 * MiB
 SPARSE_SIZE = 1 * GiB  # the sparse file a link points to: a bounded stand-in for /dev/zero
 ATTACKERS = [h.student for h in HOSTILE]
 
@@ -237,6 +242,18 @@ def _readable(raw, name):
     return "\n".join(texts)
 
 
+def _as_fed_back(raw):
+    """The autograded notebook as the student gets it back from nbgrader's generate_feedback, which the course
+    configures with HideHiddenTests (test cells lose their hidden region): learner outputs stay as they are."""
+    try:
+        nb = nbformat.reads(raw.decode("utf-8", errors="replace"), as_version=4)
+    except Exception:  # not a notebook any more: whatever it holds is what the student gets
+        return _readable(raw, "notebook.ipynb")
+    for cell in nb.cells:
+        feedback.hide_hidden_tests(cell)
+    return "\n".join(_strings(json.loads(nbformat.writes(nb))))
+
+
 def _received(batch, student):
     """(text of everything the student gets back, total bytes, oddities): its page, its JSON, its folder."""
     files = [batch["base"] / "results" / f"{student}.html", batch["base"] / "results" / f"{student}.json"]
@@ -259,7 +276,8 @@ def _received(batch, student):
         if size > RECEIVED_BOUND:
             oddities.append(f"{path.name} is {size:,} bytes")
             continue
-        texts.append(_readable(path.read_bytes(), path.name))
+        raw = path.read_bytes()
+        texts.append(_as_fed_back(raw) if path == folder / f"{ASSIGNMENT}.ipynb" else _readable(raw, path.name))
     return "\n".join(texts), total, oddities
 
 

@@ -332,12 +332,16 @@ def link_gradebook(ctx, student):
 
 
 def link_classmates(ctx, student):
-    """Links to every submission, the course's autograded folder and the instructor's sources: copied in."""
+    """Links to every submission, the instructor's sources and the gradebook: copied into the course."""
     return _append(ctx.honest(), "import os\n"
                                  f"os.symlink({ctx.submitted!r}, 'classmates')\n"
-                                 f"os.symlink({ctx.course + '/autograded'!r}, 'graded')\n"
                                  f"os.symlink({ctx.course + '/source'!r}, 'instructor')\n"
                                  f"os.symlink({ctx.course + '/gradebook.db'!r}, 'grades.db')\n")
+
+
+def link_loop(ctx, student):
+    """A link to the course's autograded/ folder, where the grader copies this very folder: a copy without end."""
+    return _append(ctx.honest(), f"import os\nos.symlink({ctx.course + '/autograded'!r}, 'graded')\n")
 
 
 def special_files(ctx, student):
@@ -612,7 +616,7 @@ HOSTILE = [
             link_chmod, "correct"),
     Hostile("hostile-3-link-notebook", 3, "the autograded notebook replaced by a symlink to a file outside",
             link_notebook_overwrite, "correct"),
-    Hostile("hostile-3-link-classmates", 3, "symlinks to the submissions, autograded/, source/, gradebook.db",
+    Hostile("hostile-3-link-classmates", 3, "symlinks to the submissions, the instructor sources, gradebook.db",
             link_classmates, "correct"),
     Hostile("hostile-3-link-huge", 3, "symlink to a 1 GiB sparse file (bounded stand-in for /dev/zero)",
             link_huge_file, "correct"),
@@ -659,11 +663,13 @@ HOSTILE = [
     Hostile("hostile-8-rpc-setattr", 2, "from mistakes= handles, setattr on the grader's modules: "
             "results.min = max, checks.assert_close = a no-op (lasts for later students)",
             rpc_setattr_persist, "wrong-ffn"),
-    # These two end the whole batch with the current grader (a broken gradebook, a copy that fails): their ids
+    # These end the whole batch with the current grader (a broken gradebook, a copy that fails): their ids
     # sort last, so that everyone else is graded first.
     Hostile("zz-hostile-link-gradebook", 3, "the autograded notebook replaced by a symlink to the course gradebook",
             link_gradebook, "correct"),
     Hostile("zz-hostile-fifo", 3, "a FIFO left in the autograded folder", special_files, "correct"),
+    Hostile("zz-hostile-link-loop", 3, "a symlink to the course's autograded/ folder (the copy's own target)",
+            link_loop, "correct"),
 ]
 
 # The honest students that are the twins (besides honest-correct), and one honest student graded after every
