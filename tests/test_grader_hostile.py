@@ -162,8 +162,9 @@ def batch(tmp_path_factory):
                 raise
             error = "".join(traceback.format_exception(exc))[-4000:]
     seconds = time.monotonic() - started
-    print(f"\nhostile batch: {seconds:.0f} s; worker peaks (MB): "
-          f"{sorted(round(v / MiB) for v in memory.peaks.values())}", file=sys.stderr)
+    print(f"\nhostile batch: {seconds:.0f} s; worker peaks (MiB): "
+          f"{sorted(round(v / MiB) for v in memory.peaks.values())}; this process: "
+          f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MiB", file=sys.stderr)
     yield {"base": base, "course": course_root, "ctx": ctx, "honest": honest, "markers": markers,
            "canaries": canaries, "baseline": baseline, "graded": _results(base / "results"), "error": error,
            "worker_peaks": dict(memory.peaks), "seconds": seconds,
