@@ -52,9 +52,9 @@ WALL_BOUND = 2 * CELL_TIMEOUT + 60  # seconds per attacker (issue 10)
 # enough that a grader which never ends a cell costs this module minutes, not the default 900 s per attacker.
 STUDENT_TIMEOUT = WALL_BOUND + 40
 # Peak resident memory of each grading process (the parent, which is this test process, and each worker).
-# Measured with honest students only: a worker peaks at about 0.3 GB (nbgrader, numpy, one notebook) and this
-# process at about 0.3 GB. A student may make a trusted process hold its capped outputs (1 MB per cell) and at
-# most one RPC message (256 MiB) at a time; 1 GiB leaves room for that, and none for a payload the grader
+# Measured with honest students: a worker peaks at about 0.25 GB (nbgrader, numpy, one notebook), this process
+# at about 0.15 GB. A student may make a trusted process hold its capped outputs (1 MB per cell) and at most
+# one RPC message (256 MiB) at a time; 1 GiB leaves room for that, and none for a payload the grader
 # multiplies (the attacks of class 6 aim at 1.5 GB and more).
 GRADER_RSS_BOUND = 1 * GiB
 # What an attacker may receive (feedback page, JSON, autograded folder), in total. An honest student gets about
