@@ -237,7 +237,13 @@ def grade(assignment_id, submitted, out_dir, jobs=None, students=None, limits=No
         graded = []
         with gradebook.open_gradebook(config) as gb:  # one connection for the run: the parent alone writes
             for submission, reply in run_pool(found, setup, jobs, timeout, log_dir, model):
-                result = _publish(config, model, submission, reply, out_dir, gb)
+                try:
+                    result = _publish(config, model, submission, reply, out_dir, gb)
+                except Exception as exc:  # one student's trouble never ends the batch
+                    _say(f"{submission.student}: could not record the result: {exc!r}")
+                    result = _failed(model, submission.student, "grader error", f"could not record the result: {exc}")
+                    with contextlib.suppress(Exception):
+                        result = _publish(config, model, submission, {"result": result}, out_dir, gb)
                 graded.append(result)
                 progress.advance(f"{result['student']}: {result['status']} "
                                  f"{result['score']:g}/{result['max_score']:g}")

@@ -19,6 +19,7 @@ import json
 import logging
 import os
 import shutil
+import stat
 import sys
 import time
 import traceback
@@ -170,7 +171,7 @@ class Worker:
         notebooks, present, timestamp = {}, {}, None
         for nbm in self.model.notebooks:
             path = input_dir / f"{nbm.name}.ipynb" if input_dir else None
-            if path is None or not path.is_file():
+            if path is None or not (path.is_file() or path.is_symlink()):
                 notebooks[nbm.name] = results.empty_notebook(
                     nbm, "missing notebook", f"no {nbm.name}.ipynb was submitted")
                 continue
@@ -377,13 +378,22 @@ def read_notebook(path):
     """(notebook, '') or (None, why it cannot be read)."""
     import nbformat
 
-    size = path.stat().st_size
-    if size == 0:
-        return None, "the file is empty"
-    if size > _MAX_NOTEBOOK_BYTES:
-        return None, f"the file is {size:,} bytes, more than a notebook can be ({_MAX_NOTEBOOK_BYTES:,})"
+    try:  # never through a link: the submission's folder is the student's (a link could name a classmate's file)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        return None, "a link, not a file" if os.path.islink(path) else f"cannot be read ({exc.strerror})"
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return None, "not a regular file"
+        if info.st_size == 0:
+            return None, "the file is empty"
+        if info.st_size > _MAX_NOTEBOOK_BYTES:
+            return None, (f"the file is {info.st_size:,} bytes, more than a notebook can be "
+                          f"({_MAX_NOTEBOOK_BYTES:,})")
+        raw = f.read(_MAX_NOTEBOOK_BYTES + 1)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = raw.decode("utf-8")
         data = json.loads(text)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         return None, f"not valid notebook JSON: {str(exc)[:200]}"
