@@ -1,0 +1,340 @@
+"""Feedback pages built from hostile notebooks hold no script-capable markup, and stay bounded.
+
+Everything the student's kernel sent (outputs, MIME types, metadata), every markdown cell and every
+failure message is learner-controlled. Each page is parsed, not searched: no <script>, no on*
+attribute, no javascript:/vbscript:/data: URL other than a valid PNG, no iframe, object, embed, form,
+base or meta refresh; and the benign content (a real PNG, printed text) is still shown.
+"""
+
+import base64
+import html
+import struct
+import zlib
+from html.parser import HTMLParser
+
+import nbformat
+import pytest
+
+from autograder import feedback
+
+pytestmark = pytest.mark.xdist_group("feedback_safety")
+
+
+def _png():
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+    raw = b"\x00\xff\x00\x00"  # one red pixel
+    return (feedback.PNG_SIGNATURE + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+            + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+
+
+PNG = base64.b64encode(_png()).decode()
+JS = "javascript:alert(1)"
+
+HOSTILE_PNG = [
+    'AAAA" onerror="alert(1)',
+    'x" onerror=alert(1) x="',
+    "iVBORw0KGgo=' onerror='alert(1)",
+    PNG + '" onerror="alert(1)',
+    PNG[:20] + "<script>alert(1)</script>" + PNG[20:],
+    base64.b64encode(b"<svg onload=alert(1)>").decode(),  # valid base64, not a PNG
+    base64.b64encode(b"GIF89a<script>").decode(),
+    ["iVBOR", '" onerror="alert(1)'],
+    {"nested": "x"},
+    12345,
+    "",
+    PNG.replace("A", "-"),  # urlsafe / invalid characters
+]
+
+HOSTILE_DATA = [
+    {"text/html": "<script>alert(1)</script>"},
+    {"text/html": "<img src=x onerror=alert(1)>", "text/plain": "<img src=x onerror=alert(1)>"},
+    {"text/html": f'<iframe src="{JS}"></iframe><object data="x"></object><embed src="x">'},
+    {"text/html": '<meta http-equiv="refresh" content="0;url=javascript:alert(1)"><base href="javascript:/">'},
+    {"text/html": f'<form action="{JS}"><button formaction="{JS}">go</button></form>'},
+    {"application/javascript": "alert(1)"},
+    {"application/vnd.jupyter.widget-view+json": {"model_id": "x"}},
+    {"image/svg+xml": "<svg xmlns='http://www.w3.org/2000/svg' onload='alert(1)'><script>alert(1)</script></svg>"},
+    {"image/svg+xml": ["<svg><a xlink:href='javascript:alert(1)'>", "<text>x</text></a></svg>"]},
+    {"text/markdown": f"[click]({JS}) <script>alert(1)</script>"},
+    {"text/latex": "\\href{javascript:alert(1)}{x}"},
+    {"image/jpeg": '/9j/" onerror="alert(1)'},
+    {"image/gif": "R0lGOD\" onerror=\"alert(1)"},
+    {"text/plain": "</pre><script>alert(1)</script><pre>"},
+    {"text/plain": "\x1b[31mred\x1b[0m \x1b]8;;javascript:alert(1)\x1b\\link\x1b]8;;\x1b\\ \x00\x07\x1b[?25l"},
+]
+
+HOSTILE_MARKDOWN = [
+    f"[click]({JS})",
+    "[click](JaVaScRiPt:alert(1))",
+    "[click](jav&#x61;script:alert(1))",
+    "[click](&#106;avascript:alert(1))",
+    "[click](<java\tscript:alert(1)>)",
+    "[click]( javascript:alert(1) )",
+    "[click](vbscript:msgbox(1))",
+    "[click](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+    f"![img]({JS})",
+    "![img](data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+)",
+    '![img](data:image/png;base64,"onerror=alert(1))',
+    f"[ref][x]\n\n[x]: {JS}",
+    f"<{JS}>",
+    "<vbscript:msgbox(1)>",
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    '<a href="javascript:alert(1)">x</a>',
+    '<div onmouseover="alert(1)">hover</div>',
+    f'<iframe src="{JS}"></iframe>',
+    '<object data="x.swf"></object><embed src="x.swf">',
+    '<meta http-equiv="refresh" content="0;url=javascript:alert(1)">',
+    f'<form action="{JS}"><input type="submit"></form>',
+    '<base href="javascript:/">',
+    "<svg><script>alert(1)</script></svg>",
+    "<!--><script>alert(1)</script>-->",
+    "<details open ontoggle=alert(1)>",
+    "```html\n<script>alert(1)</script>\n```",
+    "| a | b |\n|---|---|\n| <img src=x onerror=alert(1)> | [x](javascript:alert(1)) |",
+    '<style>body{background:url("javascript:alert(1)")}</style>',
+    "$<script>alert(1)</script>$",
+]
+
+HOSTILE_MESSAGES = [
+    f"AssertionError: [click]({JS})",
+    "AssertionError: <script>alert(1)</script>",
+    "ValueError: <img src=x onerror=alert(1)>",
+    f"x | [y]({JS}) | z",
+    f"![x]({JS})",
+    f"<{JS}>",
+    f"[a](jav&#x61;script:alert(1)) `code` **bold** \\[x\\]({JS})",
+    f"[a]\n\n[a]: {JS}",
+]
+
+BAD_TAGS = {"script", "iframe", "object", "embed", "form", "base", "frame", "frameset", "applet", "svg", "math",
+            "link", "button", "input", "textarea", "select", "template", "portal"}
+
+
+class _Audit(HTMLParser):
+    """Everything in a page that could run script or navigate away."""
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.problems = []
+        self.images = []
+        self.scripts = []
+        self.styles = 0
+        self.in_script = False
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "script":
+            self.in_script = True
+            self.scripts.append(dict(attrs).get("src") or "")
+        if tag == "style":
+            self.styles += 1
+        if tag in BAD_TAGS:
+            self.problems.append(f"<{tag}>")
+        if tag == "meta" and any(n == "http-equiv" for n, _ in attrs):
+            self.problems.append(f"meta {attrs}")
+        for name, value in attrs:
+            value = value or ""
+            squashed = "".join(ch for ch in value if ord(ch) > 32 and ord(ch) != 127).lower()
+            if name.startswith("on"):
+                self.problems.append(f"<{tag} {name}=...>")
+            if name in ("srcdoc", "formaction", "action", "xlink:href", "data", "background", "poster", "lowsrc"):
+                self.problems.append(f"<{tag} {name}=...>")
+            if name == "style" and ("url(" in squashed or "expression(" in squashed):
+                self.problems.append(f"<{tag} style={value!r}>")
+            if squashed.startswith(("javascript:", "vbscript:", "livescript:")) or "javascript:" in squashed:
+                self.problems.append(f"<{tag} {name}={value[:60]!r}>")
+            if squashed.startswith("data:"):
+                payload = value.split(",", 1)[-1]
+                if not (squashed.startswith("data:image/png;base64,") and feedback.safe_png(payload)):
+                    self.problems.append(f"<{tag} {name}={value[:60]!r}>")
+                elif tag == "img":
+                    self.images.append(payload)
+
+    handle_startendtag = handle_starttag
+
+    def handle_endtag(self, tag):
+        if tag == "script":
+            self.in_script = False
+
+    def handle_data(self, data):
+        if self.in_script:
+            self.scripts.append(data.strip()[:200])
+
+
+def audit(page):
+    parser = _Audit()
+    parser.feed(page)
+    parser.close()
+    return parser
+
+
+def _cell(source, outputs=(), **nbgrader):
+    cell = nbformat.v4.new_code_cell(source)
+    cell.outputs = list(outputs)
+    if nbgrader:
+        cell.metadata["nbgrader"] = {"locked": False, "schema_version": 3, **nbgrader}
+    return cell
+
+
+def hostile_notebook():
+    outs = []
+    for value in HOSTILE_PNG:
+        outs.append(nbformat.from_dict({"output_type": "display_data", "data": {"image/png": value, "text/plain":
+                                        "<Figure size 640x480 with 1 Axes>"}, "metadata": {}}))
+    for data in HOSTILE_DATA:
+        outs.append(nbformat.from_dict({"output_type": "display_data", "data": data, "metadata": {
+            "image/png": {"width": '1" onload="alert(1)', "height": "1 onerror=alert(1)"},
+            "text/html": {"isolated": False}}}))
+    outs.append(nbformat.from_dict({"output_type": "execute_result", "execution_count": 3, "metadata": {
+        "image/png": {"width": "1 onerror=alert(1)"}}, "data": {"image/png": PNG, "text/plain": "a figure"}}))
+    outs.append(nbformat.v4.new_output("stream", name="stdout", text="benign printed text 12345\n"))
+    outs.append(nbformat.v4.new_output("stream", name="stderr", text="</pre><script>alert(1)</script>"))
+    outs.append(nbformat.from_dict({"output_type": "error", "ename": "<script>alert(1)</script>",
+                                    "evalue": f"[x]({JS}) <img src=x onerror=alert(1)>",
+                                    "traceback": ["\x1b[31m<iframe src=javascript:alert(1)>\x1b[0m",
+                                                  '<a href="javascript:alert(1)">x</a>']}))
+    good = nbformat.from_dict({"output_type": "display_data", "data": {"image/png": PNG, "text/plain": "fig"},
+                               "metadata": {}})
+    wrapped = nbformat.from_dict({"output_type": "display_data", "metadata": {},
+                                  "data": {"image/png": "\n".join(PNG[i:i + 76] for i in range(0, len(PNG), 76))}})
+    cells = [nbformat.v4.new_markdown_cell("# Exercise\nA *benign* [link](https://example.org/docs).")]
+    cells += [nbformat.v4.new_markdown_cell(md) for md in HOSTILE_MARKDOWN]
+    attach = nbformat.v4.new_markdown_cell("![a](attachment:x.svg)")
+    attach["attachments"] = {"x.svg": {"image/svg+xml": "<svg onload=alert(1)></svg>"}}
+    cells.append(attach)
+    raw = nbformat.v4.new_raw_cell("<script>alert(1)</script><img src=x onerror=alert(1)>")
+    raw.metadata["format"] = raw.metadata["raw_mimetype"] = "text/html"
+    cells.append(raw)
+    cells.append(_cell("def ffn_forward(x):\n    return x", outs + [good, wrapped], grade=False, solution=True,
+                       grade_id="ffn_forward"))
+    cells.append(_cell("assert ffn_forward(1) == 2", [nbformat.from_dict(dict(o)) for o in outs[:5]], grade=True,
+                       solution=False, grade_id="test_ffn_forward", points=2, locked=True))
+    return _notebook(cells)
+
+
+def _notebook(cells):
+    return nbformat.from_dict({"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": cells})
+
+
+def hostile_result():
+    cells = [{"grade_id": "test_ffn_forward", "points": 0.0, "max_points": 2.0, "status": "failed",
+              "message": message, "diagnosis": [{"key": "x<script>", "explanation": message}]}
+             for message in HOSTILE_MESSAGES[:1]]
+    cells += [{"grade_id": f"t{i}", "points": 0.0, "max_points": 1.0, "status": "failed", "message": message,
+               "diagnosis": [{"key": "k", "explanation": message}]} for i, message in enumerate(HOSTILE_MESSAGES)]
+    flags = [{"kind": "review", "exercise": "ffn_forward", "detail": m} for m in HOSTILE_MESSAGES]
+    flags.append({"kind": f"<b onmouseover=alert(1)>[k]({JS})", "exercise": f"[e]({JS})", "detail": "x"})
+    return {"notebook": "02_forward_pass", "status": "flagged", "score": 0.0, "max_score": 10.0,
+            "flags": flags, "cells": cells}
+
+
+def assert_safe(page):
+    found = audit(page)
+    assert not found.problems, found.problems[:20]
+    assert "<script" not in page.lower()
+    return found
+
+
+def test_autograder_feedback_page_has_no_script_capable_markup():
+    page = feedback.render(hostile_notebook(), hostile_result(), 'student" onload="alert(1)')
+    found = assert_safe(page)
+    assert found.styles == 1  # the page's own stylesheet only
+    assert PNG in found.images and len(found.images) == 3  # the good PNG, the line-wrapped one, the figure
+    assert "benign printed text 12345" in page
+    assert '<a href="https://example.org/docs">link</a>' in page
+    assert "[an image that is not a valid PNG was left out]" in page
+    assert "an output the grader does not show" in page
+    # learner text is still shown, as text
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+@pytest.mark.parametrize("markdown", HOSTILE_MARKDOWN)
+def test_each_markdown_variant_is_safe(markdown):
+    assert_safe(feedback.markdown_html(markdown))
+    assert_safe(feedback.markdown_as_html_block(markdown))
+
+
+@pytest.mark.parametrize("message", HOSTILE_MESSAGES)
+def test_messages_cannot_make_links(message):
+    result = hostile_result()
+    result["cells"] = [{"grade_id": "t", "points": 0.0, "max_points": 1.0, "status": "failed", "message": message,
+                        "diagnosis": [{"key": "k", "explanation": message}]}]
+    result["flags"] = [{"kind": "review", "exercise": "e", "detail": message}]
+    summary = feedback.markdown_html(feedback._summary(None, result))
+    assert_safe(summary)
+    assert "<a " not in summary and "<img" not in summary and "<strong>bold" not in summary
+    assert html.escape(message.splitlines()[0][:30], quote=False) in summary  # shown, as text
+
+
+@pytest.mark.parametrize("value", HOSTILE_PNG)
+def test_png_must_be_valid_base64_of_a_png(value):
+    assert feedback.safe_png(value) is None
+    assert feedback.safe_png(PNG) == PNG
+    assert feedback.safe_png(PNG[:40] + "\n" + PNG[40:]) == PNG
+
+
+@pytest.mark.parametrize("url", ["javascript:alert(1)", " javascript:alert(1)", "java\nscript:x", "JAVASCRIPT:x",
+                                 "vbscript:x", "data:text/html,<script>", "file:///etc/passwd", "jav\x00ascript:x",
+                                 "\x01javascript:x", "x:y", "data:image/png;base64,\"onerror"])
+def test_unsafe_urls_are_refused(url):
+    assert feedback.safe_url(url) is None and feedback.safe_url(url, image=True) is None
+
+
+def test_safe_urls_are_kept():
+    for url in ("https://example.org/a?b=c#d", "http://x", "mailto:a@b.c", "#anchor", "page.html", "/abs/path"):
+        assert feedback.safe_url(url) == url
+    assert feedback.safe_url("data:image/png;base64," + PNG, image=True)
+
+
+def test_nbgraders_own_feedback_page_is_safe_too():
+    """nbgrader's generate_feedback renders text/html outputs and raw HTML in markdown as they are:
+    HideHiddenTests (in the course's GenerateFeedback preprocessors) must leave nothing that can run."""
+    import os
+
+    import nbgrader
+    from nbconvert.exporters import HTMLExporter
+
+    formgrader = os.path.join(os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader")
+    css = os.path.join(formgrader, "static", "node_modules", "bootstrap", "dist", "css")
+
+    def export(nb):  # as nbgrader's GenerateFeedback sets up its exporter
+        exporter = HTMLExporter(template_name="feedback", extra_template_basedirs=[os.path.join(formgrader,
+                                                                                                "templates")],
+                                extra_template_paths=[css])
+        for cell in nb.cells:  # what nbgrader's GetGrades adds before
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("grade") or meta.get("solution"):
+                meta.update(score=0.0, points=meta.get("points", 0), comment=None)
+        pre = feedback.HideHiddenTests()
+        nb, resources = pre.preprocess(nb, {"nbgrader": {"notebook": "02_forward_pass", "score": 0,
+                                                         "max_score": 2, "late_penalty": 0}})
+        body, _ = exporter.from_notebook_node(nb, resources=resources)
+        return body
+
+    plain = audit(export(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("hello")])))
+    page = export(hostile_notebook())
+    found = audit(page)
+    # nbgrader's template brings its own scripts (MathJax, jQuery...); none may come from the notebook
+    assert found.scripts == plain.scripts
+    problems = [p for p in found.problems if p != "<script>"]
+    assert not problems, problems[:20]
+    assert PNG in found.images
+    assert "benign printed text 12345" in page
+
+
+def test_page_stays_bounded_whatever_the_outputs():
+    big = "x" * 3_000_000
+    outs = [nbformat.v4.new_output("stream", name="stdout", text=big) for _ in range(20)]
+    outs += [nbformat.from_dict({"output_type": "error", "ename": big, "evalue": big, "traceback": [big] * 50})]
+    outs += [nbformat.from_dict({"output_type": "display_data", "data": {"text/plain": big,
+                                                                         "image/png": "A" * 30_000_000},
+                                 "metadata": {"big": big}}) for _ in range(5)]
+    nb = _notebook([_cell("print('x')", outs) for _ in range(5)] + [nbformat.v4.new_markdown_cell(big)])
+    result = hostile_result()
+    result["flags"] = [{"kind": "review", "exercise": "e", "detail": big}] * 20
+    page = feedback.render(nb, result, "someone")
+    assert len(page) < feedback.MAX_PAGE_CHARS + 2 * feedback.MAX_OUTPUT_CHARS + 500_000
+    assert "the page is full" in page
+    assert_safe(page)
