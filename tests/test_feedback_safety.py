@@ -338,3 +338,207 @@ def test_page_stays_bounded_whatever_the_outputs():
     assert len(page) < feedback.MAX_PAGE_CHARS + 2 * feedback.MAX_OUTPUT_CHARS + 500_000
     assert "the page is full" in page
     assert_safe(page)
+
+
+# ---------------------------------------------------------------- what the kernel sends is bounded
+
+
+def _executor(cells=10):
+    from autograder.execute import SandboxExecute
+
+    ex = SandboxExecute()
+    ex.nb = _notebook([_cell(f"x = {i}") for i in range(cells)])
+    ex.reset_execution_trackers()
+    ex.clear_before_next_output = False  # as nbclient sets it before each cell
+    ex._start("unit")
+    return ex
+
+
+def _send(ex, cell_index, msg_type, content, header=None):
+    msg = {"msg_type": msg_type, "header": header or {"msg_type": msg_type, "msg_id": "m"},
+           "parent_header": {"msg_id": "p"}, "metadata": {}, "content": content}
+    return ex.process_message(msg, ex.nb.cells[cell_index], cell_index)
+
+
+def _written(ex):
+    text = nbformat.writes(ex.nb)
+    nbformat.validate(nbformat.reads(text, as_version=4))
+    return text
+
+
+def test_errors_are_kept_but_bounded():
+    """Five 40 MB exceptions per cell, in every cell: each cell still has its error (it decides the score),
+    and the notebook stays within its total."""
+    ex = _executor(10)
+    huge = "E" * 40_000_000
+    for i in range(10):
+        for _ in range(5):
+            _send(ex, i, "error", {"ename": huge, "evalue": huge, "traceback": [huge] * 3 + ["x"] * 100_000})
+    for cell in ex.nb.cells:
+        assert [o for o in cell.outputs if o.output_type == "error"]
+    size = len(_written(ex))
+    assert size < ex.max_notebook_output_bytes + 200_000, size
+    first = [o for o in ex.nb.cells[0].outputs if o.output_type == "error"][0]
+    assert len(first.ename) < 300 and len(first.evalue) < 5_000
+    assert len(first.traceback) <= ex.max_traceback_lines + 1 and sum(map(len, first.traceback)) < 25_000
+
+
+def test_outputs_are_capped_per_cell_and_per_notebook():
+    ex = _executor(20)
+    chunk = "x" * 400_000
+    for i in range(20):
+        for _ in range(10):
+            _send(ex, i, "stream", {"name": "stdout", "text": chunk})
+            _send(ex, i, "display_data", {"data": {"text/plain": chunk, "image/png": chunk},
+                                          "metadata": {"image/png": {"width": chunk}}})
+            _send(ex, i, "execute_result", {"data": {"text/plain": chunk}, "metadata": {"x": chunk},
+                                            "execution_count": 1})
+    kept = [sum(len(o.get("text", "")) + sum(len(str(v)) for v in o.get("data", {}).values())
+                for o in cell.outputs) for cell in ex.nb.cells]
+    assert max(kept) <= ex.max_output_bytes + 1_000
+    assert sum(kept) <= ex.max_notebook_output_bytes + 20 * 1_000
+    assert all(o.get("metadata", {}) == {} for c in ex.nb.cells for o in c.outputs if "data" in o)
+    assert "output cut by the grader" in "".join(o.get("text", "") for o in ex.nb.cells[0].outputs)
+    assert ex._info["truncated"]
+    assert len(_written(ex)) < ex.max_notebook_output_bytes + 200_000
+
+
+def test_display_updates_cannot_multiply_output():
+    ex = _executor(2)
+    for _ in range(5_000):
+        _send(ex, 0, "display_data", {"data": {"text/plain": "."}, "metadata": {},
+                                      "transient": {"display_id": "same"}})
+    for _ in range(50):
+        _send(ex, 0, "update_display_data", {"data": {"text/plain": "u" * 90_000}, "metadata": {},
+                                             "transient": {"display_id": "same"}})
+        _send(ex, 1, "display_data", {"data": {"text/plain": "d" * 50_000}, "metadata": {},
+                                      "transient": {"display_id": "same"}})
+    assert len(_written(ex)) < ex.max_notebook_output_bytes + 500_000
+
+
+def test_malformed_messages_are_dropped_not_fatal():
+    ex = _executor(3)
+    big = "z" * 5_000_000
+    junk = [
+        ("stream", {"name": "<script>", "text": ["a", 1, None]}),
+        ("stream", {"text": {"not": "text"}}),
+        ("display_data", {"data": {"image/png": {"nested": big}, "text/plain": 5}, "metadata": big}),
+        ("display_data", {"data": "not a dict", "metadata": None, "transient": "nope"}),
+        ("display_data", {"data": {"x" * 500 + "/y": "a", "application/json": {"a": [1, 2]}}}),
+        ("execute_result", {"data": {"text/plain": "1"}, "execution_count": big}),
+        ("execute_result", {"data": {"text/plain": "1"}}),
+        ("error", {"ename": None, "evalue": ["x"], "traceback": "not a list"}),
+        ("error", {}),
+        ("clear_output", {"wait": big}),
+        ("comm_open", {"comm_id": "c", "target_name": "jupyter.widget", "data": {"state": {"v": big}}}),
+        ("comm_msg", {"comm_id": "c", "data": {"state": {"v": big}, "buffer_paths": [["v"]]}}),
+        ("unknown_type", {"text": big}),
+        ("update_display_data", {"data": {"text/plain": big}, "transient": {"display_id": ["list"]}}),
+    ]
+    for msg_type, content in junk:
+        _send(ex, 0, msg_type, content)
+    _send(ex, 1, "stream", {"name": "stdout", "text": "still fine"})
+    _send(ex, 2, "stream", "content that is not a dict")
+    text = _written(ex)
+    assert len(text) < 100_000 and "still fine" in text
+    assert "widgets" not in ex.nb.metadata
+    assert ex.nb.cells[0].get("execution_count") is None
+
+
+# ---------------------------------------------------------------- the hard per-cell deadline
+
+
+class _FakeKernel:
+    """Stands for the kernel manager: a real process in its own session (as jupyter_client starts the sandbox)."""
+
+    def __init__(self):
+        import subprocess
+        import types
+
+        self.process = subprocess.Popen(["sleep", "120"], start_new_session=True)
+        self.provisioner = types.SimpleNamespace(process=self.process)
+
+    async def shutdown_kernel(self, now=False):
+        pass
+
+
+@pytest.mark.parametrize("stuck", ["blocking call", "awaits forever"])
+def test_a_stuck_cell_is_ended_at_its_hard_deadline(monkeypatch, stuck):
+    """nbclient stuck (a blocking zmq call in the event loop, or an await that never returns):
+    the watchdog kills the kernel's process group, the cell and every later one end as a timeout."""
+    import asyncio
+    import time
+
+    from nbclient import NotebookClient
+    from nbclient.exceptions import DeadKernelError
+
+    async def blocking(self, cell, *args, **kwargs):
+        while self.km.process.poll() is None:  # the event loop itself is stuck here
+            time.sleep(0.05)
+        raise DeadKernelError("Kernel died")
+
+    async def forever(self, cell, *args, **kwargs):
+        try:
+            await asyncio.sleep(3600)
+        except asyncio.CancelledError:
+            raise DeadKernelError("Kernel died") from None  # what nbclient turns a cancellation into
+
+    monkeypatch.setattr(NotebookClient, "async_execute_cell", blocking if stuck == "blocking call" else forever)
+    ex = _executor(3)
+    ex.timeout, ex.hard_grace, ex.iopub_timeout = 1, 1, 0
+    ex.km = _FakeKernel()
+    try:
+        started = time.monotonic()
+        ex.execute_cell(ex.nb.cells[0], 0)
+        elapsed = time.monotonic() - started
+        assert ex.km.process.wait(timeout=5) is not None  # killed
+        assert elapsed < 10, elapsed
+        assert ex._info["timeouts"] == [0] and ex._info["dead"]["why"].startswith("the kernel did not")
+        assert ex.nb.cells[0].outputs[-1]["ename"] == "CellTimeoutError"
+        ex.execute_cell(ex.nb.cells[1], 1)
+        assert ex.nb.cells[1].outputs[0]["ename"] == "NotRun"
+    finally:
+        ex.km.process.kill()
+        ex.km.process.wait()
+
+
+# ---------------------------------------------------------------- real runs in the sandbox
+
+JUNK_TO_SOCKETS = ("import os\nfor fd in range(3, 64):\n    try:\n        os.write(fd, b'\\x00' * 65536)\n"
+                   "    except Exception:\n        pass\n")
+JUNK_REVERSED = ("import os\nfor fd in range(63, 2, -1):\n    try:\n        os.write(fd, b'\\xff' * 65536)\n"
+                 "    except Exception:\n        pass\n")
+IGNORES_INTERRUPTS = ("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    try:\n"
+                      "        while True:\n            pass\n    except BaseException:\n        pass\n")
+
+
+@pytest.mark.grading
+@pytest.mark.parametrize("attack", [JUNK_TO_SOCKETS, JUNK_REVERSED, IGNORES_INTERRUPTS],
+                         ids=["junk to the sockets", "junk reversed", "ignores interrupts"])
+def test_cell_timeout_holds_in_a_real_sandboxed_run(tmp_path, attack):
+    """`python -m autograder check` (graded exactly as `grade` does) of a learner notebook with one cell
+    edited: it ends within 2 x the cell timeout + 60 s, as a timeout, and the feedback page is safe."""
+    import json
+    import subprocess
+    import sys
+    import time
+
+    import nbtools
+
+    cell_timeout = 6
+    nb = nbformat.read(nbtools.NOTEBOOKS_DIR / "02_forward_pass.ipynb", as_version=4)
+    edited = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.startswith("x_try"))
+    nb.cells[edited].source = attack
+    path = tmp_path / "02_forward_pass.ipynb"
+    nbformat.write(nb, path)
+    started = time.monotonic()
+    run = subprocess.run([sys.executable, "-m", "autograder", "check", str(path), "--cell-timeout", str(cell_timeout),
+                          "--feedback", str(tmp_path / "feedback.html")], capture_output=True, text=True,
+                         env=nbtools.nbgrader_env(), timeout=2 * cell_timeout + 60 + 120)
+    elapsed = time.monotonic() - started
+    assert run.returncode == 0, run.stderr[-3000:]
+    result = json.loads(run.stdout)
+    assert result["status"] == "timeout", (result["status"], run.stderr[-3000:])
+    assert result["score"] == 0
+    assert elapsed < 2 * cell_timeout + 60, elapsed
+    assert_safe((tmp_path / "feedback.html").read_text())
