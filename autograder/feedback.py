@@ -231,6 +231,9 @@ def feedback_notebook(notebook, notebook_result, student):
     return nb, resources
 
 
+# A second line of defence: should markup ever slip through, the browser runs no script, loads nothing
+# from elsewhere and submits no form.
+CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 _CSS = """
 body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
 pre { background: #f6f8fa; padding: .6rem .8rem; overflow-x: auto; border-radius: 4px; font-size: .9rem; }
@@ -420,5 +423,6 @@ def render(notebook, notebook_result, student):
             body.append(f'<div class="cell">{head}<pre class="code">{code}</pre>{_outputs(cell, budget)}</div>')
         elif cell.get("cell_type") == "raw":
             body.append(f'<div class="cell"><pre class="code">{html.escape(source[:MAX_OUTPUT_CHARS])}</pre></div>')
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="Content-Security-Policy" content="{CSP}"><title>{title}</title>'
             f"<style>{_CSS}</style></head><body><h1>{title}</h1>\n" + "\n".join(body) + "\n</body></html>\n")

@@ -123,6 +123,7 @@ class _Audit(HTMLParser):
         self.scripts = []
         self.styles = 0
         self.in_script = False
+        self.csp = None
 
     def handle_starttag(self, tag, attrs):
         if tag == "script":
@@ -133,7 +134,10 @@ class _Audit(HTMLParser):
         if tag in BAD_TAGS:
             self.problems.append(f"<{tag}>")
         if tag == "meta" and any(n == "http-equiv" for n, _ in attrs):
-            self.problems.append(f"meta {attrs}")
+            if dict(attrs).get("http-equiv", "").lower() == "content-security-policy" and not self.csp:
+                self.csp = dict(attrs).get("content")  # the page's own, first: allowed
+            else:
+                self.problems.append(f"meta {attrs}")
         for name, value in attrs:
             value = value or ""
             squashed = "".join(ch for ch in value if ord(ch) > 32 and ord(ch) != 127).lower()
@@ -241,6 +245,7 @@ def test_autograder_feedback_page_has_no_script_capable_markup():
     page = feedback.render(hostile_notebook(), hostile_result(), 'student" onload="alert(1)')
     found = assert_safe(page)
     assert found.styles == 1  # the page's own stylesheet only
+    assert found.csp == feedback.CSP and "script-src" not in found.csp  # default-src 'none': no script at all
     assert PNG in found.images and len(found.images) == 3  # the good PNG, the line-wrapped one, the figure
     assert "benign printed text 12345" in page
     assert '<a href="https://example.org/docs">link</a>' in page
