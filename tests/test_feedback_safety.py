@@ -547,3 +547,48 @@ def test_cell_timeout_holds_in_a_real_sandboxed_run(tmp_path, attack):
     assert result["score"] == 0
     assert elapsed < 2 * cell_timeout + 60, elapsed
     assert_safe((tmp_path / "feedback.html").read_text())
+
+
+# ---------------------------------------------------------------- in a real browser
+
+
+@pytest.mark.browser
+def test_no_script_runs_when_the_pages_are_opened_in_chromium(tmp_path):
+    """Both pages, opened in Chromium: no dialog, no script-made change. A control page with one unescaped
+    onerror shows that the check would see it."""
+    import shutil
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    chromium = shutil.which("chromium") or "/usr/bin/chromium"
+    if not shutil.which(chromium):
+        pytest.skip("Chromium is not installed")
+    ours = tmp_path / "ours.html"
+    ours.write_text(feedback.render(hostile_notebook(), hostile_result(), "someone"), encoding="utf-8")
+    nbgraders = tmp_path / "nbgrader.html"
+    nb, _ = feedback.HideHiddenTests().preprocess(hostile_notebook(), {})
+    from nbconvert.exporters import HTMLExporter
+
+    nbgraders.write_text(HTMLExporter(template_name="lab").from_notebook_node(nb)[0], encoding="utf-8")
+    control = tmp_path / "control.html"
+    control.write_text('<img src="data:image/png;base64,AAAA" onerror="alert(1)">', encoding="utf-8")
+    seen = {}
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, headless=True, args=[
+            "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", "--no-first-run"])
+        try:
+            for path in (ours, nbgraders, control):
+                page = browser.new_page()
+                dialogs = []
+                page.on("dialog", lambda d, dialogs=dialogs: (dialogs.append(d.message), d.dismiss()))
+                page.goto(path.as_uri(), wait_until="load", timeout=30_000)
+                page.wait_for_timeout(1500)
+                for link in page.query_selector_all("a[href]")[:50]:  # clicking a link runs no script either
+                    href = link.get_attribute("href") or ""
+                    assert not href.strip().lower().startswith(("javascript:", "vbscript:", "data:")), href
+                seen[path.stem] = dialogs
+                page.close()
+        finally:
+            browser.close()
+    assert seen["control"], "the control page should have run its script"
+    assert seen["ours"] == [] and seen["nbgrader"] == [], seen
