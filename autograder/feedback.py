@@ -45,6 +45,7 @@ def _is_test(cell):
 
 
 MAX_OUTPUT_CHARS = 100_000  # one output's text on a feedback page
+MAX_MARKDOWN_CHARS = 20_000  # one markdown cell (mistune takes about a second for 100,000 pathological ones)
 MAX_IMAGE_CHARS = 2_000_000  # one PNG (base64) on a feedback page
 MAX_PAGE_CHARS = 8_000_000  # the outputs of a whole page; later ones become a note
 MAX_MESSAGE_CHARS = 2_000  # a failure message, a flag's detail, a diagnosis in the summary
@@ -60,7 +61,10 @@ def safe_png(value):
     """The base64 text of a PNG output if it is strictly valid base64 of bytes that start like a PNG, else None."""
     if not isinstance(value, (str, list)):
         return None
-    text = _SPACE.sub("", _text(value))
+    text = _text(value)
+    if len(text) > 2 * MAX_IMAGE_CHARS:
+        return None
+    text = _SPACE.sub("", text)
     if not text or len(text) > MAX_IMAGE_CHARS:
         return None
     try:
@@ -133,8 +137,20 @@ class HideHiddenTests(NbGraderPreprocessor):
     cleaned HTML on one line (a single raw HTML block that nbconvert's markdown renderer passes on as is).
     """
 
+    def preprocess(self, nb, resources):
+        # Notebook metadata reaches the template too (widget state goes into a <script>): keep what it needs.
+        nb.metadata = nbformat.from_dict({k: v for k, v in nb.get("metadata", {}).items()
+                                          if k in ("kernelspec", "language_info")})
+        return super().preprocess(nb, resources)
+
     def preprocess_cell(self, cell, resources, cell_index):
         cell = hide_hidden_tests(cell)
+        # Tags, ids and other metadata end up in attributes: keep only nbgrader's, with a plain grade id.
+        meta = _nbgrader(cell)
+        cell.metadata = nbformat.from_dict({"nbgrader": meta} if meta and _ID.match(str(meta.get("grade_id")))
+                                           else {})
+        if "id" in cell and not _ID.match(str(cell["id"])):
+            cell["id"] = f"cell-{cell_index}"
         if cell.get("cell_type") == "code":
             cell.outputs = safe_outputs(cell.get("outputs"))
         elif cell.get("cell_type") == "markdown":
@@ -155,7 +171,7 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 def md_text(value, limit=MAX_MESSAGE_CHARS):
     """A learner-controlled string as markdown that shows it literally: one line, every punctuation escaped,
     so no link, image, HTML, emphasis or table syntax can come from it."""
-    text = _CONTROL.sub("", _ANSI.sub("", str(value)))
+    text = _CONTROL.sub("", _ANSI.sub("", str(value)[:4 * limit]))
     text = _SPACE.sub(" ", text).strip()
     if len(text) > limit:
         text = text[:limit] + " …"
@@ -358,7 +374,7 @@ def clean_html(fragment):
 
 def markdown_html(source):
     """A learner's markdown as safe HTML."""
-    return clean_html(_markdown()(_CONTROL.sub("", str(source))[:MAX_OUTPUT_CHARS]))
+    return clean_html(_markdown()(_CONTROL.sub("", str(source))[:MAX_MARKDOWN_CHARS]))
 
 
 def markdown_as_html_block(source):
@@ -402,12 +418,16 @@ def render(notebook, notebook_result, student):
     nb, resources = feedback_notebook(notebook, notebook_result, student)
     title = html.escape(f"{notebook_result['notebook']}: feedback for {student}")
     body = []
-    budget = [MAX_PAGE_CHARS]
+    budget = [MAX_PAGE_CHARS]  # counted down by every cell, and by _outputs for each output
     for i, cell in enumerate(nb.cells):
+        if budget[0] <= 0:
+            body.append('<div class="cell"><pre class="out">[the rest of the notebook is left out: '
+                        'the page is full]</pre></div>')
+            break
         source = _text(cell.get("source", ""))
         if cell.get("cell_type") == "markdown":
             css = "summary" if i == 0 else "md"
-            body.append(f'<div class="cell {css}">{markdown_html(source)}</div>')
+            part = f'<div class="cell {css}">{markdown_html(source)}</div>'
         elif cell.get("cell_type") == "code":
             meta = _nbgrader(cell)
             label = ""
@@ -419,10 +439,17 @@ def render(notebook, notebook_result, student):
                 label = (f"test <code>{html.escape(str(meta.get('grade_id')))}</code> · "
                          f"{meta.get('score', 0):g} / {meta.get('points', 0):g} points")
             head = f'<div class="label">{label}</div>' if label else ""
-            code = html.escape(source[:MAX_OUTPUT_CHARS])
-            body.append(f'<div class="cell">{head}<pre class="code">{code}</pre>{_outputs(cell, budget)}</div>')
+            part = f'{head}<pre class="code">{html.escape(source[:MAX_OUTPUT_CHARS])}</pre>'
+            budget[0] -= len(part)
+            part = f'<div class="cell">{part}{_outputs(cell, budget)}</div>'
+            body.append(part)
+            continue
         elif cell.get("cell_type") == "raw":
-            body.append(f'<div class="cell"><pre class="code">{html.escape(source[:MAX_OUTPUT_CHARS])}</pre></div>')
+            part = f'<div class="cell"><pre class="code">{html.escape(source[:MAX_OUTPUT_CHARS])}</pre></div>'
+        else:
+            continue
+        budget[0] -= len(part)
+        body.append(part)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta http-equiv="Content-Security-Policy" content="{CSP}"><title>{title}</title>'
             f"<style>{_CSS}</style></head><body><h1>{title}</h1>\n" + "\n".join(body) + "\n</body></html>\n")

@@ -215,7 +215,18 @@ def hostile_notebook():
                        grade_id="ffn_forward"))
     cells.append(_cell("assert ffn_forward(1) == 2", [nbformat.from_dict(dict(o)) for o in outs[:5]], grade=True,
                        solution=False, grade_id="test_ffn_forward", points=2, locked=True))
-    return _notebook(cells)
+    tagged = _cell("x = 1", [], grade=False, solution=True, grade_id='x" onmouseover="alert(1)')
+    tagged.metadata["tags"] = ['" onmouseover="alert(1)', "<script>alert(1)</script>"]
+    tagged["id"] = 'a" onfocus="alert(1)'
+    cells.append(tagged)
+    md = nbformat.v4.new_markdown_cell("tagged markdown")
+    md.metadata["tags"] = ['x" onclick="alert(1)']
+    cells.append(md)
+    nb = _notebook(cells)
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {
+        "state": {"</script><script>alert(1)</script>": {"model_name": "<script>alert(1)</script>"}},
+        "version_major": 2, "version_minor": 0}}
+    return nb
 
 
 def _notebook(cells):
@@ -343,6 +354,14 @@ def test_page_stays_bounded_whatever_the_outputs():
     assert len(page) < feedback.MAX_PAGE_CHARS + 2 * feedback.MAX_OUTPUT_CHARS + 500_000
     assert "the page is full" in page
     assert_safe(page)
+
+
+def test_page_stays_bounded_whatever_the_number_of_cells():
+    cells = [nbformat.v4.new_markdown_cell("m" * 50_000) for _ in range(300)]
+    cells += [_cell("c" * 200_000, [nbformat.v4.new_output("stream", name="stdout", text="o")]) for _ in range(300)]
+    page = feedback.render(_notebook(cells), hostile_result(), "someone")
+    assert len(page) < feedback.MAX_PAGE_CHARS + 2 * feedback.MAX_OUTPUT_CHARS + 500_000
+    assert "the rest of the notebook is left out" in page
 
 
 # ---------------------------------------------------------------- what the kernel sends is bounded
