@@ -6,12 +6,29 @@ On top of nbgrader's own behaviour (per-cell timeout, interrupt on timeout):
   interrupt after a timeout does not end the student's grading: that cell and
   every later one get an error output saying why they were not run, so they
   score 0 and the cells before keep their results;
-- a cell's output is capped (a submission that prints 100 MB costs nothing);
+- a kernel whose messages cannot be read (junk written to its sockets) is
+  stopped, and that cell and the later ones end as above (recorded as a timeout);
+- a hard deadline per cell (the cell's timeout plus `hard_grace` seconds): if
+  nbclient has not finished the cell by then (a kernel whose channels were
+  broken by junk written to its sockets, one that ignores interrupts), a
+  watchdog thread kills the kernel's whole process group (the sandbox, and
+  everything in it), and the cell ends as a timeout;
+- everything the kernel sends is bounded before it is kept: output per cell
+  (`max_output_bytes`) and per notebook (`max_notebook_output_bytes`), errors
+  included (name, message and traceback cut, so an error still decides the
+  cell's score), display metadata dropped, widget messages ignored;
 - `LAST_RUN[notebook]` tells the worker what happened: timeouts, memory errors, a dead kernel.
 """
 
+import asyncio
+import json
+import os
+import re
+import signal
+import threading
+
 from jupyter_core.utils import run_sync
-from nbclient.exceptions import CellTimeoutError, DeadKernelError
+from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Integer, default
@@ -20,13 +37,46 @@ from .kernel import SandboxedKernelManager
 
 LAST_RUN = {}  # notebook name -> what happened in its run (see SandboxExecute.preprocess)
 
+# results.py reads a `why` that starts with "the kernel did not" as a timeout
+TIMEOUT_WHY = "the kernel did not respond after the cell's time limit"
+BROKEN_WHY = "the kernel did not send readable messages (its channels were broken): it was stopped"
+_OUTPUT_TYPES = {"stream", "display_data", "execute_result", "update_display_data", "error"}
+_JSON_MIME = re.compile(r"^application/(.*\+)?json$")
+_PASSED_ON = _OUTPUT_TYPES | {"status", "execute_input", "clear_output"}
+
 
 def _error(ename, evalue):
     return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
+def _cut(text, limit):
+    text = text if isinstance(text, str) else str(text)
+    return text if len(text) <= limit else text[:limit] + f" ... [cut by the grader at {limit:,} characters]"
+
+
+def _size(value):
+    """Characters a value takes in the notebook (a cheap upper bound for strings and lists of strings)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return sum(map(len, value)) + len(value)
+    try:
+        return len(json.dumps(value, default=str))
+    except (TypeError, ValueError, RecursionError):
+        return None  # not data at all: dropped
+
+
 class SandboxExecute(Execute):
-    max_output_bytes = Integer(1_000_000, help="Output kept per cell; the rest is dropped.").tag(config=True)
+    max_output_bytes = Integer(1_000_000, help="Output kept per cell (characters); the rest is dropped.").tag(
+        config=True)
+    max_notebook_output_bytes = Integer(5_000_000, help="Output kept per notebook (characters), errors "
+                                        "included; the rest is dropped.").tag(config=True)
+    max_error_name = Integer(200, help="Characters kept of an error's name.").tag(config=True)
+    max_error_value = Integer(4_000, help="Characters kept of an error's message.").tag(config=True)
+    max_traceback_lines = Integer(100, help="Lines kept of an error's traceback.").tag(config=True)
+    max_traceback_bytes = Integer(20_000, help="Characters kept of an error's traceback.").tag(config=True)
+    hard_grace = Integer(10, help="Seconds past a cell's timeout after which the kernel's sandbox is killed, "
+                         "whatever state its channels are in.").tag(config=True)
 
     def __init__(self, *args, **kwargs):
         kwargs["kernel_manager_class"] = SandboxedKernelManager  # nbgrader's Execute would default to its own
@@ -36,16 +86,30 @@ class SandboxExecute(Execute):
     def _shutdown_default(self):
         return "immediate"  # the kernel's state is of no further use: kill the sandbox at once
 
+    @default("store_widget_state")
+    def _widgets_default(self):
+        return False  # a widget's state would go into the notebook's metadata, unbounded
+
     def preprocess(self, nb, resources, retries=None):
-        name = (resources or {}).get("nbgrader", {}).get("notebook", "")
-        self._info = LAST_RUN[name] = {"timeouts": [], "dead": None, "memory_errors": [], "truncated": []}
-        self._dead = None
-        self._bytes = {}
+        self._start((resources or {}).get("nbgrader", {}).get("notebook", ""))
         return super().preprocess(nb, resources, retries)
 
+    def _start(self, name):
+        """Fresh accounts for one notebook's run."""
+        self._info = LAST_RUN[name] = {"timeouts": [], "dead": None, "memory_errors": [], "truncated": []}
+        self._dead = None
+        self._bytes = {}  # cell index -> characters of output kept
+        self._total = 0  # characters of output kept in the whole notebook
+        self._errors = set()  # cells that have an error output
+        self._expired = False
+
     async def _async_handle_timeout(self, timeout, cell=None):
-        self._info["timeouts"].append(self._index_of(cell))
+        self._timed_out(self._index_of(cell))
         return await super()._async_handle_timeout(timeout, cell)
+
+    def _timed_out(self, index):
+        if index not in self._info["timeouts"]:
+            self._info["timeouts"].append(index)
 
     def _index_of(self, cell):
         for i, c in enumerate(self.nb.cells):
@@ -53,20 +117,54 @@ class SandboxExecute(Execute):
                 return i
         return None
 
+    # ------------------------------------------------------------ running a cell, with a hard deadline
+
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
         if cell.cell_type != "code" or not cell.source.strip():
             return cell
         if self._dead is not None:
             cell.outputs = [_error("NotRun", f"not run: the kernel stopped at an earlier cell ({self._dead})")]
             return cell
+        timeout = self._get_timeout(cell)
+        limit = timeout + max(self.hard_grace, (self.iopub_timeout or 0) + 2) if timeout else None
+        watchdog = None
+        self._expired = False
+        if limit:
+            # A thread, not a task: it fires even when the event loop is stuck in a blocking call.
+            watchdog = threading.Timer(limit, self._expire)
+            watchdog.daemon = True
+            watchdog.start()
         try:
-            cell = await super().async_execute_cell(cell, cell_index, execution_count, store_history)
-        except DeadKernelError:
-            self._stop(cell, cell_index, "the kernel died while running this cell "
-                       "(os._exit, a kill, a crash or the CPU-time limit)")
+            run = super().async_execute_cell(cell, cell_index, execution_count, store_history)
+            # The watchdog kills the kernel at `limit`, which nbclient notices within a second or two; if it
+            # does not, stop waiting for it.
+            cell = await (asyncio.wait_for(run, limit + self.hard_grace) if limit else run)
+            if self._expired:
+                raise CellTimeoutError("the kernel was killed at the cell's hard deadline")
+        except (TimeoutError, DeadKernelError, asyncio.CancelledError) as exc:
+            if not self._expired and isinstance(exc, DeadKernelError):
+                self._stop(cell, cell_index, "the kernel died while running this cell "
+                           "(os._exit, a kill, a crash or the CPU-time limit)")
+            elif not self._expired and isinstance(exc, asyncio.CancelledError):
+                raise
+            else:
+                self._timed_out(cell_index)
+                self._stop(cell, cell_index, TIMEOUT_WHY)
+                await self._kill()
         except CellTimeoutError:
-            self._stop(cell, cell_index, "the kernel did not respond after the cell's time limit")
+            self._timed_out(cell_index)
+            self._stop(cell, cell_index, TIMEOUT_WHY)
             await self._kill()
+        except CellExecutionError:
+            raise
+        except Exception as exc:  # a frame that is no Jupyter message (junk written to the kernel's sockets)...
+            self.log.error("the kernel's channels broke: %r", exc)
+            self._timed_out(cell_index)
+            self._stop(cell, cell_index, BROKEN_WHY)
+            await self._kill()
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error" and "MemoryError" in str(out.get("ename", "")):
                 self._info["memory_errors"].append(cell_index)
@@ -80,23 +178,149 @@ class SandboxExecute(Execute):
         cell.outputs = list(cell.get("outputs", [])) + [_error("KernelDied" if "died" in why else "CellTimeoutError",
                                                                why)]
 
-    async def _kill(self):
+    def _expire(self):
+        """The watchdog: the cell is past its hard deadline. Kill the sandbox (runs in a thread)."""
+        self._expired = True
+        self.log.error("cell past its hard deadline: killing the kernel's sandbox")
+        self._kill_process_group()
+
+    def _kill_process_group(self):
+        process = getattr(getattr(self.km, "provisioner", None), "process", None)
+        if process is None:
+            return
         try:
-            await self.km.shutdown_kernel(now=True)
+            pgid = os.getpgid(process.pid)
+            if pgid != os.getpgrp():  # the kernel has a session of its own (jupyter_client starts it so)
+                os.killpg(pgid, signal.SIGKILL)  # prlimit/bwrap: bwrap's namespace dies with it
+        except (ProcessLookupError, PermissionError, OSError):
+            pass
+        try:
+            process.kill()
+        except (ProcessLookupError, OSError):
+            pass
+
+    async def _kill(self):
+        self._kill_process_group()
+        try:
+            await asyncio.wait_for(self.km.shutdown_kernel(now=True), 30)
         except Exception as exc:  # already gone: nothing left to stop
             self.log.debug("kernel already gone: %s", exc)
 
-    def output(self, outs, msg, display_id, cell_index):
-        content = msg.get("content", {})
-        size = len(str(content.get("text", ""))) + sum(len(str(v)) for v in (content.get("data") or {}).values()) \
-            + sum(len(str(t)) for t in (content.get("traceback") or []))
-        used = self._bytes.get(cell_index, 0)
-        self._bytes[cell_index] = used + size
-        if used + size > self.max_output_bytes:
-            if used <= self.max_output_bytes:
-                self._info["truncated"].append(cell_index)
-                note = f"\n... output cut by the grader after {self.max_output_bytes:,} bytes ...\n"
-                outs.append(NotebookNode(output_type="stream", name="stdout", text=note))
-            if msg["msg_type"] != "error":  # an error still counts: it decides the cell's score
+    # ------------------------------------------------------------ what the kernel sends, bounded
+
+    def process_message(self, msg, cell, cell_index):
+        msg_type = msg.get("msg_type")
+        if msg_type not in _PASSED_ON:
+            return None  # comm (widgets) and anything else: not kept
+        content = msg.get("content") if isinstance(msg.get("content"), dict) else {}
+        bounded = {}
+        count = content.get("execution_count")
+        if "execution_count" in content or msg_type == "execute_result":
+            ok = isinstance(count, int) and not isinstance(count, bool) and 0 <= count < 10**9
+            bounded["execution_count"] = count if ok else None
+        transient = content.get("transient")
+        if isinstance(transient, dict) and isinstance(transient.get("display_id"), str) \
+                and 0 < len(transient["display_id"]) <= 200 and msg_type != "stream":
+            bounded["transient"] = {"display_id": transient["display_id"]}
+        if msg_type == "status":
+            state = content.get("execution_state")
+            bounded["execution_state"] = state if isinstance(state, str) else "busy"
+        elif msg_type == "clear_output":
+            bounded["wait"] = bool(content.get("wait"))
+        elif msg_type == "execute_input":
+            bounded["code"] = ""
+        elif self._bounded_output(msg_type, content, cell, cell_index, bounded) is None:
+            return None
+        header = dict(msg.get("header") if isinstance(msg.get("header"), dict) else {}, msg_type=msg_type)
+        parent = msg.get("parent_header") if isinstance(msg.get("parent_header"), dict) else {}
+        msg = dict(msg, msg_type=msg_type, header=header, parent_header=parent, content=bounded, metadata={})
+        return super().process_message(msg, cell, cell_index)
+
+    def _room(self, cell_index):
+        return min(self.max_output_bytes - self._bytes.get(cell_index, 0), self.max_notebook_output_bytes - self._total)
+
+    def _count(self, cell_index, size):
+        self._bytes[cell_index] = self._bytes.get(cell_index, 0) + size
+        self._total += size
+
+    def _copies(self, bounded):
+        """How many outputs an output with a display id rewrites (nbclient updates every output with that id)."""
+        display_id = bounded.get("transient", {}).get("display_id")
+        return sum(map(len, self._display_id_map.get(display_id, {}).values())) if display_id else 0
+
+    def _bounded_output(self, msg_type, content, cell, cell_index, bounded):
+        """Fill `bounded` with what is kept of an output message's content, or return None to drop it."""
+        room = self._room(cell_index)
+        if msg_type == "error":
+            return self._bounded_error(content, cell, cell_index, bounded, room)
+        if msg_type == "stream":
+            text = content.get("text")
+            text = text if isinstance(text, str) else "".join(map(str, text)) if isinstance(text, list) else ""
+            bounded["name"] = "stderr" if content.get("name") == "stderr" else "stdout"
+            if len(text) > room:
+                self._truncated(cell, cell_index)
+                if room <= 0:
+                    return None
+                text = text[:room]
+            bounded["text"] = text
+            self._count(cell_index, len(text))
+            return bounded
+        data = content.get("data") if isinstance(content.get("data"), dict) else {}
+        kept, size = {}, 0
+        for mime, value in data.items():
+            value_size = _size(value)
+            if isinstance(mime, str) and len(mime) <= 100 and value_size is not None and \
+                    (_JSON_MIME.match(mime) or isinstance(value, str)
+                     or isinstance(value, list) and all(isinstance(v, str) for v in value)):  # nbformat's schema
+                kept[mime] = value
+                size += value_size + len(mime)
+        copies = self._copies(bounded) + (msg_type != "update_display_data")
+        if size * copies > room:
+            self._truncated(cell, cell_index)
+            if msg_type == "update_display_data" or size > room:
                 return None
-        return super().output(outs, msg, display_id, cell_index)
+            bounded.pop("transient", None)  # shown once, but it will not rewrite earlier outputs
+            copies = 1
+        self._count(cell_index, size * copies)
+        bounded["data"] = kept
+        bounded["metadata"] = {}  # the kernel's say on how to show an output: nothing a grade needs
+        return bounded
+
+    def _bounded_error(self, content, cell, cell_index, bounded, room):
+        ename = _cut(content.get("ename", "Error"), self.max_error_name)
+        evalue = _cut(content.get("evalue", ""), self.max_error_value)
+        traceback, used = [], 0
+        lines = content.get("traceback") if isinstance(content.get("traceback"), list) else []
+        for line in lines[:self.max_traceback_lines]:
+            line = _cut(line, self.max_traceback_bytes // 4)
+            if used + len(line) > self.max_traceback_bytes:
+                break
+            traceback.append(line)
+            used += len(line)
+        if len(traceback) < len(lines):
+            traceback.append(f"... traceback cut by the grader ({len(lines):,} lines) ...")
+        size = len(ename) + len(evalue) + sum(map(len, traceback))
+        if size > room:
+            # Past the cap an error is still kept, short, once per cell: it decides the cell's score.
+            if cell_index in self._errors:
+                return None
+            self._truncated(cell, cell_index)
+            ename, evalue = ename[:100], evalue[:300]
+            traceback = [f"{ename}: {evalue}"]
+            size = len(ename) + len(evalue) + len(traceback[0])
+        self._errors.add(cell_index)
+        self._count(cell_index, size)
+        bounded.update(ename=ename, evalue=evalue, traceback=traceback)
+        return bounded
+
+    def _truncated(self, cell, cell_index):
+        if cell_index in self._info["truncated"]:
+            return
+        self._info["truncated"].append(cell_index)
+        note = (f"\n... output cut by the grader (at most {self.max_output_bytes:,} characters per cell, "
+                f"{self.max_notebook_output_bytes:,} per notebook) ...\n")
+        self._count(cell_index, len(note))
+        cell.outputs.append(NotebookNode(output_type="stream", name="stdout", text=note))
+
+    def handle_comm_msg(self, outs, msg, cell_index):
+        return None  # no widgets in grading: their messages are neither kept nor acted on

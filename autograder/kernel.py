@@ -3,6 +3,13 @@
 The kernel talks to the grader over Unix sockets in a folder both can reach
 (ZeroMQ's `ipc` transport): the sandbox has its own network namespace, so the
 grader's loopback is out of its reach.
+
+Student code can write junk to those sockets. A message to the kernel then
+never leaves, and a plain zmq send would wait for it forever, in the event loop,
+where no timeout can end it: the interrupt (and the shutdown, which interrupts
+first) gives up after `control_send_timeout` seconds instead. The client starts
+no heartbeat channel: its thread can hang the same way, and `stop_channels` would
+wait for it forever; whether the kernel lives is asked of its process instead.
 """
 
 import json
@@ -10,8 +17,10 @@ import os
 import subprocess
 import uuid
 
+import zmq
+from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Unicode
+from traitlets import DottedObjectName, Unicode, default
 
 from .sandbox import Sandbox
 
@@ -26,8 +35,21 @@ def sandbox_from_json(text):
     return Sandbox.from_dict(data["sandbox"]), data["runtime_dir"]
 
 
+class SandboxedKernelClient(AsyncKernelClient):
+    """A kernel client without the heartbeat thread (its manager, the parent, says whether the kernel lives)."""
+
+    def start_channels(self, shell=True, iopub=True, stdin=True, hb=True, control=True):
+        return super().start_channels(shell=shell, iopub=iopub, stdin=stdin, hb=False, control=control)
+
+
 class SandboxedKernelManager(AsyncKernelManager):
     """Start the kernel as `prlimit ... bwrap ... -- python -m ipykernel_launcher -f CONNECTION_FILE`."""
+
+    client_class = DottedObjectName("autograder.kernel.SandboxedKernelClient")
+
+    @default("client_factory")
+    def _client_factory_default(self):
+        return SandboxedKernelClient
 
     sandbox_json = Unicode("", help="The sandbox (see sandbox_to_json).").tag(config=True)
 
@@ -63,3 +85,17 @@ class SandboxedKernelManager(AsyncKernelManager):
         # The sandbox's own working folder, never the one nbgrader asks for (the autograded folder, which
         # nbgrader writes and chmods afterwards: student code must not be able to leave links there).
         return sandbox.command(cmd)
+
+    control_send_timeout = 2.0  # seconds an interrupt_request may wait to leave
+
+    def _connect_control_socket(self):
+        super()._connect_control_socket()
+        self._control_socket.sndtimeo = int(self.control_send_timeout * 1000)
+
+    async def _async_interrupt_kernel(self):
+        try:
+            await super()._async_interrupt_kernel()
+        except zmq.Again:  # the control channel is stuck: the caller's timeout (or the kill) ends the kernel
+            self.log.warning("could not send the interrupt: the kernel's control channel is stuck")
+
+    interrupt_kernel = _async_interrupt_kernel
