@@ -33,8 +33,8 @@ MAX_HEADER = 16 * 1024 * 1024
 MAX_PAYLOAD = 64 * 1024 * 1024
 MAX_DEPTH = 40
 MAX_NODES = 200_000  # values in one message (list items, dict keys and values...)
-MAX_STRING = 64 * 1024  # characters of one string
-MAX_STRINGS = 4096  # strings in one message: with MAX_STRING, np.asarray of them stays under 1 GiB
+MAX_STRING = 16 * 1024  # characters of one string
+MAX_STRINGS = 4096  # strings in one message: with MAX_STRING, np.asarray of them stays under 256 MiB
 DATA_KINDS = "biufcUS"
 _NATIVE = (type(None), bool, int, float, str)
 

@@ -344,7 +344,7 @@ class Worker:
         for _attempt in range(2):
             self.clear_slot()
             try:
-                data = judge.run(work, StudentProcess(sandbox), uid=uid, memory=self.limits.memory,
+                data = judge.run(work, StudentProcess(sandbox), uid=uid, memory=judge.MEMORY,
                                  timeout=budget, hidden=self.hidden)
                 return judge.verdict(data, tests, exercises)
             except (judge.JudgeFailed, ValueError, OSError) as exc:

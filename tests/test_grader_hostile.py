@@ -80,7 +80,8 @@ class _PeakMemory:
         self.thread.join()
 
     def _workers(self):
-        me = str(os.getpid())
+        """Each worker, a child of this process, and each judge, a forked child of a worker (judge.py)."""
+        found = {}
         for entry in os.listdir("/proc"):
             if not entry.isdigit():
                 continue
@@ -89,8 +90,13 @@ class _PeakMemory:
                 cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
             except OSError:
                 continue
-            if re.search(rf"^PPid:\s*{me}$", status, re.M) and b"autograder.worker" in cmdline:
-                yield int(entry), status
+            parent = re.search(r"^PPid:\s*(\d+)$", status, re.M)
+            if parent and b"autograder.worker" in cmdline:
+                found[entry] = (parent.group(1), status)
+        me = str(os.getpid())
+        for pid, (parent, status) in found.items():
+            if parent == me or parent in found and found[parent][0] == me:
+                yield int(pid), status
 
     def _run(self):
         while not self._stop.wait(self.interval):
