@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import course, gradebook, results, sandbox, submissions
+from . import confine, course, gradebook, results, sandbox, submissions
 from .progress import Progress
 
 STARTUP_TIMEOUT = 600  # seconds for a worker to import nbgrader and copy the course (slow on a loaded machine)
@@ -56,15 +56,34 @@ class WorkerProcess:
 
     def __init__(self, slot, setup, log_path, generation):
         self.slot = slot
-        self.setup = dict(setup, slot=slot, scratch=str(Path(setup["scratch"]) / f"w{slot}-{generation}"))
+        self.home = Path(setup["scratch"]) / f"w{slot}-{generation}"
+        # Grading as root, the worker runs as a user of its own (sandbox.worker_uid), which may read only its own
+        # folder: what it needs from the course is copied there, and its results are read back from there.
+        self.uid = sandbox.worker_uid(slot, setup["uid_base"]) if setup["isolate"] else None
+        self.setup = dict(setup, slot=slot, scratch=str(self.home / "scratch"), **_worker_files(setup, self.home))
+        _hand_over(self.home, self.uid)
+        start = confine.worker_start(self.uid, _worker_paths()) if self.uid is not None else None
         self.log = open(log_path, "ab")  # noqa: SIM115 (closed in kill())
+        env = dict(os.environ, HOME=str(self.home), JUPYTER_RUNTIME_DIR=str(self.home / "jupyter-runtime"),
+                   IPYTHONDIR=str(self.home / "ipython"), MPLCONFIGDIR=str(self.home / "matplotlib"),
+                   OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")  # the jobs use the cores; its judges fork it
         self.proc = subprocess.Popen([sys.executable, "-m", "autograder.worker"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=self.log, start_new_session=True)
+                                     stdout=subprocess.PIPE, stderr=self.log, start_new_session=True,
+                                     preexec_fn=start, cwd="/", env=env)
         self.buffer = b""
         self.ready = False
         self.job = None
         self.deadline = time.monotonic() + STARTUP_TIMEOUT
         self.send({"op": "setup", **self.setup})
+
+    def take_in(self, job):
+        """A copy of the student's submitted folder in the worker's own (regular files only), or None."""
+        if job.folder is None:
+            return None
+        folder = self.home / "in" / job.student
+        course.copy_tree(job.folder, folder)
+        _hand_over(folder, self.uid)
+        return str(folder)
 
     def send(self, message):
         self.proc.stdin.write((json.dumps(message) + "\n").encode())
@@ -100,6 +119,40 @@ class WorkerProcess:
         self.kill()
 
 
+def _worker_files(setup, home):
+    """Copies, in the worker's folder, of the course files it reads; the setup entries that name them."""
+    files = home / "course-files"
+    (files / "config").mkdir(parents=True)
+    shutil.copyfile(setup["template_db"], files / "template.db")
+    shutil.copyfile(Path(setup["course_root"]) / "nbgrader_config.py", files / "config" / "nbgrader_config.py")
+    course.copy_tree(setup["source_dir"], files / "source") if Path(setup["source_dir"]).is_dir() \
+        else (files / "source").mkdir()
+    (home / "feedback").mkdir()
+    (home / "scratch").mkdir()
+    return {"template_db": str(files / "template.db"), "course_root": str(files / "config"),
+            "source_dir": str(files / "source"), "feedback_dir": str(home / "feedback") if setup["feedback_dir"]
+            else None}
+
+
+def _hand_over(folder, uid):
+    """Give a folder (and all in it) to the worker's user; the parent's own scratch stays root's."""
+    if uid is None:
+        return
+    for root, dirs, files in os.walk(folder):
+        os.chown(root, uid, uid)
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), uid, uid)
+
+
+def _worker_paths():
+    """What a worker's interpreter must reach: Python, its packages, and the course's own two packages."""
+    import autograder
+    import ffn_helpers
+
+    return sorted({*sandbox._required_paths(), os.path.dirname(autograder.__file__),
+                   os.path.dirname(ffn_helpers.__file__)})
+
+
 def _report_page(result):
     import nbformat
 
@@ -127,8 +180,7 @@ def run_pool(queue, setup, jobs, timeout, log_dir, model):
                 if w.ready and w.job is None and queue:
                     w.job = queue.pop(0)
                     w.deadline = time.monotonic() + timeout
-                    w.send({"op": "grade", "student": w.job.student,
-                            "input_dir": str(w.job.folder) if w.job.folder else None})
+                    w.send({"op": "grade", "student": w.job.student, "input_dir": w.take_in(w.job)})
             active = [w for w in workers if w.job or not w.ready]
             if not active:
                 break
@@ -141,6 +193,7 @@ def run_pool(queue, setup, jobs, timeout, log_dir, model):
                             w.ready = True
                         elif w.job is not None and message.get("student") == w.job.student:
                             job, w.job = w.job, None
+                            shutil.rmtree(w.home / "in" / job.student, ignore_errors=True)
                             yield job, message
                 except EOFError:
                     job = w.job
@@ -189,8 +242,11 @@ def _publish(config, model, submission, reply, out_dir, gb):
         result["flags"].append({"kind": "review", "exercise": None, "notebook": aid, "costs_points": False,
                                 "detail": f"not copied: {what}", "where": "the submission's files"})
     gradebook.record(config, result, gb)
-    if not reply.get("html"):  # the worker was stopped before it could write the page
-        (out_dir / f"{student}.html").write_text(_report_page(result), encoding="utf-8")
+    page = out_dir / f"{student}.html"
+    if page.exists() or page.is_symlink():
+        page.unlink()
+    if not reply.get("html") or course._copy_file(Path(reply["html"]), page, 50 * 1024 * 1024)[0]:
+        page.write_text(_report_page(result), encoding="utf-8")  # the worker could not write one
     (out_dir / f"{student}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return result
 
@@ -206,6 +262,7 @@ def grade(assignment_id, submitted, out_dir, jobs=None, students=None, limits=No
     out_dir = Path(out_dir).resolve()
     out_dir.mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix="ffn-grade-"))
+    scratch.chmod(0o711)  # each worker's user reaches its own folder in here, and nothing else
     try:
         model = course.prepare_assignment(config, assignment_id, log=_say)
         found = submissions.find(submitted, assignment_id, scratch, config, log=_say)

@@ -4,8 +4,9 @@ The tests compare what the learner's code returned, and that is hostile data. So
 worker forks, and the child, before it runs any test:
 
 - leaves the network and hides the course, the submissions, the results and the
-  worker's scratch folder under empty folders (grading as root: its own namespaces);
-- drops to a user id of its own that owns nothing, with no way back (grading as root);
+  worker's scratch folder under empty folders (namespaces of its own: confine.py);
+- drops to a user id of its own that owns nothing, with no way back, when it was
+  started as root (a worker started by `grade` already runs as such a user);
 - caps its address space, CPU time and file size.
 
 The learner's process is still started by the worker, which has the rights to build
@@ -16,24 +17,21 @@ course does not have, points out of range, an unknown kind of note are refused.
 """
 
 import contextlib
-import ctypes
 import json
 import math
 import os
-import resource
 import signal
 import socket
 import time
 import traceback
 
+from . import confine
 from .rerun import CleanRunResult, Note, TestResult
+from .sandbox import _required_paths
 
 MEMORY = 512 * 1024 * 1024  # address space the judge may add to what it inherits: the tests compare small arrays
 _MAX_VERDICT = 8 * 1024 * 1024  # bytes of the JSON verdict
 _NOTE_KINDS = ("patched", "reference", "lying", "channel")
-_CLONE_NEWNS, _CLONE_NEWNET = 0x00020000, 0x40000000
-_MS_REC, _MS_PRIVATE, _MS_NOSUID, _MS_NODEV, _MS_BIND, _MNT_DETACH = 0x4000, 0x40000, 0x2, 0x4, 0x1000, 0x2
-_PR_SET_NO_NEW_PRIVS = 38
 
 
 class JudgeFailed(RuntimeError):
@@ -142,61 +140,14 @@ def _serve(control, launcher, pid, deadline):
                 raise JudgeFailed(f"unknown request {str(op)[:40]!r} from the clean re-run")
 
 
-def _bytes(value):
-    return value.encode() if isinstance(value, str) else value
-
-
-def _mount(libc, source, target, fstype=None, flags=0, data=None):
-    if libc.mount(_bytes(source), _bytes(target), _bytes(fstype), flags, _bytes(data)) != 0:
-        raise OSError(ctypes.get_errno(), f"mount {source} on {target}")
-
-
-def _reachable_python(libc):
-    """Make the interpreter and its packages reachable by any user in this mount namespace.
-
-    Python may live under a folder only root can enter (/root/.pyenv): each such folder
-    gets an empty, traversable one over it, with only the interpreter's folders bound back.
-    """
-    from .sandbox import _closed_ancestor, _required_paths
-
-    required = _required_paths()
-    closed = sorted({a for a in map(_closed_ancestor, required) if a})
-    if not closed:
-        return
-    stage = "/tmp/.ffn-judge-stage"
-    os.makedirs(stage, exist_ok=True)
-    _mount(libc, "tmpfs", stage, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=4k,mode=0700")
-    inside = [r for r in required if any(r.startswith(a + "/") for a in closed)]
-    for i, path in enumerate(inside):
-        os.mkdir(f"{stage}/{i}")
-        _mount(libc, path, f"{stage}/{i}", None, _MS_BIND | _MS_REC)
-    for folder in closed:
-        _mount(libc, "tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755")
-    for i, path in enumerate(inside):
-        os.makedirs(path, exist_ok=True)
-        _mount(libc, f"{stage}/{i}", path, None, _MS_BIND | _MS_REC)
-    libc.umount2(stage.encode(), _MNT_DETACH)
-
-
 def _confine(uid, memory, timeout, hidden):
-    """Namespaces, then the user id, then the limits: in that order, as only root can do the first two."""
+    """Out of the network, the course and results hidden, a user of its own (as root), limits: in that order."""
+    confine.own_mounts(network=True)
+    confine.hide(hidden)
     if os.geteuid() == 0 and uid is not None:
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.unshare(_CLONE_NEWNS | _CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), "unshare: cannot leave the network and the mounts")
-        _mount(libc, None, "/", None, _MS_REC | _MS_PRIVATE)
-        for path in hidden:
-            if os.path.isdir(path):
-                _mount(libc, "tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=4k,mode=0755")
-        _reachable_python(libc)
-        os.setgroups([])
-        os.setresgid(uid, uid, uid)
-        os.setresuid(uid, uid, uid)
-        libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-    resource.setrlimit(resource.RLIMIT_AS, (_address_space() + memory,) * 2)
-    resource.setrlimit(resource.RLIMIT_CPU, (int(timeout) + 60,) * 2)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (16 * 1024 * 1024,) * 2)
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        confine.reachable(_required_paths())
+        confine.become(uid)
+    confine.limit(memory=_address_space() + memory, cpu=int(timeout) + 60, fsize=16 * 1024 * 1024)
 
 
 def _address_space():

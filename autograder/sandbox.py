@@ -291,6 +291,15 @@ def slot_uid(slot, base=None):
     return (uid_base() if base is None else base) + slot
 
 
+def worker_uid(slot, base=None):
+    """The user a grading worker of job slot `slot` runs as (grading as root), or None.
+
+    The same as that slot's judge (worker.JUDGE_UID_OFFSET): neither owns anything outside its scratch folder."""
+    if os.geteuid() != 0:
+        return None
+    return (uid_base() if base is None else base) + 64 + slot
+
+
 def probe(limits=None):
     """Check that the sandbox can be built here; return (ok, explanation)."""
     missing = [tool for tool in ("bwrap", "prlimit", "setpriv") if shutil.which(tool) is None]

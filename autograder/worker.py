@@ -77,6 +77,7 @@ class Worker:
         self.config = course.load_config(setup["course_root"])
         gradebook.reuse_engines()
         self.mpl_cache = self._matplotlib_cache()
+        _preload(self.mpl_cache)
         self.cell_timeout = setup.get("cell_timeout") or self.config.Execute.get("timeout", 30) or 30
         self._configure()
 
@@ -372,6 +373,19 @@ class Worker:
         target = self.feedback_dir / f"{student}.html"
         target.write_text(parts[0] if len(parts) == 1 else "\n<hr>\n".join(parts), encoding="utf-8")
         return str(target)
+
+
+def _preload(mpl_cache):
+    """Import what the course's cells import, once: each judge (a fork of this process) starts with it loaded,
+    and with matplotlib's font list read, which it could not write again in its hidden folders."""
+    os.environ["MPLCONFIGDIR"], os.environ["MPLBACKEND"] = str(mpl_cache), "Agg"
+    import matplotlib.font_manager  # noqa: F401
+    import scipy.special  # noqa: F401
+
+    import ffn_helpers
+    from ffn_helpers import activations, budgets, checks, examples, ffn, mistakes, module, norm, plots  # noqa: F401
+
+    del ffn_helpers
 
 
 def read_notebook(path):

@@ -68,7 +68,7 @@ class _PeakMemory:
     """Samples the peak resident set (VmHWM) of this process's grading workers while a batch runs."""
 
     def __init__(self, interval=0.2):
-        self.interval, self.peaks, self._stop = interval, {}, threading.Event()
+        self.interval, self.peaks, self.uids, self._stop = interval, {}, {}, threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def __enter__(self):
@@ -104,6 +104,9 @@ class _PeakMemory:
                 m = re.search(r"^VmHWM:\s*(\d+) kB", status, re.M)
                 if m:
                     self.peaks[pid] = max(self.peaks.get(pid, 0), int(m.group(1)) * 1024)
+                uid = re.search(r"^Uid:\s*(\d+)\s+(\d+)", status, re.M)
+                if uid:
+                    self.uids.setdefault(pid, set()).update(map(int, uid.groups()))
 
 
 def _hidden_lines():
@@ -173,7 +176,7 @@ def batch(tmp_path_factory):
           f"{resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024} MiB", file=sys.stderr)
     yield {"base": base, "course": course_root, "ctx": ctx, "honest": honest, "markers": markers,
            "canaries": canaries, "baseline": baseline, "graded": _results(base / "results"), "error": error,
-           "worker_peaks": dict(memory.peaks), "seconds": seconds,
+           "worker_peaks": dict(memory.peaks), "worker_uids": dict(memory.uids), "seconds": seconds,
            "self_peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
            "children_peak": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024}
     for top, _, files in os.walk(base):  # the copies of the 1 GiB file and the like: do not keep them around
@@ -388,6 +391,14 @@ def test_grading_processes_stay_under_the_memory_bound(batch):
     over = {k: f"{v / MiB:.0f} MiB" for k, v in peaks.items() if v > GRADER_RSS_BOUND}
     assert not over, (f"peak memory above {GRADER_RSS_BOUND / MiB:.0f} MiB: {over} "
                       f"(largest child, sandboxes included: {batch['children_peak'] / MiB:.0f} MiB)")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="graded as a normal user, the grader has no root to give up")
+def test_workers_and_judges_never_run_as_root(batch):
+    """Graded as root, every process that handles what a student's code made runs as a user of its own."""
+    assert batch["worker_uids"], "no grading worker was seen"
+    as_root = {pid: sorted(uids) for pid, uids in batch["worker_uids"].items() if 0 in uids}
+    assert not as_root, f"grading processes running as root (pid: real and effective uid): {as_root}"
 
 
 if __name__ == "__main__":

@@ -1,0 +1,121 @@
+"""Confining a trusted process that handles what student code made: a user of its own, namespaces, limits.
+
+Two processes of the grader use it (the student's code itself runs in sandbox.py's bubblewrap):
+
+- a worker (grade.py starts it): dropped, before it starts, to a user id of its own that
+  owns nothing but its scratch folder, so nbgrader and nbconvert parse what a kernel sent
+  with no rights to speak of;
+- the judge (judge.py): the worker's child that runs the clean re-run's tests, which also
+  leaves the network and sees no course, submissions or results.
+
+Python may live under a folder only root can enter (/root/.pyenv): in the process's own
+mount namespace, each such folder gets an empty, traversable one over it, with only the
+interpreter's folders bound back (`reachable`).
+"""
+
+import ctypes
+import os
+import resource
+
+_CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
+_MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 0x40000
+_MNT_DETACH = 0x2
+_PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS = 4, 38
+
+
+def _libc():
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _bytes(value):
+    return value.encode() if isinstance(value, str) else value
+
+
+def _mount(libc, source, target, fstype=None, flags=0, data=None):
+    if libc.mount(_bytes(source), _bytes(target), _bytes(fstype), flags, _bytes(data)) != 0:
+        raise OSError(ctypes.get_errno(), f"mount {source} on {target}")
+
+
+def _unshare(libc, flags, what):
+    if libc.unshare(flags) != 0:
+        raise OSError(ctypes.get_errno(), f"unshare: cannot {what}")
+
+
+def own_mounts(network=False):
+    """A mount namespace of this process's own (and a network namespace with no way out, if asked).
+
+    As root, directly; as another user, inside a user namespace of its own where it is root."""
+    libc = _libc()
+    flags = _CLONE_NEWNS | (_CLONE_NEWNET if network else 0)
+    if os.geteuid() != 0:
+        uid, gid = os.geteuid(), os.getegid()
+        _unshare(libc, flags | _CLONE_NEWUSER, "make namespaces (are user namespaces disabled?)")
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+            with open(f"/proc/self/{name}", "w", encoding="ascii") as f:
+                f.write(text)
+    else:
+        _unshare(libc, flags, "make namespaces")
+    _mount(libc, None, "/", None, _MS_REC | _MS_PRIVATE)
+
+
+def hide(paths):
+    """An empty folder over each of `paths` (in this process's own mount namespace)."""
+    libc = _libc()
+    for path in paths:
+        if os.path.isdir(path):
+            _mount(libc, "tmpfs", path, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=4k,mode=0755")
+
+
+def reachable(paths):
+    """Make `paths` (and what lies under them) reachable by any user, in this process's own mount namespace."""
+    from .sandbox import _closed_ancestor
+
+    libc = _libc()
+    closed = sorted({a for a in map(_closed_ancestor, paths) if a})
+    if not closed:
+        return
+    stage = "/tmp/.ffn-confine-stage"
+    os.makedirs(stage, exist_ok=True)
+    _mount(libc, "tmpfs", stage, "tmpfs", _MS_NOSUID | _MS_NODEV, "size=4k,mode=0700")
+    inside = sorted({p for p in paths if any(p.startswith(a + "/") for a in closed)})
+    for i, path in enumerate(inside):
+        os.mkdir(f"{stage}/{i}")
+        _mount(libc, path, f"{stage}/{i}", None, _MS_BIND | _MS_REC)
+    for folder in closed:
+        _mount(libc, "tmpfs", folder, "tmpfs", _MS_NOSUID | _MS_NODEV, "mode=0755")
+    for i, path in enumerate(inside):
+        os.makedirs(path, exist_ok=True)
+        _mount(libc, f"{stage}/{i}", path, None, _MS_BIND | _MS_REC)
+    libc.umount2(stage.encode(), _MNT_DETACH)
+
+
+def become(uid):
+    """Drop to `uid` (and a group of the same number, no other groups), with no way back."""
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    _libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+
+
+def undumpable():
+    """No process of the same user may trace this one or read its memory."""
+    _libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
+
+
+def limit(memory=None, cpu=None, fsize=None):
+    """Resource limits on this process: address space, CPU seconds, size of a file it writes."""
+    for which, value in ((resource.RLIMIT_AS, memory), (resource.RLIMIT_CPU, cpu), (resource.RLIMIT_FSIZE, fsize)):
+        if value is not None:
+            resource.setrlimit(which, (int(value), int(value)))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def worker_start(uid, paths):
+    """`preexec_fn` of a worker started as root: its own mounts, the interpreter reachable, then `uid`."""
+
+    def start():
+        own_mounts()
+        reachable(paths)
+        become(uid)
+
+    return start
