@@ -5,8 +5,15 @@ run graded in its own fresh copy of the course, one after the other on the same
 machine. Submissions per minute for both, and their ratio. Both runs must give
 every submission the same score on every test cell: a mismatch is printed and
 fails the benchmark (a fast grader that grades differently is not faster).
+
+Then the grader's memory: the peak resident memory of each grading process
+(the parent, its workers and their judges, not the sandboxes) while it grades
+submissions built to make a trusted process hold far more than they send.
 """
 
+import copy
+import os
+import re
 import resource
 import shutil
 import sqlite3
@@ -47,8 +54,6 @@ def _assignment():
 
 def _submissions(aid):
     """student id -> notebook: the learner version with answers filled in."""
-    import copy
-
     import nbformat
 
     from autograder import NOTEBOOKS_DIR, SOLUTIONS_DIR
@@ -123,6 +128,80 @@ def _timed(cmd, cwd):
     return seconds, cpu
 
 
+# Answers built to make a trusted process hold much more than they send (issue 10's memory attacks).
+_MEMORY_ATTACKS = {
+    "m-strings": {"ffn_forward": "def ffn_forward(x, W1, b1, W2, b2):\n"
+                                 "    return ['x' * (16384 - i % 7) for i in range(4096)]\n"},
+    "m-items": {"ffn_forward": "class Endless:\n    def __len__(self):\n        return 10**9\n"
+                               "    def __getitem__(self, i):\n        return np.ones(2**23)\n\n"
+                               "def ffn_forward(x, W1, b1, W2, b2):\n    return Endless()\n"},
+    "m-errors": {"ffn_forward": "def ffn_forward(x, W1, b1, W2, b2):\n    raise ValueError('e' * 40_000_000)\n"},
+    "m-metadata": {"dead_fraction": "from IPython.display import display\n"
+                                    "for _ in range(4):\n"
+                                    "    display({'text/plain': 'x'}, raw=True, metadata={'m': 'y' * 25_000_000})\n\n"
+                                    "def dead_fraction(x, W1, b1):\n    return 0.5\n"},
+}
+
+
+class _Peaks:
+    """Samples the peak resident memory (VmHWM) of every process whose command line holds `needle`."""
+
+    def __init__(self, needle):
+        import threading
+
+        self.needle, self.peak, self._stop = needle, 0, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self):
+        while not self._stop.wait(0.1):
+            for entry in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    if self.needle in Path(f"/proc/{entry}/cmdline").read_bytes():
+                        m = re.search(r"^VmHWM:\s*(\d+) kB", Path(f"/proc/{entry}/status").read_text(), re.M)
+                        self.peak = max(self.peak, int(m.group(1)) * 1024 if m else 0)
+                except OSError:
+                    continue
+
+
+def _memory_rows(aid, tmp):
+    if aid != ASSIGNMENT:
+        return []
+    from autograder import course
+
+    learner = _submissions(aid)
+    honest = {k: v for k, v in list(learner.items())[:2]}
+    attacks = {}
+    for name, answers in _MEMORY_ATTACKS.items():
+        nb = copy.deepcopy(next(iter(honest.values())))
+        for cell in nb.cells:
+            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if gid in answers:
+                cell.source = "import numpy as np\n\n" + answers[gid]
+        attacks[name] = nb
+    root = tmp / "memory"
+    _course(root / "course", aid)
+    _write(root / "submitted", aid, {**honest, **attacks})
+    course.ensure_bin_on_path()
+    cmd = [sys.executable, "-m", "autograder", "grade", aid, str(root / "submitted"), "--out", str(root / "results"),
+           "--jobs", "2", "--course", str(root / "course"), "--cell-timeout", "30"]
+    with _Peaks(b"autograder.worker") as workers, _Peaks(b"autograder\0grade") as parent:
+        seconds, _ = _timed(cmd, cwd=root)
+    label = f"grading {len(attacks)} memory attacks + {len(honest)} honest x {aid}"
+    return [
+        Row(f"{label}: peak memory of a worker or judge", workers.peak / 2**20, "MiB", "<= 1024",
+            f"{seconds:.0f} s; sandboxes not counted (they have their own limit)"),
+        Row(f"{label}: peak memory of the grading parent", parent.peak / 2**20, "MiB", "<= 1024"),
+    ]
+
+
 def rows():
     from autograder import course
 
@@ -142,6 +221,7 @@ def rows():
         t_ours, cpu_ours = _timed([sys.executable, "-m", "autograder", "grade", aid, str(tmp / "submitted"),
                                    "--out", str(tmp / "results"), "--jobs", "2", "--course", str(ours)], cwd=tmp)
         plain_scores, our_scores = _scores(plain / "gradebook.db"), _scores(ours / "gradebook.db")
+        memory = _memory_rows(aid, tmp)
     mismatches = sorted(f"{student} {cell}: nbgrader {plain_scores.get((student, cell))}, "
                         f"autograder {our_scores.get((student, cell))}"
                         for student, cell in set(plain_scores) | set(our_scores)
@@ -161,4 +241,5 @@ def rows():
         Row(f"{label}: CPU per submission, nbgrader autograde", cpu_plain / N_SUBMISSIONS, "s"),
         Row(f"{label}: CPU per submission, autograder grade", cpu_ours / N_SUBMISSIONS, "s",
             "", "both runs, sandbox and clean re-run included"),
+        *memory,
     ]
