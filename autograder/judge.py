@@ -161,7 +161,8 @@ def _address_space():
 
 def _as_json(result):
     return {
-        "tests": {gid: {"points": t.points, "message": t.message, "timed_out": t.timed_out}
+        "tests": {gid: {"points": t.points, "message": t.message, "timed_out": t.timed_out,
+                        "incomplete": t.incomplete}
                   for gid, t in result.tests.items()},
         "cell_errors": [list(e) for e in result.cell_errors],
         "notes": [{"exercise": n.exercise, "kind": n.kind, "detail": n.detail} for n in result.notes],
@@ -191,7 +192,7 @@ def verdict(data, tests, exercises):
         if type(points) not in (int, float) or not math.isfinite(points) or not 0 <= points <= top:
             raise ValueError(f"{gid}: points {points!r} outside [0, {top:g}]")
         result.tests[gid] = TestResult(gid, exercise, top, float(points), _text(entry.get("message", ""), 20000),
-                                       entry.get("timed_out") is True)
+                                       entry.get("timed_out") is True, entry.get("incomplete") is True)
     for key in ("cell_errors", "course_errors"):
         for entry in list(data.get(key) or [])[:200]:
             if not isinstance(entry, list) or len(entry) != 2:

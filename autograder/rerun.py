@@ -54,6 +54,7 @@ class TestResult:
     points: float = 0.0
     message: str = ""  # why it failed: the exception's type and message
     timed_out: bool = False
+    incomplete: bool = False  # no verdict: the learner's process overran, died or garbled the channel
 
 
 @dataclass
@@ -301,6 +302,7 @@ class CleanRun:
             for outcome in self.result.tests.values():
                 if not outcome.message and outcome.points == 0:
                     outcome.message = f"the clean re-run could not finish: {exc}"
+                    outcome.incomplete = True
         finally:
             self.student.stop()
         return self.result
@@ -359,6 +361,7 @@ class CleanRun:
         except rpc.ChannelError as exc:
             outcome.points, outcome.message = 0.0, self._failure(exc, self.cell_timeout)
             outcome.timed_out = isinstance(exc, rpc.ChannelTimeout)
+            outcome.incomplete = True
             if isinstance(exc, rpc.ProtocolError):
                 self.result.notes.append(Note(test.exercise, "channel", outcome.message))
             self._recover(exc)

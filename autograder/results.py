@@ -45,11 +45,22 @@ def notebook_run_score(cell, max_points):
     return float(max_points), ""
 
 
-def _cell_status(points, max_points, message, flagged, timed_out):
+def notebook_run_scores(autograded, model):
+    """grade_id -> (points, message) of each test cell as the notebook run left it (none: an empty dict)."""
+    if autograded is None:
+        return {}
+    top = {c.name: float(c.points) for c in model.cells if c.grade and not c.solution}
+    return {gid: notebook_run_score(cell, top[gid]) for cell in autograded.cells
+            if (gid := cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")) in top}
+
+
+def _cell_status(points, max_points, message, flagged, timed_out, incomplete=False):
     if flagged:
         return "flagged"
     if points >= max_points:
         return "passed"
+    if incomplete:
+        return "rerun incomplete"
     if timed_out:
         return "timeout"
     if message.startswith(("NotRun", "not run")):
@@ -85,16 +96,22 @@ def combine(model, autograded, run_info, clean, findings):
             p1, m1 = 0.0, "not run"
         if clean is not None and gid in clean.tests:
             p2, m2, t2 = clean.tests[gid].points, clean.tests[gid].message, clean.tests[gid].timed_out
+            i2 = clean.tests[gid].incomplete
         else:
-            p2, m2, t2 = 0.0, "the clean re-run did not run", False
-        # A hidden-test cell's notebook run held only its visible part: the clean re-run alone judges it.
-        if p1 > 0 and p2 < p1 and clean is not None and not source_cell.hidden_tests:
+            p2, m2, t2, i2 = 0.0, "the clean re-run did not run", False, True
+        # A disagreement is two verdicts on the same test: a clean re-run that could not finish gave none. A
+        # hidden-test cell's notebook run held only its visible part: the clean re-run alone judges it.
+        if p1 > 0 and p2 < p1 and clean is not None and not i2 and not source_cell.hidden_tests:
             findings.append(Finding("disagreement", exercise,
                                     f"{gid} passes in the notebook run but not in the clean re-run, where the grader "
                                     f"runs the test with its own objects: {m2.splitlines()[0] if m2 else ''}",
                                     f"cell {gid}"))
+        if i2 and p1 > p2 and clean is not None:
+            findings.append(Finding("review", exercise, f"{gid}: the clean re-run could not finish this test, even "
+                                    "with twice the time, so its points are withheld; regrade it by hand",
+                                    f"cell {gid}"))
         cells.append({"grade_id": gid, "exercise": exercise, "max_points": max_points, "p1": p1, "m1": m1,
-                      "p2": p2, "m2": m2, "t2": t2})
+                      "p2": p2, "m2": m2, "t2": t2, "i2": i2 and p1 > p2})
     flagged = {f.exercise for f in findings if f.costs_points}
     out_cells = []
     timeouts = set(run_info.get("timeouts", []) if run_info else [])
@@ -107,7 +124,7 @@ def combine(model, autograded, run_info, clean, findings):
         timed_out = c["t2"] or c["grade_id"] in timeout_ids
         out_cells.append({
             "grade_id": c["grade_id"], "exercise": c["exercise"], "points": points, "max_points": c["max_points"],
-            "status": _cell_status(points, c["max_points"], message, is_flagged, timed_out),
+            "status": _cell_status(points, c["max_points"], message, is_flagged, timed_out, c["i2"]),
             "message": message if points < c["max_points"] else "",
             "diagnosis": diagnoses(message) if points < c["max_points"] else [],
             "notebook_run": {"points": c["p1"], "message": c["m1"]},

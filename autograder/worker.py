@@ -311,7 +311,12 @@ class Worker:
         rerun_dir = self._workdir(student, "rerun")
         sandbox = self.sandbox(rerun_dir, readonly=(rerun_dir,), writable=())
         started = time.monotonic()
-        clean = self._clean_run(code, sandbox, references, course_cells)
+        clean = self._clean_run(code, sandbox, references, course_cells, self.cell_timeout)
+        # A test the notebook run passed but the clean re-run could not finish (a busy machine, a process killed):
+        # once more, with twice the time. Still unfinished, its points are withheld, not charged as misconduct.
+        passed = {gid for gid, (points, _) in results.notebook_run_scores(executed, nbm).items() if points > 0}
+        if any(t.incomplete and gid in passed for gid, t in clean.tests.items()):
+            clean = self._clean_run(code, sandbox, references, course_cells, 2 * self.cell_timeout)
         self.timing["clean re-run"] = time.monotonic() - started
         shutil.rmtree(rerun_dir, ignore_errors=True)
         result, findings = results.combine(nbm, executed, run_info if executed is not None else {}, clean, findings)
@@ -323,7 +328,7 @@ class Worker:
         page = feedback.render(notebook, result, student) if self.feedback_dir else None
         return result, page
 
-    def _clean_run(self, code, sandbox, references, course_cells):
+    def _clean_run(self, code, sandbox, references, course_cells, timeout):
         """rerun.CleanRun in a confined child of this process (judge.py); a second try if it cannot finish.
 
         When neither try gives a verdict, no test earns a point from the clean re-run (its
@@ -335,14 +340,14 @@ class Worker:
 
         tests = {c.grade_id: (c.exercise, c.points) for c in course_cells if c.role == "test" and c.grade_id}
         exercises = {c.grade_id for c in course_cells if c.role == "answer"}
-        budget = 120 + 2 * self.cell_timeout * (len(code) + 2)
+        budget = 120 + 2 * timeout * (len(code) + 2)
         uid = slot_uid(self.slot + JUDGE_UID_OFFSET, self.uid_base) if self.isolate else None
 
         def work(student):
-            return CleanRun(code, sandbox, self.cell_timeout, references, course_cells, student=student).run()
+            return CleanRun(code, sandbox, timeout, references, course_cells, student=student).run()
 
         why = ""
-        for _attempt in range(2):
+        for attempt in range(2):
             self.clear_slot()
             try:
                 data = judge.run(work, StudentProcess(sandbox), uid=uid, memory=judge.MEMORY,
@@ -350,10 +355,11 @@ class Worker:
                 return judge.verdict(data, tests, exercises)
             except (judge.JudgeFailed, ValueError, OSError) as exc:
                 why = str(exc)
-                print(f"clean re-run without a verdict: {why}", file=sys.stderr, flush=True)
+                print(f"clean re-run without a verdict (try {attempt + 1}): {why}", file=sys.stderr, flush=True)
         clean = CleanRunResult()
         for gid, (exercise, top) in tests.items():
-            clean.tests[gid] = TestResult(gid, exercise, top, 0.0, f"the clean re-run could not finish: {why[:500]}")
+            clean.tests[gid] = TestResult(gid, exercise, top, 0.0, f"the clean re-run could not finish: {why[:500]}",
+                                          incomplete=True)
         return clean
 
     def _write_feedback(self, student, notebooks, pages):

@@ -527,6 +527,27 @@ def test_both_runs_must_agree_and_flags_zero_an_exercise(released):
                                                         ("disagreement", "ffn_forward")}
 
 
+def test_a_clean_re_run_without_a_verdict_is_no_disagreement(released):
+    """Trouble in the clean re-run (a busy machine, a killed process) withholds points; it accuses nobody."""
+    from autograder.rerun import CleanRunResult, TestResult
+
+    _, model = released
+    tests = [c for c in model.cells if c.grade]
+    notebook = nbformat.v4.new_notebook()
+    for c in tests:
+        cell = _result_cell([])
+        cell.metadata["nbgrader"] = {"grade_id": c.name, "grade": True, "points": c.points}
+        notebook.cells.append(cell)
+    clean = CleanRunResult(tests={c.name: TestResult(c.name, None, c.points, c.points) for c in tests})
+    clean.tests["test_ffn_forward"] = TestResult("test_ffn_forward", "ffn_forward", 2.0, 0.0,
+                                                 "timed out after 60 s", timed_out=True, incomplete=True)
+    out, findings = results.combine(model, notebook, {}, clean, [])
+    cell = next(c for c in out["cells"] if c["grade_id"] == "test_ffn_forward")
+    assert cell["points"] == 0 and cell["status"] == "rerun incomplete"
+    assert out["status"] == "graded" and [(f.kind, f.costs_points) for f in findings] == [("review", False)]
+    assert "regrade it by hand" in findings[0].detail
+
+
 def test_status_order():
     assert results.worst(["graded", "kernel died", "timeout"]) == "timeout"
     assert results.worst(["out of memory", "flagged"]) == "flagged"
