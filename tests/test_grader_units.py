@@ -505,17 +505,22 @@ def test_diagnoses_are_read_from_failure_messages():
         {"key": "no_activation", "explanation": "no ReLU."}]
 
 
-def test_both_runs_must_agree_and_flags_zero_an_exercise(released):
+def _every_test_passed(model):
+    """A notebook run and a clean re-run in which every test cell of `model` passed."""
     from autograder.rerun import CleanRunResult, TestResult
 
-    _, model = released
     tests = [c for c in model.cells if c.grade]
     notebook = nbformat.v4.new_notebook()
     for c in tests:
         cell = _result_cell([])
         cell.metadata["nbgrader"] = {"grade_id": c.name, "grade": True, "points": c.points}
         notebook.cells.append(cell)
-    clean = CleanRunResult(tests={c.name: TestResult(c.name, None, c.points, c.points) for c in tests})
+    return notebook, CleanRunResult(tests={c.name: TestResult(c.name, None, c.points, c.points) for c in tests})
+
+
+def test_both_runs_must_agree_and_flags_zero_an_exercise(released):
+    _, model = released
+    notebook, clean = _every_test_passed(model)
     clean.tests["test_ffn_forward"].points, clean.tests["test_ffn_forward"].message = 0.0, "AssertionError: wrong"
     flags = [integrity.Finding("reference", "dead_fraction", "calls the reference")]
     out, findings = results.combine(model, notebook, {}, clean, flags)
@@ -529,16 +534,10 @@ def test_both_runs_must_agree_and_flags_zero_an_exercise(released):
 
 def test_a_clean_re_run_without_a_verdict_is_no_disagreement(released):
     """Trouble in the clean re-run (a busy machine, a killed process) withholds points; it accuses nobody."""
-    from autograder.rerun import CleanRunResult, TestResult
+    from autograder.rerun import TestResult
 
     _, model = released
-    tests = [c for c in model.cells if c.grade]
-    notebook = nbformat.v4.new_notebook()
-    for c in tests:
-        cell = _result_cell([])
-        cell.metadata["nbgrader"] = {"grade_id": c.name, "grade": True, "points": c.points}
-        notebook.cells.append(cell)
-    clean = CleanRunResult(tests={c.name: TestResult(c.name, None, c.points, c.points) for c in tests})
+    notebook, clean = _every_test_passed(model)
     clean.tests["test_ffn_forward"] = TestResult("test_ffn_forward", "ffn_forward", 2.0, 0.0,
                                                  "timed out after 60 s", timed_out=True, incomplete=True)
     out, findings = results.combine(model, notebook, {}, clean, [])
