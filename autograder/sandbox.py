@@ -292,9 +292,10 @@ def slot_uid(slot, base=None):
 
 
 def worker_uid(slot, base=None):
-    """The user a grading worker of job slot `slot` runs as (grading as root), or None.
+    """The user a grading worker of job slot `slot`, and its judges, run as (grading as root), or None.
 
-    The same as that slot's judge (worker.JUDGE_UID_OFFSET): neither owns anything outside its scratch folder."""
+    It owns nothing outside the worker's scratch folder; the slot's student code, run by `check` as root,
+    runs as slot_uid(slot) instead."""
     if os.geteuid() != 0:
         return None
     return (uid_base() if base is None else base) + 64 + slot

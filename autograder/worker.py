@@ -38,7 +38,6 @@ _grader_warm_up()
 del _grader_warm_up
 """
 _MAX_EXTRA_BYTES = 50 * 1024 * 1024
-JUDGE_UID_OFFSET = 64  # job slot k's tests run as uid base + 64 + k (its student code as base + k)
 
 
 class Worker:
@@ -336,12 +335,12 @@ class Worker:
         """
         from . import judge
         from .rerun import CleanRun, CleanRunResult, StudentProcess, TestResult
-        from .sandbox import slot_uid
+        from .sandbox import worker_uid
 
         tests = {c.grade_id: (c.exercise, c.points) for c in course_cells if c.role == "test" and c.grade_id}
         exercises = {c.grade_id for c in course_cells if c.role == "answer"}
         budget = 120 + 2 * timeout * (len(code) + 2)
-        uid = slot_uid(self.slot + JUDGE_UID_OFFSET, self.uid_base) if self.isolate else None
+        uid = worker_uid(self.slot, self.uid_base) if self.isolate else None  # None: this worker dropped its rights
 
         def work(student):
             return CleanRun(code, sandbox, timeout, references, course_cells, student=student).run()
