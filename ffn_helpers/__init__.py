@@ -5,6 +5,7 @@
 Modules: `activations`, `ffn`, `norm`, `budgets`, `examples` (the worked
 examples W-1 ... W-8), `checks` and `mistakes` (feedback on learners' code),
 `module` (a reference FeedForwardNetwork with its backward pass and training),
+`rounding` (float64 sums in a stated order, and every value any order can give),
 `plots` and `widgets` (figures and the interactive view; imported on first use so
 that `import ffn_helpers` stays fast and never loads matplotlib).
 """
@@ -27,7 +28,7 @@ from .norm import layer_norm, post_ln, pre_ln
 
 __version__ = "1.0.0"
 
-_LAZY = ("plots", "checks", "mistakes", "examples", "widgets", "module")
+_LAZY = ("plots", "checks", "mistakes", "examples", "widgets", "module", "rounding")
 
 
 def __getattr__(name):

@@ -5,8 +5,11 @@ exact GELU (or SiLU) after a threaded GEMM leaves cores idle; worse, OpenBLAS's
 worker threads spin for a while after each product and take the CPU the
 activation needs. For large inputs the FFN is therefore split by rows: each
 thread computes its own rows' GEMM (BLAS limited to one thread, through
-threadpoolctl), activation and second GEMM. Every token's arithmetic is the
-same as in the plain path; only who does it changes.
+threadpoolctl), activation and second GEMM. Every token goes through the same
+operations as in the plain path, but not always bit for bit: BLAS may add a row's
+products in another order for a block of rows on one thread than for the whole
+matrix on all of them (OpenBLAS's Haswell kernel does), so the two paths agree to
+a few float64 roundings.
 """
 
 import contextvars

@@ -42,7 +42,8 @@ class NeuronExample:
     b_for_zero_z_C: float  # the bias that makes case C's z zero
     published_b_C: float  # the wrong bias some texts print ...
     z_C_with_published_b: float  # ... and the z it really gives
-    float_residue_z_C: float  # z_C with b = 0.01 in float64: tiny, not 0
+    float_residue_z_C: float  # z_C with b = 0.01 in float64, summed left to right: tiny, not 0
+    fma_residue_z_C: float  # the same sum in another order with a fused multiply-add (AVX-512 BLAS)
     exact_zero_x: np.ndarray  # a case C built from exactly representable numbers
     exact_zero_w: np.ndarray
     exact_zero_b: float
@@ -83,7 +84,12 @@ W_1 = NeuronExample(
     b_for_zero_z_C=0.01,
     published_b_C=-0.09,
     z_C_with_published_b=-0.1,
-    float_residue_z_C=-8.7e-18,  # "about": tests allow a few percent
+    # ((0.2·0.5 + (-1)·0.2) + (-0.3)·(-0.3)) + 0·0.4) + 0.01, one rounding per operation: the
+    # same bits on every IEEE-754 machine. It is -5·2⁻⁵⁹ ≈ -8.67e-18 ("about -8.7e-18").
+    float_residue_z_C=-8.673617379884035e-18,
+    # What `x_C @ w + 0.01` gives with OpenBLAS's SkylakeX (AVX-512) kernel: the order
+    # fma(-0.3, -0.3, 0.2·0.5 + (-1)·0.2) + (0·0.4 + 0.01). Other kernels give the value above.
+    fma_residue_z_C=-1.214306433183765e-17,
     exact_zero_x=_ro([0.5, 0, 0, 0]),
     exact_zero_w=_ro([2, 1, 1, 1]),
     exact_zero_b=-1.0,

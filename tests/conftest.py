@@ -8,6 +8,11 @@ the alternative answers they grade are in `submissions/`.
 Notebook execution times are not asserted (benchmarks/bench_notebooks.py reports
 them against their targets); tests record them as the user property
 `notebook_seconds` and the summary at the end of the run lists them.
+
+System packages (see `system_needs.py`): a machine without bubblewrap or Chromium
+gets one line per missing package at the top of the run, with the command that
+installs it, and the tests that need it skip with that reason; with
+FFN_REQUIRE_SANDBOX=1 / FFN_REQUIRE_BROWSER=1 (CI sets both) they fail instead.
 """
 
 import sys
@@ -18,6 +23,37 @@ import pytest
 TESTS_DIR = Path(__file__).resolve().parent
 if str(TESTS_DIR) not in sys.path:  # `import nbtools` and `import submissions`, whatever the import mode
     sys.path.insert(0, str(TESTS_DIR))
+
+import system_needs  # noqa: E402  (found through the path just set)
+
+
+def pytest_configure(config):
+    config._ffn_missing = system_needs.missing()  # probed once per process: a few `which` look-ups
+
+
+def pytest_report_header(config):
+    """The preflight: one line per missing system package, at the top of the run (printed once, by the controller)."""
+    return [need.header_line() for need in config._ffn_missing]
+
+
+def pytest_itemcollected(item):
+    """Give the tests that build the grading sandbox the `sandbox` marker (see system_needs.SANDBOX_TESTS)."""
+    if system_needs.builds_sandbox(item):
+        item.add_marker(pytest.mark.sandbox)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Skip (or, when required, fail) a test whose system package is missing, before its fixtures start anything.
+
+    Skipping here, not with a skip mark, makes every such skip report this one place, so the
+    summary folds them into one line per reason.
+    """
+    for need in item.config._ffn_missing:
+        if item.get_closest_marker(need.marker) is not None:
+            if need.required():
+                pytest.fail(need.failure(), pytrace=False)
+            pytest.skip(need.reason())
 
 
 @pytest.hookimpl(trylast=True)

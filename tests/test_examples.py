@@ -14,6 +14,7 @@ import pytest
 from scipy import special, stats
 
 import ffn_helpers as fh
+from ffn_helpers import rounding
 from ffn_helpers.examples import EXAMPLES, W_1, W_2, W_3, W_4, W_5, W_6, W_7, W_8
 
 TIGHT = 1e-12  # absolute, for sums of a handful of one-decimal numbers
@@ -71,24 +72,70 @@ def test_W1_sign_cases_dot_z_and_relu(case, x, dot, z, relu):
 def test_W1_case_C_bias_0_01_makes_z_zero_the_published_minus_0_09_gives_minus_0_1():
     dot_C = float(np.dot(W_1.cases["C"].x, W_1.w))
     assert -dot_C == pytest.approx(0.01, abs=TIGHT) == W_1.b_for_zero_z_C
-    assert abs(dot_C + 0.01) < 1e-16  # the right bias: z is zero up to rounding
+    # The right bias: z is zero up to rounding, and (BLAS's dot, then + 0.01) is one of the orders.
+    assert dot_C + 0.01 in _case_C_every_rounding() and abs(dot_C + 0.01) < 1e-16
     z_published = dot_C + W_1.published_b_C
     assert W_1.published_b_C == -0.09
     assert z_published == pytest.approx(-0.1, abs=TIGHT) == W_1.z_C_with_published_b
     assert abs(z_published) > 0.09  # the published bias is nowhere near making z zero
 
 
-def test_W1_case_C_in_float64_is_about_minus_8_7e_minus_18_not_zero():
-    # The spec's sum, in its order, as Python floats ...
+def test_W1_case_C_in_float64_left_to_right_is_about_minus_8_7e_minus_18_not_zero():
+    # The spec's sum, in its order, as Python floats: one rounding per operation, so these
+    # bits are the same on every IEEE-754 machine and the equality is exact.
     residue = 0.2 * 0.5 + (-1) * 0.2 + (-0.3) * (-0.3) + 0 * 0.4 + 0.01
-    # ... and the same through numpy's dot product.
-    residue_np = float(np.dot(W_1.cases["C"].x, W_1.w) + W_1.b_for_zero_z_C)
-    for r in (residue, residue_np):
-        assert r != 0.0
-        assert r < 0.0
-        assert r == pytest.approx(-8.7e-18, rel=0.03, abs=0)
-        assert r == pytest.approx(W_1.float_residue_z_C, rel=0.03, abs=0)
-        assert fh.relu(r) == 0.0  # ReLU still outputs 0, but not because z is 0
+    assert residue == rounding.dot_in_order(W_1.cases["C"].x, W_1.w, W_1.b_for_zero_z_C)
+    assert residue == W_1.float_residue_z_C == -5 * 2.0**-59
+    assert residue < 0.0 and f"{residue:.1e}" == "-8.7e-18"  # the spec's "about -8.7e-18"
+    assert fh.relu(residue) == 0.0  # ReLU still outputs 0, but not because z is 0
+
+
+def _case_C_every_rounding():
+    return rounding.every_rounding(W_1.cases["C"].x, W_1.w, W_1.b_for_zero_z_C)
+
+
+def test_W1_case_C_every_order_is_at_most_0_and_within_the_error_bound_one_order_gives_0():
+    x, w, b = W_1.cases["C"].x, W_1.w, W_1.b_for_zero_z_C
+    every = _case_C_every_rounding()
+    exact, bound = rounding.exact_value(x, w, b), rounding.error_bound(x, w, b)
+    assert len(every) == 7 and max(every) == 0.0 and min(every) < 0
+    assert W_1.float_residue_z_C in every and W_1.fma_residue_z_C in every
+    assert all(abs(v - exact) <= bound for v in every)
+    assert exact == pytest.approx(-1.2e-17, rel=0.01, abs=0) and bound == pytest.approx(2.2e-16, rel=0.01, abs=0)
+    assert f"{W_1.fma_residue_z_C:.3g}" == "-1.21e-17"  # the spec's other machine
+
+
+def test_W1_case_C_through_numpy_is_one_of_the_values_some_order_gives():
+    """`@` and `np.dot` go through BLAS, whose kernel (chosen for the CPU, or by OPENBLAS_CORETYPE)
+    fixes the order and the use of FMAs: assert only what holds for every order."""
+    x, w, b = W_1.cases["C"].x, W_1.w, W_1.b_for_zero_z_C
+    every = _case_C_every_rounding()
+    for got in (float(x @ w + b), float(np.dot(x, w) + b), float((np.stack([x, x]) @ w + b)[1])):
+        assert got in every and got <= 0.0 and fh.relu(got) == 0.0
+
+
+# The kernels the notebook names, and the value `@` gives for case C with each.
+BLAS_KERNEL_RESIDUE = {"SkylakeX": W_1.fma_residue_z_C, "Haswell": W_1.float_residue_z_C,
+                       "Sandybridge": W_1.float_residue_z_C}
+
+
+def test_W1_case_C_through_openblas_gives_what_the_notebook_says_for_its_kernel():
+    from threadpoolctl import threadpool_info
+
+    kernels = {i.get("architecture") for i in threadpool_info() if i.get("internal_api") == "openblas"}
+    named = kernels & set(BLAS_KERNEL_RESIDUE)
+    if len(named) != 1:
+        pytest.skip(f"numpy's BLAS kernel here is {sorted(map(str, kernels)) or 'not OpenBLAS'}; "
+                    f"the notebook names {sorted(BLAS_KERNEL_RESIDUE)}")
+    x, w, b = W_1.cases["C"].x, W_1.w, W_1.b_for_zero_z_C
+    assert float(x @ w + b) == BLAS_KERNEL_RESIDUE[named.pop()]
+
+
+def test_rounding_every_order_of_an_exact_sum_is_exact_and_dot_in_order_is_not_python_sum():
+    assert list(rounding.every_rounding(W_1.exact_zero_x, W_1.exact_zero_w, W_1.exact_zero_b)) == [0.0]
+    # Ten times 0.1 added one by one is 0.9999999999999999; Python >= 3.12's sum() says 1.0.
+    assert rounding.dot_in_order([0.1] * 10, [1.0] * 10) == 0.9999999999999999
+    assert rounding.exact_value([0.1] * 10, [1.0] * 10) == 1.0
 
 
 def test_W1_exact_zero_built_from_representable_numbers_is_exactly_0():

@@ -19,41 +19,24 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import system_needs
 
 from autograder import lab
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("FFN_ARTIFACTS", ROOT / "artifacts")) / "browser"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM = system_needs.chromium()
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
 
 
 def pytest_collection_modifyitems(config, items):
-    """Browser tests skip, with the reason, where Chromium or Playwright is missing, except in CI."""
-    problem = None
-    if not Path(CHROMIUM).exists():
-        problem = "Chromium is not installed (Debian: apt-get install chromium)"
-    else:
-        try:
-            import playwright.sync_api  # noqa: F401
-        except ImportError:
-            problem = "the playwright package is not installed (pip install -e '.[dev]')"
+    """Mark the browser tests; tests/conftest.py skips them (or, with FFN_REQUIRE_BROWSER, fails them)
+    where Chromium or Playwright is missing."""
     for item in items:
         if "browser" in str(item.fspath):
             item.add_marker(pytest.mark.browser)
             item.add_marker(pytest.mark.xdist_group("browser"))  # one worker: servers and Chromium are shared
-            if problem:
-                if os.environ.get("FFN_REQUIRE_BROWSER"):
-                    item.add_marker(pytest.mark.usefixtures("_browser_required"))
-                else:
-                    item.add_marker(pytest.mark.skip(reason=problem))
-    config._ffn_browser_problem = problem
-
-
-@pytest.fixture
-def _browser_required(request):
-    pytest.fail(f"browser tests must run here (FFN_REQUIRE_BROWSER is set), but {request.config._ffn_browser_problem}")
 
 
 def _free_port():

@@ -33,7 +33,7 @@ from decimal import Decimal
 import numpy as np
 
 import ffn_helpers as ref  # the course's reference implementations
-from ffn_helpers import checks, mistakes, plots
+from ffn_helpers import checks, mistakes, plots, rounding
 from ffn_helpers.examples import W_1
 
 # %% [markdown]
@@ -150,13 +150,16 @@ assert math.isclose(dot_C + W_1.published_b_C, W_1.z_C_with_published_b)  # -0.1
 # %% [markdown]
 # ### "Exactly zero" in floating point
 #
-# **Forecast.** With the corrected bias, does numpy's float64 arithmetic give
-# exactly `0.0` for $z_C = 0.2 \cdot 0.5 + (-1)(0.2) + (-0.3)(-0.3) + 0 \cdot 0.4 + 0.01$?
+# **Forecast.** With the corrected bias, does float64 arithmetic give exactly
+# `0.0` for $z_C = 0.2 \cdot 0.5 + (-1)(0.2) + (-0.3)(-0.3) + 0 \cdot 0.4 + 0.01$,
+# added from left to right?
 #
-# **Step.**
+# **Step.** `rounding.dot_in_order` adds the products one by one from the left,
+# then the bias, rounding after every multiplication and every addition: the
+# order written above, and nothing else.
 
 # %%
-z_C = x_C @ W_1.w + W_1.b_for_zero_z_C
+z_C = rounding.dot_in_order(x_C, W_1.w, W_1.b_for_zero_z_C)
 print(f"z_C = {z_C!r}   (== 0.0? {z_C == 0.0})")
 print(f"ReLU(z_C) = {ref.relu(z_C)!r}")
 print("what float64 actually stores for 0.01:", Decimal(0.01))
@@ -167,22 +170,60 @@ print("... and for 0.3:                      ", Decimal(0.3))
 # stores the nearest representable numbers, and each product and sum rounds
 # again. The errors do not cancel: $z_C \approx -8.7 \times 10^{-18}$, a tiny
 # *negative* number. ReLU still outputs $0$, but by the letter of the table this
-# is case B, not C, and a tiny error of the other sign would have made it case A
-# (ReLU passes it, slope 1).
+# is case B, not C. IEEE 754 fixes the result of every single operation, so this
+# order gives these same bits on every computer.
+#
+# ### The same sum, another order
+#
+# **Forecast.** `x_C @ w + 0.01` adds the same five terms. Does numpy give the
+# same residue on every computer?
+#
+# **Step.** Compute it with `@`, then list every value float64 can give for this
+# sum: any grouping of the additions, with or without *fused multiply-adds*
+# (FMA: $a \cdot b + c$ rounded once instead of twice).
+
+# %%
+z_C_here = float(x_C @ W_1.w + W_1.b_for_zero_z_C)
+print(f"x_C @ w + 0.01 on this computer: {z_C_here!r}")
+every_z_C = rounding.every_rounding(x_C, W_1.w, W_1.b_for_zero_z_C)
+print(f"\nall {len(every_z_C)} values that some order gives:")
+for value, order in every_z_C.items():
+    print(f"  {value:+.4g}   e.g. {order}")
+exact_z_C = rounding.exact_value(x_C, W_1.w, W_1.b_for_zero_z_C)
+bound_z_C = rounding.error_bound(x_C, W_1.w, W_1.b_for_zero_z_C)
+print(f"\nexact value of the stored numbers: {exact_z_C:+.4g}; "
+      f"no order can miss it by more than {bound_z_C:.2g}")
+
+# %% [markdown]
+# **Why.** `@` hands the sum to a BLAS library (OpenBLAS, in numpy's usual
+# builds), which picks a kernel for the processor it runs on. The kernel decides
+# the order of the additions and whether to use FMAs. OpenBLAS's kernels for
+# processors with AVX-512 (called SkylakeX) give $-1.21 \times 10^{-17}$ for this
+# sum, its older kernels (Haswell, Sandybridge) the left-to-right
+# $-8.67 \times 10^{-18}$; a computer may even choose its kernel through the
+# `OPENBLAS_CORETYPE` setting. One order gives exactly $0$. So whether this
+# input is case B or case C depends on the order of the additions: the zero is
+# as fragile as it gets. A float64 residue is a fact only together with its order;
+# what holds for every order is that $z_C$ is never positive (ReLU outputs $0$
+# whatever the computer) and stays within the bound printed above.
 #
 # So an exact zero must be **engineered** from numbers that float64 represents
 # exactly (integers, halves, quarters, ...), where every product and sum is exact.
 # For example $x = [0.5, 0, 0, 0]$, $w = [2, 1, 1, 1]$, $b = -1$:
-# $z = 0.5 \cdot 2 - 1 = 0$ with no rounding at all.
+# $z = 0.5 \cdot 2 - 1 = 0$ with no rounding at all, in any order.
 #
 # **Verify.**
 
 # %%
-assert z_C != 0.0 and z_C < 0
-assert math.isclose(z_C, W_1.float_residue_z_C, rel_tol=0.01)  # about -8.7e-18
+assert z_C == W_1.float_residue_z_C and z_C < 0  # -8.67e-18: left to right, the same on every computer
 assert ref.relu(z_C) == 0.0
+assert z_C in every_z_C and W_1.fma_residue_z_C in every_z_C and 0.0 in every_z_C
+assert z_C_here in every_z_C  # whichever order this computer's BLAS chose
+assert max(every_z_C) == 0.0  # never positive, in any order
+assert all(abs(value - exact_z_C) <= bound_z_C for value in every_z_C)
 z_exact = W_1.exact_zero_x @ W_1.exact_zero_w + W_1.exact_zero_b
-assert z_exact == 0.0  # exactly, not approximately
+assert z_exact == 0.0  # exactly, not approximately ...
+assert list(rounding.every_rounding(W_1.exact_zero_x, W_1.exact_zero_w, W_1.exact_zero_b)) == [0.0]  # ... in any order
 print(f"engineered: z = {W_1.exact_zero_x} · {W_1.exact_zero_w} + ({W_1.exact_zero_b}) = {z_exact!r}")
 
 # %% [markdown]
@@ -246,10 +287,10 @@ def _explains(mistake, seen):
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_sign_case", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-# W-1's inputs with b = 0.1, then x_C with the corrected bias 0.01 (float64 leaves a tiny
-# negative residue), then the engineered exact zero.
+# W-1's inputs with b = 0.1, then x_C with the corrected bias 0.01 (float64, added left to
+# right, leaves a tiny negative residue), then the engineered exact zero.
 z_A, z_B, z_C01 = (float(W_1.cases[c].x @ W_1.w + W_1.b) for c in "ABC")
-z_residue = float(W_1.cases["C"].x @ W_1.w + W_1.b_for_zero_z_C)
+z_residue = rounding.dot_in_order(W_1.cases["C"].x, W_1.w, W_1.b_for_zero_z_C)
 z_zero = float(W_1.exact_zero_x @ W_1.exact_zero_w + W_1.exact_zero_b)
 check_labels(sign_case, [(z_A, "A"), (z_B, "B"), (z_C01, "A"), (z_residue, "B"), (z_zero, "C")],
              mistakes.SIGN_CASE)
@@ -278,7 +319,7 @@ checks.ok("sign_case handles numbers in every form, -0.0 and the tiniest floats.
 #
 # **Forecast.** For the five pre-activations met so far ($z_A = 1.7$,
 # $z_B = -1.2$, $z_C = 0.09$ with $b = 0.1$, the residue $-8.7 \times 10^{-18}$
-# with $b = 0.01$, and the engineered $0$), which outputs $h = \mathrm{ReLU}(z)$
+# with $b = 0.01$ added left to right, and the engineered $0$), which outputs $h = \mathrm{ReLU}(z)$
 # are zero?
 #
 # **Step.** The reference ReLU, drawn before and after.
@@ -489,8 +530,9 @@ assert round(5 / sd_of_dot, 1) == 6.8
 # - Case A ($z > 0$) passes $z$ with slope 1; cases B ($z < 0$) and C ($z = 0$)
 #   give 0 with slope 0 (at $z = 0$ by convention).
 # - In W-1, the bias that zeroes $z_C$ is $0.01$, not the printed $-0.09$; and
-#   even $0.01$ leaves a float64 residue of about $-8.7 \times 10^{-18}$. Exact
-#   zeros must be built from exactly representable numbers.
+#   even $0.01$ leaves a float64 residue: about $-8.7 \times 10^{-18}$ added left
+#   to right, other values (one of them $0$) in other orders, and `@` picks its
+#   order by processor. Exact zeros must be built from exactly representable numbers.
 # - A unit that is inactive on every input gets no gradient: it is dead.
 #
 # Next: [02 · The forward pass](02_forward_pass.ipynb), a whole layer of such units.
