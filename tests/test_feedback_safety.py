@@ -537,6 +537,7 @@ IGNORES_INTERRUPTS = ("import signal\nsignal.signal(signal.SIGINT, signal.SIG_IG
 
 
 @pytest.mark.grading
+@pytest.mark.sandbox
 @pytest.mark.parametrize("attack", [JUNK_TO_SOCKETS, JUNK_REVERSED, IGNORES_INTERRUPTS],
                          ids=["junk to the sockets", "junk reversed", "ignores interrupts"])
 def test_cell_timeout_holds_in_a_real_sandboxed_run(tmp_path, attack):

@@ -43,7 +43,7 @@ from adversarial.hostile import HOSTILE, LATE_VICTIM, TWIN_STUDENTS, TWINS, Host
 
 from autograder import feedback
 
-pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("grader-hostile")]
+pytestmark = [pytest.mark.grading, pytest.mark.sandbox, pytest.mark.xdist_group("grader-hostile")]
 
 MiB, GiB = 1024**2, 1024**3
 CELL_TIMEOUT = 10.0

@@ -222,6 +222,7 @@ def show(texts, limit=1500):
 
 
 @pytest.mark.grading
+@pytest.mark.sandbox  # the graded batch goes through the course's grader too
 @pytest.mark.parametrize("aid", per_assignment())
 def test_learner_notebook_scores_zero(aid, graded_batch):
     batch = graded_batch(aid)
@@ -231,6 +232,7 @@ def test_learner_notebook_scores_zero(aid, graded_batch):
 
 
 @pytest.mark.grading
+@pytest.mark.sandbox  # the graded batch goes through the course's grader too
 @pytest.mark.parametrize("aid", per_assignment())
 def test_solution_notebook_gets_full_marks(aid, graded_batch):
     batch = graded_batch(aid)
@@ -239,6 +241,7 @@ def test_solution_notebook_gets_full_marks(aid, graded_batch):
 
 
 @pytest.mark.grading
+@pytest.mark.sandbox  # the graded batch goes through the course's grader too
 @pytest.mark.parametrize(("aid", "name"), variants("CORRECT"))
 def test_correct_variant_gets_full_marks(aid, name, graded_batch):
     batch = graded_batch(aid)
@@ -247,6 +250,7 @@ def test_correct_variant_gets_full_marks(aid, name, graded_batch):
 
 
 @pytest.mark.grading
+@pytest.mark.sandbox  # the graded batch goes through the course's grader too
 @pytest.mark.parametrize(("aid", "name"), variants("WRONG"))
 def test_wrong_variant_loses_points(aid, name, graded_batch):
     """It scores below the maximum on each cell it `loses`, and the feedback names its `diagnosis`."""
@@ -282,6 +286,7 @@ def reference_students():
 
 
 @pytest.mark.grading
+@pytest.mark.sandbox  # the graded batch goes through the course's grader too
 @pytest.mark.parametrize(("aid", "name"), reference_students() + variants("CORRECT") + variants("WRONG"))
 def test_the_grader_scores_as_plain_nbgrader(aid, name, graded_batch):
     batch = graded_batch(aid)
