@@ -350,7 +350,7 @@ class Worker:
             self.clear_slot()
             try:
                 data = judge.run(work, StudentProcess(sandbox), uid=uid, memory=judge.MEMORY,
-                                 timeout=budget, hidden=self.hidden)
+                                 timeout=budget, hidden=self.hidden, isolate=self.isolate)
                 return judge.verdict(data, tests, exercises)
             except (judge.JudgeFailed, ValueError, OSError) as exc:
                 why = str(exc)

@@ -27,14 +27,14 @@ class NoLearner:
         pass
 
 
-def _judged(look, tmp_path, hidden=(), memory=256 * 1024**2):
+def _judged(look, tmp_path, hidden=(), memory=256 * 1024**2, isolate=True):
     def work(_student):
         result = rerun.CleanRunResult()
         result.tests["test_look"] = rerun.TestResult("test_look", "look", 1.0, 1.0, json.dumps(look()))
         return result
 
     uid = sandbox.slot_uid(100, sandbox.uid_base())
-    data = judge.run(work, NoLearner(), uid=uid, memory=memory, timeout=60, hidden=hidden)
+    data = judge.run(work, NoLearner(), uid=uid, memory=memory, timeout=60, hidden=hidden, isolate=isolate)
     return json.loads(judge.verdict(data, TESTS, {"look"}).tests["test_look"].message)
 
 
@@ -91,6 +91,14 @@ def test_the_judge_memory_is_bounded(tmp_path):
 
     seen = _judged(look, tmp_path)
     assert seen["allocated"] == 0 and seen["limit"] > 0
+
+
+def test_without_isolation_the_judge_keeps_its_user_and_its_limits(tmp_path):
+    """`--unsafe` (no namespaces to be had): no namespaces, no new user, the memory limit all the same."""
+    seen = _judged(lambda: {"uid": os.getuid(), "netns": os.readlink("/proc/self/ns/net"),
+                            "limit": resource.getrlimit(resource.RLIMIT_AS)[0]}, tmp_path, isolate=False)
+    assert seen["uid"] == os.getuid() and seen["netns"] == os.readlink("/proc/self/ns/net")
+    assert seen["limit"] != resource.RLIM_INFINITY
 
 
 def test_a_child_that_dies_gives_no_verdict(tmp_path):
