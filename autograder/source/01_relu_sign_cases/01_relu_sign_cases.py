@@ -84,6 +84,9 @@ print(f"‖x_A‖·‖w‖ = {norm_x_A:.3f} · {norm_w:.3f} = {norm_x_A * norm_w
 # Return $z = x \cdot w + b$ for one input `x` of shape `(d,)` (a 0-d result) or
 # for a batch of any shape `(..., d)` (one $z$ per input, shape `(...)`). `w` has
 # shape `(d,)` and `b` is a number.
+#
+# Return float64, numpy's default (a float32 result passes only where it is exact):
+# the checks compare every entry with the reference to a relative $10^{-7}$.
 
 # %% nbgrader={"grade": false, "grade_id": "preactivation", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def preactivation(x, w, b):
@@ -353,6 +356,10 @@ assert [W_1.cases[c].relu for c in "ABC"] == [1.7, 0.0, 0.09]
 # Return $\max(0, z)$ elementwise, for an array of any shape (including a 0-d
 # array or a plain number), as floats. Do not change the array you are given:
 # the caller may still need `z`.
+#
+# Return float64, numpy's default (a float32 result passes only where it is exact).
+# ReLU rounds nothing, so some checks ask for exact values, for `-0.0` and the
+# tiniest numbers too.
 
 # %% nbgrader={"grade": false, "grade_id": "relu", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def relu(z):
@@ -431,6 +438,9 @@ assert np.array_equal(ref.relu_grad(np.array([-1.2, 0.0, 1.7])), [0.0, 0.0, 1.0]
 #
 # Return $\mathrm{ReLU}'(z)$ elementwise with the convention $\mathrm{ReLU}'(0) = 0$,
 # as floats, for an array of any shape or a plain number.
+#
+# Return float64, numpy's default (a float32 result passes only where it is exact):
+# the checks compare every entry with the reference to a relative $10^{-7}$.
 
 # %% nbgrader={"grade": false, "grade_id": "relu_grad", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def relu_grad(z):

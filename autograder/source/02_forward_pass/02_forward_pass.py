@@ -154,6 +154,9 @@ plots.ffn_dataflow(x_try, *W_2.params, title=f"W-2's FFN on x = {x_try}")
 # Return $\mathrm{ReLU}(x W_1 + b_1) W_2 + b_2$ for `x` of shape
 # `(..., d_model)`: one token `(d_model,)`, a batch `(n, d_model)`, or batches of
 # sequences `(b, s, d_model)`. The result has the shape of `x`.
+#
+# Return float64, numpy's default (a float32 result passes only where it is exact):
+# the checks compare every entry with the reference to a relative $10^{-7}$.
 
 # %% nbgrader={"grade": false, "grade_id": "ffn_forward", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def ffn_forward(x, W1, b1, W2, b2):
@@ -293,6 +296,9 @@ assert not np.allclose(x_sq @ weight_sq.T, x_sq @ weight_sq)
 # Implement `nn.Linear`'s forward: `x` has shape `(..., in_features)`, `weight`
 # `(out_features, in_features)`, `bias` `(out_features,)` or `None` (a layer made
 # with `bias=False`). Return `x @ weight.T + bias`, shape `(..., out_features)`.
+#
+# Return float64, numpy's default (a float32 result passes only where it is exact):
+# the checks compare every entry with the reference to a relative $10^{-7}$.
 
 # %% nbgrader={"grade": false, "grade_id": "linear_torch", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def linear_torch(x, weight, bias):
@@ -424,6 +430,9 @@ assert np.mean(W_2.h == 0) == 0.25 and np.mean(W_3.h == 0) == 0.5
 # Return the share of hidden outputs $h = \mathrm{ReLU}(x W_1 + b_1)$ that are
 # exactly 0, over all tokens and all $d_\text{ff}$ units, as one number between 0
 # and 1. `x` has shape `(..., d_model)`: one token or any batch. Remember W-3.
+#
+# Return a float64 number (a Python `float` will do): the checks compare it with
+# the reference to a relative $10^{-7}$.
 
 # %% nbgrader={"grade": false, "grade_id": "dead_fraction", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def dead_fraction(x, W1, b1):

@@ -283,6 +283,9 @@ eps_shrink_figure()
 # **Why the last axis.** A token's features lie along the last axis; the
 # leading axes only list tokens, and LayerNorm never mixes tokens. The means
 # have shape $(n, 1)$, which `keepdims=True` gives.
+#
+# Return float64, numpy's default (a float32 result passes only where it is exact):
+# the checks compare every entry with the reference to a relative $10^{-9}$.
 
 # %% nbgrader={"grade": false, "grade_id": "layer_norm", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def layer_norm(x, gamma=None, beta=None, eps=1e-5):
@@ -442,6 +445,9 @@ assert np.ptp(pre.std(-1)) > 1.0  # pre-LN rows keep very different scales
 # stands for the course's reference, and yours is put back when the block ends,
 # in your notebook and in the grader's own re-run alike. So a slip in your
 # `layer_norm` costs points only in the checks of section 5.
+#
+# Both blocks return float64 (a float32 result passes only where it is exact): the
+# checks compare every entry with the reference to a relative $10^{-9}$.
 
 # %% nbgrader={"grade": false, "grade_id": "post_ln_block", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def post_ln_block(x, sublayer, eps=1e-5):

@@ -169,6 +169,9 @@ assert round(gap.max(), 2) == 0.19 and round(abs(wide[gap.argmax()])) == 2 and s
 # `special.erf` (scipy, imported in the setup cell), or `special.ndtr`, which
 # is $\Phi$ itself. Any exact form is accepted here; notebook 08 asks for one
 # that keeps the far tail.
+#
+# Return float64, numpy's default (a float32 result passes only where it is exact):
+# the checks compare every entry with the reference to a relative $10^{-9}$.
 
 # %% nbgrader={"grade": false, "grade_id": "gelu", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def gelu(z):
@@ -270,6 +273,9 @@ tanh_error_figure()
 #
 # **Step.** Write `gelu_tanh(z)`, the formula from the introduction, for any
 # shape. The constant is $\sqrt{2/\pi}$ (`np.sqrt(2 / np.pi)`).
+#
+# Return float64, numpy's default (a float32 result passes only where it is exact):
+# the checks compare every entry with the reference to a relative $10^{-9}$.
 
 # %% nbgrader={"grade": false, "grade_id": "gelu_tanh", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def gelu_tanh(z):
@@ -315,6 +321,9 @@ checks.ok("gelu_tanh agrees with the reference on [-6, 6], for any shape.")
 # direct $z / (1 + e^{-z})$ is fine for the inputs here; for $z \lesssim -710$
 # the exponential overflows, which notebook 08 deals with (`special.expit` is
 # a sigmoid that never overflows).
+#
+# Return float64, numpy's default (a float32 result passes only where it is exact):
+# the checks compare every entry with the reference to a relative $10^{-9}$.
 
 # %% nbgrader={"grade": false, "grade_id": "silu", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def silu(z):
@@ -419,6 +428,9 @@ assert plain == 134_217_728 and abs(gated / plain - 1) < 0.01
 # course's reference (yours is put back when the block ends, in your notebook and in
 # the grader's own re-run alike), so `swiglu_ffn` is graded on its own and a slip
 # in `silu` costs points only in section 6.
+#
+# Return float64, numpy's default (a float32 result passes only where it is exact):
+# the checks compare every entry with the reference to a relative $10^{-9}$.
 
 # %% nbgrader={"grade": false, "grade_id": "swiglu_ffn", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def swiglu_ffn(x, W_gate, W_up, W_down):
