@@ -26,7 +26,6 @@ _GUARDED_MODULES = ("builtins", "math", "numpy", "numpy.testing", "numpy.linalg"
                     "numpy.core.numeric", "numpy.core.fromnumeric", "scipy.special")
 _GUARDED_SYS = ("displayhook", "excepthook", "modules", "meta_path", "path_hooks")
 _DATA_TYPES = (type(None), bool, int, float, complex, str, bytes, tuple, list, dict)
-_MISSING = object()
 _LOOKALIKES = (np.ndarray, np.generic, int, float, complex, str, bytes, tuple, list, dict)
 
 
@@ -170,21 +169,20 @@ class StudentPeer(Peer):
         if op == "substitute":  # checks.substitute in a test: the course's function under the learner's name
             import importlib
 
-            saved = {}
+            from ffn_helpers import checks
+
+            values = {}
             for name, dotted in dict(message.get("names") or {}).items():
                 module_name, _, qualname = str(dotted).rpartition(".")
                 if not module_name.startswith("ffn_helpers"):
                     raise ValueError(f"only a function of ffn_helpers can stand in, not {dotted!r}")
-                saved[str(name)] = self.namespace.get(str(name), _MISSING)
-                self.namespace[str(name)] = getattr(importlib.import_module(module_name), qualname)
-            self.substituted.append(saved)
+                values[str(name)] = getattr(importlib.import_module(module_name), qualname)
+            self.substituted.append(checks.rebind(self.namespace, values))
             return None
         if op == "restore":
-            for name, value in (self.substituted.pop() if self.substituted else {}).items():
-                if value is _MISSING:
-                    self.namespace.pop(name, None)
-                else:
-                    self.namespace[name] = value
+            from ffn_helpers import checks
+
+            checks.restore(self.namespace, self.substituted.pop() if self.substituted else {})
             return None
         if op == "tripwires":
             self._install_tripwires(message["references"])

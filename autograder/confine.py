@@ -68,10 +68,10 @@ def hide(paths):
 
 def reachable(paths):
     """Make `paths` (and what lies under them) reachable by any user, in this process's own mount namespace."""
-    from .sandbox import _closed_ancestor
+    from .sandbox import closed_ancestor
 
     libc = _libc()
-    closed = sorted({a for a in map(_closed_ancestor, paths) if a})
+    closed = sorted({a for a in map(closed_ancestor, paths) if a})
     if not closed:
         return
     stage = "/tmp/.ffn-confine-stage"

@@ -217,8 +217,10 @@ def copy_tree(source, target, max_bytes=200 * 1024 * 1024):
     swapped in between check and open is refused too.
     """
     source, target = Path(source), Path(target)
-    if target.exists() or target.is_symlink():
-        shutil.rmtree(target) if target.is_dir() and not target.is_symlink() else target.unlink()
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)
+    elif target.exists() or target.is_symlink():
+        target.unlink()
     target.mkdir(parents=True)
     skipped, budget = [], max_bytes
     for folder, dirs, files in os.walk(source):  # os.walk does not descend into linked folders
@@ -230,13 +232,13 @@ def copy_tree(source, target, max_bytes=200 * 1024 * 1024):
                 (target / rel / name).mkdir()
         dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
         for name in sorted(files):
-            why, budget = _copy_file(Path(folder) / name, target / rel / name, budget)
+            why, budget = copy_file(Path(folder) / name, target / rel / name, budget)
             if why:
                 skipped.append(f"{rel / name}: {why}")
     return skipped
 
 
-def _copy_file(source, target, budget):
+def copy_file(source, target, budget):
     """Copy one regular file without following links; (why it was skipped or '', budget left)."""
     try:
         fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -249,5 +251,6 @@ def _copy_file(source, target, budget):
         if info.st_size > budget:
             return f"over the size limit ({info.st_size:,} bytes)", budget
         with open(target, "xb") as dst:
-            copied = shutil.copyfileobj(src, dst, 1 << 20) or dst.tell()
+            shutil.copyfileobj(src, dst, 1 << 20)
+            copied = dst.tell()
         return "", budget - copied

@@ -125,8 +125,10 @@ def _worker_files(setup, home):
     (files / "config").mkdir(parents=True)
     shutil.copyfile(setup["template_db"], files / "template.db")
     shutil.copyfile(Path(setup["course_root"]) / "nbgrader_config.py", files / "config" / "nbgrader_config.py")
-    course.copy_tree(setup["source_dir"], files / "source") if Path(setup["source_dir"]).is_dir() \
-        else (files / "source").mkdir()
+    if Path(setup["source_dir"]).is_dir():
+        course.copy_tree(setup["source_dir"], files / "source")
+    else:
+        (files / "source").mkdir()
     (home / "feedback").mkdir()
     (home / "scratch").mkdir()
     return {"template_db": str(files / "template.db"), "course_root": str(files / "config"),
@@ -149,7 +151,7 @@ def _worker_paths():
     import autograder
     import ffn_helpers
 
-    return sorted({*sandbox._required_paths(), os.path.dirname(autograder.__file__),
+    return sorted({*sandbox.required_paths(), os.path.dirname(autograder.__file__),
                    os.path.dirname(ffn_helpers.__file__)})
 
 
@@ -245,7 +247,7 @@ def _publish(config, model, submission, reply, out_dir, gb):
     page = out_dir / f"{student}.html"
     if page.exists() or page.is_symlink():
         page.unlink()
-    if not reply.get("html") or course._copy_file(Path(reply["html"]), page, 50 * 1024 * 1024)[0]:
+    if not reply.get("html") or course.copy_file(Path(reply["html"]), page, 50 * 1024 * 1024)[0]:
         page.write_text(_report_page(result), encoding="utf-8")  # the worker could not write one
     (out_dir / f"{student}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return result

@@ -26,8 +26,8 @@ import time
 import traceback
 
 from . import confine
-from .rerun import CleanRunResult, Note, TestResult
-from .sandbox import _required_paths
+from .rerun import CleanRunResult, Note, TestResult, connect
+from .sandbox import required_paths
 
 MEMORY = 512 * 1024 * 1024  # address space the judge may add to what it inherits: the tests compare small arrays
 _MAX_VERDICT = 8 * 1024 * 1024  # bytes of the JSON verdict
@@ -55,10 +55,7 @@ class Controlled:
         _, fds, _, _ = socket.recv_fds(self.control, 16, 1)
         if not fds:
             raise rpc.ChannelClosed("the worker could not start the learner's process")
-        self.peer = rpc.Peer(socket.socket(fileno=fds[0]), "grader", "student")
-        self.peer.on_reply = on_reply
-        self.peer.deadline = time.monotonic() + 60  # start-up: imports numpy and the course's helpers
-        self.peer.request({"op": "tripwires", "references": references})
+        self.peer = connect(socket.socket(fileno=fds[0]), references, on_reply)
 
     def interrupt(self):
         self._ask("interrupt")
@@ -148,7 +145,7 @@ def _confine(uid, memory, timeout, hidden, isolate=True):
         confine.own_mounts(network=True)
         confine.hide(hidden)
     if isolate and os.geteuid() == 0 and uid is not None:
-        confine.reachable(_required_paths())
+        confine.reachable(required_paths())
         confine.become(uid)
     confine.limit(memory=_address_space() + memory, cpu=int(timeout) + 60, fsize=16 * 1024 * 1024)
 

@@ -102,11 +102,8 @@ class StudentProcess:
         return ours
 
     def start(self, references, on_reply):
-        """Spawn, and speak to it from this process (judge.Controlled does the same from the judge's)."""
-        self.peer = rpc.Peer(self.spawn(), "grader", "student")
-        self.peer.on_reply = on_reply
-        self.peer.deadline = time.monotonic() + 60  # start-up: imports numpy and the course's helpers
-        self.peer.request({"op": "tripwires", "references": references})
+        """Spawn, and speak to it from this process (judge.Controlled speaks to it from the judge's)."""
+        self.peer = connect(self.spawn(), references, on_reply)
 
     def interrupt(self):
         """SIGINT to the sandbox's process group: bwrap ignores it, the runner raises KeyboardInterrupt."""
@@ -123,6 +120,15 @@ class StudentProcess:
         if self.peer is not None:
             self.peer.sock.close()
         self.proc = self.peer = None
+
+
+def connect(sock, references, on_reply):
+    """The grader's end of the channel to a just-started learner's process, once it has set its tripwires."""
+    peer = rpc.Peer(sock, "grader", "student")
+    peer.on_reply = on_reply
+    peer.deadline = time.monotonic() + 60  # start-up: imports numpy and the course's helpers
+    peer.request({"op": "tripwires", "references": references})
+    return peer
 
 
 def _ignore_sigint():

@@ -106,12 +106,13 @@ def combine(model, autograded, run_info, clean, findings):
                                     f"{gid} passes in the notebook run but not in the clean re-run, where the grader "
                                     f"runs the test with its own objects: {m2.splitlines()[0] if m2 else ''}",
                                     f"cell {gid}"))
-        if i2 and p1 > p2 and clean is not None:
+        withheld = i2 and p1 > p2  # passed in the notebook, no clean verdict
+        if withheld and clean is not None:
             findings.append(Finding("review", exercise, f"{gid}: the clean re-run could not finish this test, even "
                                     "with twice the time, so its points are withheld; regrade it by hand",
                                     f"cell {gid}"))
         cells.append({"grade_id": gid, "exercise": exercise, "max_points": max_points, "p1": p1, "m1": m1,
-                      "p2": p2, "m2": m2, "t2": t2, "i2": i2 and p1 > p2})
+                      "p2": p2, "m2": m2, "t2": t2, "withheld": withheld})
     flagged = {f.exercise for f in findings if f.costs_points}
     out_cells = []
     timeouts = set(run_info.get("timeouts", []) if run_info else [])
@@ -124,7 +125,7 @@ def combine(model, autograded, run_info, clean, findings):
         timed_out = c["t2"] or c["grade_id"] in timeout_ids
         out_cells.append({
             "grade_id": c["grade_id"], "exercise": c["exercise"], "points": points, "max_points": c["max_points"],
-            "status": _cell_status(points, c["max_points"], message, is_flagged, timed_out, c["i2"]),
+            "status": _cell_status(points, c["max_points"], message, is_flagged, timed_out, c["withheld"]),
             "message": message if points < c["max_points"] else "",
             "diagnosis": diagnoses(message) if points < c["max_points"] else [],
             "notebook_run": {"points": c["p1"], "message": c["m1"]},

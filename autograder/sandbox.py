@@ -55,7 +55,7 @@ class Limits:
     tmp_size: int = 256 * MiB  # size of its private /tmp (a tmpfs counts against RAM, not RLIMIT_AS)
 
 
-def _required_paths():
+def required_paths():
     """What a sandboxed Python must still see when folders around it are hidden."""
     # The interpreter, its standard library and site-packages, and where the editable install keeps
     # ffn_helpers; not the rest of sys.path (the caller's working folder, a test folder), which a fresh
@@ -75,7 +75,7 @@ def _inside(path, folder):
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-def _closed_ancestor(path):
+def closed_ancestor(path):
     """The topmost folder above `path` that other users cannot enter (e.g. /root), or None."""
     parts = Path(path).parts
     for i in range(2, len(parts)):
@@ -170,7 +170,8 @@ class Sandbox:
                  "--size", str(self.limits.tmp_size), "--perms", "1777", "--tmpfs", "/tmp"]
         shown = [d for d in system if not os.path.islink(d)]
         made = set(system) | {"/", "/tmp", "/dev", "/proc"}
-        required = [r for r in _outermost(_required_paths()) if not any(_inside(r, d) for d in shown)]
+        python = required_paths()
+        required = [r for r in _outermost(python) if not any(_inside(r, d) for d in shown)]
         for r in required:
             args += _parents(r, made, shown) + ["--ro-bind", r, r]
             made.add(r)
@@ -178,9 +179,9 @@ class Sandbox:
         # What is shown may still hold folders that must stay hidden (a course inside /usr/local, a home
         # folder around the interpreter): an empty folder goes over each.
         hidden = {os.path.realpath(h) for h in (*self.hidden, os.path.expanduser("~")) if h and os.path.isdir(h)}
-        hidden -= set(_required_paths())
+        hidden -= set(python)
         for h in _outermost(h for h in hidden if h != "/" and any(_inside(h, d) and h != d for d in shown)):
-            if not any(_inside(r, h) for r in _required_paths()):
+            if not any(_inside(r, h) for r in python):
                 args += ["--perms", "0755", "--tmpfs", h]
         for r in self.readonly:
             r = os.path.realpath(r)

@@ -207,13 +207,13 @@ class Worker:
 
     def _copy_extras(self, input_dir, submitted):
         """Non-notebook files the student submitted (nbgrader keeps them), and the submission's timestamp."""
-        from .course import _copy_file
+        from .course import copy_file
 
         budget, timestamp = _MAX_EXTRA_BYTES, None
         for item in sorted(input_dir.iterdir()):
             if item.suffix == ".ipynb" or item.is_dir():
                 continue
-            why, budget = _copy_file(item, submitted / item.name, budget)
+            why, budget = copy_file(item, submitted / item.name, budget)
             if not why and item.name == "timestamp.txt":
                 timestamp = (submitted / item.name).read_text(encoding="utf-8", errors="replace").strip()[:100]
         return timestamp

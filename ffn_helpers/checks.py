@@ -207,8 +207,7 @@ class substitute:
 
     def __enter__(self):
         self._globals = sys._getframe(1).f_globals
-        self._saved = {name: self._globals.get(name, _MISSING) for name in self.names}
-        self._globals.update(self.names)
+        self._saved = rebind(self._globals, self.names)
         self._remote = substitute.hook(self.dotted()) if substitute.hook is not None else None
         if self._remote is not None:
             self._remote.__enter__()
@@ -219,12 +218,24 @@ class substitute:
             if self._remote is not None:
                 self._remote.__exit__(*exc)
         finally:
-            for name, value in self._saved.items():
-                if value is _MISSING:
-                    self._globals.pop(name, None)
-                else:
-                    self._globals[name] = value
+            restore(self._globals, self._saved)
         return False
+
+
+def rebind(namespace, values):
+    """Bind `values` (name -> object) in `namespace`; return what to give `restore` to undo it."""
+    saved = {name: namespace.get(name, _MISSING) for name in values}
+    namespace.update(values)
+    return saved
+
+
+def restore(namespace, saved):
+    """Undo `rebind`: each name gets its old object back, or is removed if it had none."""
+    for name, value in saved.items():
+        if value is _MISSING:
+            namespace.pop(name, None)
+        else:
+            namespace[name] = value
 
 
 def ok(message="All checks passed."):

@@ -114,14 +114,14 @@ def test_sandbox_keeps_a_python_that_lives_under_tmp(tmp_path, monkeypatch):
     tool = checkout / "bin" / "tool"
     tool.write_text(f"#!/bin/sh\necho alive; ls {course}\n")
     tool.chmod(0o755)
-    monkeypatch.setattr(sandbox, "_required_paths", lambda: [*_REQUIRED, str(checkout)])
+    monkeypatch.setattr(sandbox, "required_paths", lambda: [*_REQUIRED, str(checkout)])
     box = sandbox.Sandbox(hidden=(str(course),), uid=sandbox.slot_uid(6))
     run = subprocess.run(box.command([str(tool)]), capture_output=True, text=True, timeout=60)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["alive"]  # it ran, and the course folder over it is empty
 
 
-_REQUIRED = sandbox._required_paths()
+_REQUIRED = sandbox.required_paths()
 
 
 def test_refuses_to_grade_without_a_sandbox(monkeypatch, capsys):
