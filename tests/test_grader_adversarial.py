@@ -73,6 +73,16 @@ def test_attack_earns_nothing_and_shows_up(batches, attack):
         assert kinds & attack.flags, f"{attack.student}: expected a flag among {sorted(attack.flags)}: {summary}"
 
 
+def test_a_clean_run_that_cannot_finish_withholds_the_notebook_runs_points(batches):
+    """The two-faced answer passes its visible test in the notebook run only by cheating; it keeps nothing."""
+    result = batches["graded"]["two-faced"]
+    visible = next(c for c in result["cells"] if c["grade_id"] == "test_ffn_forward")
+    assert visible["notebook_run"]["points"] == visible["max_points"] > 0, visible
+    assert (visible["points"], visible["status"]) == (0, "rerun incomplete"), visible
+    assert any(f["kind"] == "review" and not f["costs_points"] and f["exercise"] == "ffn_forward"
+               for f in result["flags"]), result["flags"]
+
+
 def test_honest_students_score_as_without_attackers(batches):
     for student in batches["honest"]:
         alone, together = batches["baseline"][student], batches["graded"][student]

@@ -187,6 +187,23 @@ def infinite_loop(ctx):
     return ctx.honest(ffn_forward="def ffn_forward(x, W1, b1, W2, b2):\n    while True:\n        pass\n")
 
 
+# An answer with two faces: in the notebook run it reads the expected value off the test's frame; in the clean
+# re-run, where no expected value is in reach, it never answers. Were the notebook run's points to stand when the
+# clean re-run cannot finish, this would earn them; they are withheld and the cell is listed for review.
+def two_faced(ctx):
+    return ctx.honest(ffn_forward="import sys\n\n"
+                                  "def ffn_forward(x, W1, b1, W2, b2):\n"
+                                  "    if 'ipykernel' not in sys.modules:\n"
+                                  "        while True:\n"
+                                  "            pass\n"
+                                  "    frame = sys._getframe(1)\n"
+                                  "    while frame is not None:\n"
+                                  "        if 'expected' in frame.f_locals:\n"
+                                  "            return frame.f_locals['expected']\n"
+                                  "        frame = frame.f_back\n"
+                                  "    return np.zeros(np.shape(W2)[-1:])\n")
+
+
 # --- 8. memory without bound -----------------------------------------------------------------------------
 def memory_bomb(ctx):
     return ctx.honest(dead_fraction=ctx.answers["dead_fraction"]
@@ -325,6 +342,9 @@ ATTACKS = [
            zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"tamper"})),
     Attack("infinite-loop", 7, "loops forever inside ffn_forward", infinite_loop,
            zero=("ffn_forward",), full=_others("ffn_forward"), status=frozenset({"timeout"})),
+    Attack("two-faced", 7, "cheats in the notebook run and hangs in the clean re-run", two_faced,
+           zero=("ffn_forward",), full=_others("ffn_forward"), status=frozenset({"graded", "timeout"}),
+           flags=frozenset({"review"})),
     Attack("memory-bomb", 8, "allocates memory without bound", memory_bomb,
            full=EXERCISES, status=frozenset({"out of memory"})),
     # The kernel that forked itself out of processes may not answer again: what follows is lost, nothing more.
