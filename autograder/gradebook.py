@@ -14,6 +14,8 @@ from nbgrader.utils import parse_utc
 from sqlalchemy.exc import SAWarning
 from sqlalchemy.orm import scoped_session, sessionmaker
 
+PATCHED_NBGRADER = "0.9."  # the releases whose Gradebook.__init__ reuse_engines repeats
+
 
 def reuse_engines():
     """Make nbgrader's Gradebook reuse one database engine per URL in this process.
@@ -22,11 +24,23 @@ def reuse_engines():
     `create_all`) about ten times per student; a grading run checks each gradebook's
     schema once and keeps its engine.
     """
+    import inspect
+
+    import nbgrader
     from nbgrader import api
 
     if getattr(api.Gradebook, "_ffn_engines", None) is not None:
         return
     original = api.Gradebook.__init__
+    # The replacement below repeats nbgrader 0.9's __init__ minus the engine: another release may differ.
+    params = list(inspect.signature(original).parameters)
+    if not nbgrader.__version__.startswith(PATCHED_NBGRADER) or params != ["self", "db_url", "course_id",
+                                                                            "authenticator"]:
+        raise RuntimeError(
+            f"autograder/gradebook.py patches nbgrader {PATCHED_NBGRADER}x's Gradebook.__init__(self, db_url, "
+            f"course_id, authenticator); found nbgrader {nbgrader.__version__} with __init__({', '.join(params)}). "
+            "Install the pinned nbgrader (pyproject.toml), or check the patch against this release and update "
+            "PATCHED_NBGRADER.")
     engines = {}
 
     def __init__(self, db_url, course_id="default_course", authenticator=None):

@@ -663,3 +663,20 @@ def _owned_by(uid):
                     yield int(entry)
             except OSError:
                 pass
+
+
+def test_gradebook_patch_refuses_an_nbgrader_it_was_not_written_for(monkeypatch):
+    """reuse_engines repeats nbgrader 0.9's Gradebook.__init__: another release gets a clear error."""
+    import nbgrader
+    from nbgrader import api
+
+    from autograder import gradebook
+
+    monkeypatch.setattr(api.Gradebook, "_ffn_engines", None, raising=False)
+    monkeypatch.setattr(nbgrader, "__version__", "0.10.0")
+    with pytest.raises(RuntimeError, match=r"found nbgrader 0\.10\.0 .*pinned nbgrader"):
+        gradebook.reuse_engines()
+    monkeypatch.setattr(nbgrader, "__version__", "0.9.6")
+    monkeypatch.setattr(api.Gradebook, "__init__", lambda self, db_url, course_id="c": None)
+    with pytest.raises(RuntimeError, match=r"__init__\(self, db_url, course_id\)"):
+        gradebook.reuse_engines()
