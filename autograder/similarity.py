@@ -88,7 +88,8 @@ def _statements(toks):
 
 def _strip_headers(stmt):
     """A statement without its leading `def ...:`/`class ...:` header (the body may follow on the same line)."""
-    if not stmt or stmt[0][1] not in ("def", "class", "async"):
+    words = [text for _, text in stmt[:2]]
+    if not (words[:1] in (["def"], ["class"]) or words == ["async", "def"]):
         return stmt
     depth = 0
     for i, (_, text) in enumerate(stmt):
@@ -145,7 +146,7 @@ def fingerprints(tokens):
     """The winnowed fingerprints of a token sequence: in each window of WINDOW k-gram hashes, the smallest."""
     hashes = [_hash(tokens[i:i + K]) for i in range(len(tokens) - K + 1)]
     if len(hashes) <= WINDOW:
-        return frozenset(hashes[:1] and [min(hashes)])
+        return frozenset([min(hashes)] if hashes else [])
     return frozenset(min(hashes[i:i + WINDOW]) for i in range(len(hashes) - WINDOW + 1))
 
 
