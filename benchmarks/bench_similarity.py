@@ -93,7 +93,7 @@ def _report_row(rng):
                               capture_output=True, text=True)
         wall = time.perf_counter() - t0
         cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-    name = f"class report + answers to look at, {N_STUDENTS} notebooks of {AID}"
+    name = f"report + answers to look at, {N_STUDENTS} notebooks of {AID}"
     if done.returncode != 0:
         return Row(name, float("nan"), "s", "< 10", f"failed: {done.stderr.strip()[-200:]}")
     cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
