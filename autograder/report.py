@@ -1,14 +1,16 @@
 """The class report: what the class got wrong, per exercise and per misconception, as one HTML file.
 
     python -m autograder report ASSIGNMENT [ASSIGNMENT ...] --results RESULTS_DIR --out REPORT.html
-        [--csv REPORT.csv] [--anonymise] [--threshold 0.5]
+        [--csv REPORT.csv] [--anonymise] [--threshold 0.5] [--notebooks NOTEBOOKS_DIR]
 
 It reads the per-student JSON that `python -m autograder grade` wrote (see
 report_results.py) and writes one self-contained HTML page: the score
 distribution, the share of full, partial and zero credit per exercise (hardest
 first), the misconceptions the diagnosis named (with how many of the students who
-failed the exercise they explain), and the students who need attention. `--csv`
-writes the per-exercise and per-misconception table for the instructor's own tools.
+failed the exercise they explain), the students who need attention, and the answers to
+look at: answer cells that match the published solution or a classmate's (similarity.py;
+the code is read from the graded notebooks in NOTEBOOKS_DIR). `--csv` writes the
+per-exercise and per-misconception table, and those answers, for the instructor's own tools.
 
 Definitions: a student is *scored* when the grader produced test-cell scores (a
 missing or unreadable notebook is not). An exercise's credit is the sum of its test
@@ -32,15 +34,19 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from . import COURSE_ROOT
-from .report_results import ReportError, read_results
+from . import COURSE_ROOT, similarity
+from .report_results import ReportError, course_answers, read_answers, read_results
 
 EPS = 1e-9
 DEFAULT_THRESHOLD = 0.5
 DEFAULT_SALT_FILE = COURSE_ROOT / ".report_salt"  # per course; keep it private and out of version control
+DEFAULT_NOTEBOOKS = COURSE_ROOT / "autograded"  # where `grade` leaves each student's graded notebook
 CSV_COLUMNS = ("assignment", "exercise", "misconception", "max_points", "students_scored", "full", "partial",
                "zero", "failed", "failed_unexplained", "failed_flagged", "mean_credit", "students_named",
-               "share_of_failed", "explanation")
+               "share_of_failed", "explanation", "student", "compared_with", "similarity")
+SHOWN_MATCHES = 50  # per answer cell in the HTML (the CSV has them all): a class that copied wholesale stays readable
+SHOWN_CHARS = 5_000  # of each answer's code in the HTML: the course's longest solution cell (4,200) fits
+SOLUTION = "the published solution"
 
 
 # ---------------------------------------------------------------- statistics
@@ -236,6 +242,35 @@ def needing_attention(report, threshold):
     return out
 
 
+@dataclass
+class LookAt:
+    """An assignment's answers to look at: matches above similarity.REPORT_AT, for a person to read."""
+
+    assignment: str
+    matches: list  # similarity.Match, in course order of the answer cells, highest score first
+    notes: list  # answers not compared, or compared as plain words, and why
+    compared: int  # students whose notebook was read
+    where: str  # the folder the code was read from
+
+
+def answers_to_look_at(rep, notebooks_dir):
+    """Each scored student's answer cells against the published solution and each other (see similarity.py)."""
+    solutions, starters = course_answers(rep.assignment)
+    folder = Path(notebooks_dir)
+    scored = [s.student for s in rep.students if s.scored]
+    if not folder.is_dir():
+        return LookAt(rep.assignment, [], [f"no folder {folder}: give --notebooks, the folder of graded notebooks "
+                                           "(<student>/<assignment>/<notebook>.ipynb)"], 0, str(folder))
+    answers, notes = read_answers(folder, rep.assignment, scored, set(solutions))
+    matches = []
+    for grade_id, solution in solutions.items():
+        found, cell_notes = similarity.compare_cell(grade_id, {s: a[grade_id] for s, a in answers.items()
+                                                               if grade_id in a}, solution, starters.get(grade_id, ""))
+        matches += found
+        notes += cell_notes
+    return LookAt(rep.assignment, matches, notes, len(answers), str(folder))
+
+
 # ---------------------------------------------------------------- pseudonyms
 
 
@@ -288,8 +323,9 @@ def _scrubber(names):
 # ---------------------------------------------------------------- CSV
 
 
-def csv_rows(reports):
-    """The per-exercise rows (misconception empty) each followed by its per-misconception rows."""
+def csv_rows(reports, looks=()):
+    """The per-exercise rows (misconception empty) each followed by its per-misconception rows; then the answers
+    to look at (student and similarity filled in, the statistics empty)."""
     rows = []
     for rep in reports:
         for ex in rep.exercises:
@@ -301,14 +337,18 @@ def csv_rows(reports):
             for m in ex.mistakes:
                 rows.append(base | dict(misconception=m.key, students_named=m.students,
                                         share_of_failed=f"{m.share:.4f}", explanation=m.explanation))
+    for look in looks:
+        rows += [dict.fromkeys(CSV_COLUMNS, "") | dict(assignment=look.assignment, exercise=m.grade_id,
+                                                      student=m.student, compared_with=m.other or SOLUTION,
+                                                      similarity=f"{m.score:.4f}") for m in look.matches]
     return rows
 
 
-def write_csv(reports, path):
+def write_csv(reports, path, looks=()):
     buf = io.StringIO()
     writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
     writer.writeheader()
-    writer.writerows(csv_rows(reports))
+    writer.writerows(csv_rows(reports, looks))
     Path(path).write_text(buf.getvalue(), encoding="utf-8")
 
 
@@ -348,6 +388,9 @@ code{background:#f2f2f2;padding:0 .25em;border-radius:3px}
 dl.stats{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dl.stats dt{font-weight:600}
 dl.stats dd{margin:0}
 nav ul{columns:2}
+table.look{width:100%}.side{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:.5em}
+.side pre{margin:0;padding:.4em;background:#f4f4f4;overflow:auto;max-height:28em;font-size:.82em}
+.side pre code{background:none;padding:0}
 @media print{h2{page-break-before:auto}figure{page-break-inside:avoid}}
 """
 
@@ -464,7 +507,47 @@ def _attention_section(attention, threshold):
     return "".join(out) + "</table></section>"
 
 
-def render_html(reports, attention, notes, *, threshold, source, anonymised):
+def _code(text):
+    cut = len(text) > SHOWN_CHARS
+    return (f"<pre><code>{_e(text[:SHOWN_CHARS])}</code></pre>"
+            + (f"<p class='meta'>(the first {SHOWN_CHARS:,} characters)</p>" if cut else ""))
+
+
+def _look_section(looks):
+    out = ["<section id='look'><h2>Answers to look at</h2>",
+           "<p>Each student's answer cells compared with the published solution and with every classmate's, "
+           "after renaming, reformatting, comments and docstrings are taken out (the MOSS technique). Listed: "
+           f"pairs where at least {similarity.REPORT_AT:.0%} of the shorter answer's fingerprints are in the other. "
+           f"Answers shorter than {similarity.MIN_TOKENS} tokens are never listed: short formulas are alike by "
+           "nature. This is not a verdict and costs no points: read both answers side by side and decide.</p>"]
+    for look in looks:
+        out.append(f"<h3>{_e(look.assignment)}</h3>")
+        if not look.compared:
+            out.append(f"<p class='note'>No answer was compared: {_e('; '.join(look.notes))}.</p>")
+            continue
+        out.append(f"<p class='meta'>{look.compared} students' notebooks read from {_e(look.where)}.</p>")
+        if not look.matches:
+            out.append("<p>No answer to look at.</p>")
+        by_cell = {}
+        for m in look.matches:
+            by_cell.setdefault(m.grade_id, []).append(m)
+        for grade_id, matches in by_cell.items():
+            out.append(f"<table class='look'><caption>{_e(look.assignment)} {_e(grade_id)}: answers to look at"
+                       "</caption><tr><th scope='col'>student</th><th scope='col'>compared with</th>"
+                       "<th scope='col'>shared</th></tr>")
+            for m in matches[:SHOWN_MATCHES]:
+                out.append(f"<tr><th scope='row'>{_e(m.student)}</th><td>{_e(m.other or SOLUTION)}</td>"
+                           f"<td class='n'>{m.score:.0%}</td></tr><tr><td colspan='3'><div class='side'>"
+                           f"<div>{_code(m.code)}</div><div>{_code(m.other_code)}</div></div></td></tr>")
+            out.append("</table>")
+            if len(matches) > SHOWN_MATCHES:
+                out.append(f"<p>and {len(matches) - SHOWN_MATCHES} more in the CSV (<code>--csv</code>).</p>")
+        if look.notes:
+            out.append("<ul class='meta'>" + "".join(f"<li>{_e(n)}</li>" for n in look.notes) + "</ul>")
+    return "".join(out) + "</section>"
+
+
+def render_html(reports, attention, notes, *, threshold, source, anonymised, looks=()):
     """The whole report as one HTML page (figures embedded)."""
     from . import report_figures as figures
 
@@ -478,11 +561,14 @@ def render_html(reports, attention, notes, *, threshold, source, anonymised):
         + (". Students appear under pseudonyms (stable for the course's salt)." if anonymised else ".") + "</p>",
         "<nav><ul>" + "".join(f"<li><a href='#{_e(r.assignment)}'>{_e(r.assignment)}</a></li>" for r in reports)
         + "<li><a href='#attention'>students needing attention</a></li>"
+        + ("<li><a href='#look'>answers to look at</a></li>" if looks else "")
         + ("<li><a href='#notes'>notes on the results</a></li>" if notes else "") + "</ul></nav>",
         _summary_table(reports, attention),
     ]
     parts += [_assignment_section(r, figures) for r in reports]
     parts.append(_attention_section(attention, threshold))
+    if looks:
+        parts.append(_look_section(looks))
     if notes:
         parts.append("<section id='notes'><h2>Notes on the results</h2><ul>"
                      + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul></section>")
@@ -502,9 +588,11 @@ class Built:
     reports: list
     attention: list
     notes: list
+    looks: list = field(default_factory=list)  # LookAt per course assignment
 
 
-def build(assignments, results, *, threshold=DEFAULT_THRESHOLD, anonymise=False, salt=None, salt_file=None):
+def build(assignments, results, *, threshold=DEFAULT_THRESHOLD, anonymise=False, salt=None, salt_file=None,
+          notebooks=DEFAULT_NOTEBOOKS):
     """Read the results and build the report (nothing written)."""
     if not 0.0 <= threshold <= 1.0:
         raise ReportError(f"--threshold should be a share of the points between 0 and 1, got {threshold}")
@@ -519,6 +607,7 @@ def build(assignments, results, *, threshold=DEFAULT_THRESHOLD, anonymise=False,
     attention = [a for rep in reports for a in needing_attention(rep, threshold)]
     attention.sort(key=lambda a: (a.rank, a.assignment, -1 if a.score is None else a.score / max(a.max_score, EPS),
                                   a.student))
+    looks = [answers_to_look_at(rep, notebooks) for rep in reports if rep.in_course and rep.scored]
     if anonymise:
         ids = {s.student for rep in reports for s in rep.students}
         names = pseudonyms(ids, load_salt(salt, salt_file))
@@ -526,9 +615,14 @@ def build(assignments, results, *, threshold=DEFAULT_THRESHOLD, anonymise=False,
         attention = [Attention(names[a.student], a.assignment, a.status, scrub(a.reason), a.score, a.max_score,
                                a.rank) for a in attention]
         notes = [scrub(n) for n in notes]
+        looks = [LookAt(k.assignment, [similarity.Match(m.grade_id, names[m.student], m.other and names[m.other],
+                                                        m.score, scrub(m.code), scrub(m.other_code))
+                                       for m in k.matches], [scrub(n) for n in k.notes], k.compared, k.where)
+                 for k in looks]
     source = ", ".join(map(str, results if isinstance(results, list | tuple) else [results]))
-    page = render_html(reports, attention, notes, threshold=threshold, source=source, anonymised=anonymise)
-    return Built(page, reports, attention, notes)
+    page = render_html(reports, attention, notes, threshold=threshold, source=source, anonymised=anonymise,
+                       looks=looks)
+    return Built(page, reports, attention, notes, looks)
 
 
 def _threshold(text):
@@ -549,6 +643,9 @@ def add_arguments(parser):
                              "may be given once per assignment")
     parser.add_argument("--out", required=True, metavar="REPORT.html", help="the HTML report to write")
     parser.add_argument("--csv", metavar="REPORT.csv", help="also write the per-exercise and per-misconception table")
+    parser.add_argument("--notebooks", type=Path, default=DEFAULT_NOTEBOOKS, metavar="NOTEBOOKS_DIR",
+                        help="the graded notebooks, <student>/<assignment>/<notebook>.ipynb, whose answer cells "
+                             "'answers to look at' compares (default: the course's autograded/ folder)")
     parser.add_argument("--threshold", type=_threshold, default=DEFAULT_THRESHOLD, metavar="SHARE",
                         help="list scored students below this share of the points (default 0.5)")
     parser.add_argument("--anonymise", "--anonymize", action="store_true",
@@ -571,10 +668,10 @@ def run(args):
     """Build and write the report for parsed arguments; 0 on success, 2 (with a message on stderr) on bad input."""
     try:
         built = build(args.assignments, args.results, threshold=args.threshold, anonymise=args.anonymise,
-                      salt=args.salt, salt_file=args.salt_file)
+                      salt=args.salt, salt_file=args.salt_file, notebooks=args.notebooks)
         Path(args.out).write_text(built.html, encoding="utf-8")
         if args.csv:
-            write_csv(built.reports, args.csv)
+            write_csv(built.reports, args.csv, built.looks)
     except ReportError as exc:
         print(f"report: error: {exc}", file=sys.stderr)
         return 2
@@ -582,7 +679,9 @@ def run(args):
         print(f"report: error: could not write {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 2
     students = sum(len(r.students) for r in built.reports)
-    print(f"wrote {args.out}: {students} students, {len(built.attention)} needing attention"
+    looks = sum(len(k.matches) for k in built.looks)
+    print(f"wrote {args.out}: {students} students, {len(built.attention)} needing attention, "
+          f"{looks} answers to look at"
           + (f"; table in {args.csv}" if args.csv else ""))
     return 0
 

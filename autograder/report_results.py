@@ -12,7 +12,9 @@ each file naming its assignment) or `RESULTS_DIR/<assignment>/<student>.json`.
 
 import json
 import math
+import os
 import re
+import stat
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -439,3 +441,64 @@ def _read_file(path, implied, assignments, reader, students, others):
                                 f"kept the one in {first.name if first else 'the first file'}")
             continue
         students[aid][result.student] = result
+
+
+# ---------------------------------------------------------------- answer cells, for the similarity section
+
+
+def course_answers(assignment):
+    """({grade_id: published solution code}, {grade_id: starter code}) of a course assignment's answer cells."""
+    from . import NOTEBOOKS_DIR, SOLUTIONS_DIR
+
+    return tuple(_answer_cells(json.loads((folder / f"{assignment}.ipynb").read_text(encoding="utf-8")))
+                 for folder in (SOLUTIONS_DIR, NOTEBOOKS_DIR))
+
+
+def _answer_cells(notebook, wanted=None):
+    """{grade_id: source} of a notebook's answer cells (nbgrader `solution`), the first of each id."""
+    out = {}
+    cells = notebook.get("cells") if isinstance(notebook, dict) else None
+    for c in cells if isinstance(cells, list) else ():
+        meta = c.get("metadata", {}).get("nbgrader", {}) if isinstance(c, dict) else {}
+        gid = meta.get("grade_id") if isinstance(meta, dict) and meta.get("solution") else None
+        source = c.get("source") if gid else None
+        if isinstance(source, list):
+            source = "".join(s for s in source if isinstance(s, str))
+        if isinstance(gid, str) and isinstance(source, str) and (wanted is None or gid in wanted):
+            out.setdefault(gid, source)
+    return out
+
+
+def read_answers(notebooks_dir, assignment, students, wanted):
+    """({student: {grade_id: code}}, notes) from NOTEBOOKS_DIR/<student>/<assignment>/<assignment>.ipynb.
+
+    The path is built from a valid student id and the course's own assignment and notebook names; no
+    folder on it may be a link, and the notebook is opened without following one (worker.read_notebook).
+    """
+    from .submissions import STUDENT_ID
+    from .worker import read_notebook
+
+    answers, unread = {}, Counter()
+    for student in students:
+        if not STUDENT_ID.match(student):
+            unread["not a valid student id"] += 1
+            continue
+        folder = Path(notebooks_dir) / student / assignment
+        if not all(_plain_dir(p) for p in (folder.parent, folder)):
+            unread["no notebook folder (or a link)"] += 1
+            continue
+        nb, why = read_notebook(folder / f"{assignment}.ipynb")
+        if nb is None:
+            unread[why if len(why) < 60 else why[:57] + "..."] += 1
+            continue
+        answers[student] = _answer_cells(nb, wanted)
+    notes = [f"{n} of {len(students)} students' notebooks of {assignment} were not compared: {why}"
+             for why, n in sorted(unread.items())]
+    return answers, notes
+
+
+def _plain_dir(path):
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False

@@ -6,13 +6,18 @@ class whose every number is known by construction: `Construction.named[exercise]
 is the set of students given that mistake.
 """
 
+import builtins
+import copy
+import io
 import json
+import keyword
 import random
+import tokenize
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import results
+from autograder import NOTEBOOKS_DIR, results
 from autograder.report_results import course_layout
 from ffn_helpers import mistakes
 
@@ -162,3 +167,49 @@ def _account(c, student, layout, cells, wrong, timed_out):
         if set(lost) - set(timed_out):  # a failure message, not a timeout, names the keys
             for key in keys:
                 c.named[exercise][key].add(student)
+
+
+# ---------------------------------------------------------------- answer cells, for "answers to look at"
+
+
+def renamed(code, tag):
+    """`code` with every name it binds or uses renamed (`x` -> `x_<tag>`) and laid out anew, comments added.
+
+    Keywords, builtins and names after a dot stay: what a student who copies and disguises code changes.
+    """
+    toks, out, previous = list(tokenize.generate_tokens(io.StringIO(code).readline)), [], ""
+    for tok in toks:
+        text = tok.string
+        if tok.type == tokenize.NAME and not keyword.iskeyword(text) and previous != "." and text not in BUILTINS:
+            text = f"{text}_{tag}"
+        out.append((tok.type, text))
+        if tok.type == tokenize.NEWLINE:
+            out.append((tokenize.COMMENT, f"# my own work, {tag}"))
+            out.append((tokenize.NL, "\n"))
+        previous = tok.string
+    return tokenize.untokenize(out)  # untokenize's own spacing: every token spaced anew
+
+
+BUILTINS = frozenset(dir(builtins))
+
+
+def answer_cells(path):
+    """{grade_id: source} of a notebook file's answer cells."""
+    nb = json.loads(Path(path).read_text(encoding="utf-8"))
+    return {c["metadata"]["nbgrader"]["grade_id"]: "".join(c["source"]) for c in nb["cells"]
+            if c.get("metadata", {}).get("nbgrader", {}).get("solution")}
+
+
+def write_notebooks(folder, assignment, answers):
+    """Write folder/<student>/<assignment>/<assignment>.ipynb: the learner notebook with `answers[student]` put in."""
+    learner = json.loads((NOTEBOOKS_DIR / f"{assignment}.ipynb").read_text(encoding="utf-8"))
+    for student, cells in answers.items():
+        nb = copy.deepcopy(learner)
+        for c in nb["cells"]:
+            gid = c.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+            if gid in cells and c["metadata"]["nbgrader"].get("solution"):
+                c["source"] = cells[gid]
+        path = Path(folder) / student / assignment / f"{assignment}.ipynb"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(nb), encoding="utf-8")
+    return Path(folder)

@@ -1,0 +1,205 @@
+"""Answers that look copied: each student's answer cell against the published solution and every classmate's.
+
+The technique MOSS is built on (Schleimer, Wilkerson and Aiken, "Winnowing", 2003): normalise the code,
+fingerprint it by winnowing hashed k-grams, and score the fingerprints two answers share.
+Own code, not copydetect: that compares every pair one by one (45,000 per cell here); this indexes fingerprints.
+
+Normalising reads the code with Python's `tokenize`, which never runs it. Comments, docstrings, imports,
+layout and every `def`/`class` line are dropped; names become one token `N` and literals `0` (numbers) or
+`"` (text), so renaming and reformatting change nothing, except names after a dot (`np.einsum`) and
+builtins (`sum`, `range`): they are what makes two correct answers different algorithms. The learner
+notebook's starter code is fingerprinted the same way and taken out of every answer. Code `tokenize`
+rejects is read as plain words, with a note; a cell counts up to MAX_CHARS characters and MAX_TOKENS tokens.
+"""
+
+import builtins
+import hashlib
+import io
+import keyword
+import re
+import tokenize
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+
+K = 5  # tokens per k-gram: shorter grams are shared by any two numpy one-liners
+WINDOW = 4  # winnowing window: any run of K + WINDOW - 1 = 8 equal tokens is always caught
+MIN_TOKENS = 30  # shorter answers (normalised) are never reported: short formulas are alike by nature
+REPORT_AT = 0.8  # share of the smaller answer's fingerprints found in the other: a renamed copy scores 1.0, the
+# course's independent correct answers below 0.8 (tests/test_similarity.py), the solution with one line changed 0.83+
+COMMON = 20  # a fingerprint more than this many classmates share is an idiom (MOSS's -m), not a copy
+MAX_CHARS = 60_000  # a cell is read up to here; the course's longest solution cell has about 4,200 characters
+MAX_TOKENS = 3_000  # normalised tokens considered per cell; the longest solution has about 600
+
+_BUILTINS = frozenset(dir(builtins))
+_DROP = {tokenize.COMMENT, tokenize.NL, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER}
+_FSTRING_START = getattr(tokenize, "FSTRING_START", None)  # Python >= 3.12 splits an f-string into tokens
+_FSTRING_END = getattr(tokenize, "FSTRING_END", None)
+_WORDS = re.compile(r"[A-Za-z_]\w*|\d[\w.]*|\S")
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One answer cell, normalised: its code as written, its tokens and fingerprints, and any note."""
+
+    code: str
+    tokens: tuple
+    fingerprints: frozenset
+    note: str = ""  # why it was read as plain words, or cut
+
+    @property
+    def reportable(self):
+        return len(self.tokens) >= MIN_TOKENS
+
+
+def _kind(name, after_dot):
+    if keyword.iskeyword(name) or after_dot or name in _BUILTINS:
+        return name
+    return "N"
+
+
+def _python_tokens(code):
+    """(type, text) of every token tokenize reads; raises tokenize.TokenError or SyntaxError on malformed code."""
+    out, depth = [], 0
+    for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+        if tok.type == _FSTRING_START:  # read as one string token, as Python 3.11 does
+            depth += 1
+            continue
+        if depth:
+            depth -= tok.type == _FSTRING_END
+            if not depth:
+                out.append((tokenize.STRING, '""'))
+            continue
+        if tok.type not in _DROP and (tok.type != tokenize.ERRORTOKEN or tok.string.strip()):
+            out.append((tok.type, tok.string))
+    return out
+
+
+def _statements(toks):
+    """Split (type, text) tokens into statements (at NEWLINE and ';'); a statement is a list of tokens."""
+    stmt, out = [], []
+    for t in toks:
+        if t[0] == tokenize.NEWLINE or t[1] == ";":
+            out.append(stmt)
+            stmt = []
+        else:
+            stmt.append(t)
+    return out + [stmt]
+
+
+def _strip_headers(stmt):
+    """A statement without its leading `def ...:`/`class ...:` header (the body may follow on the same line)."""
+    words = [text for _, text in stmt[:2]]
+    if not (words[:1] in (["def"], ["class"]) or words == ["async", "def"]):
+        return stmt
+    depth = 0
+    for i, (_, text) in enumerate(stmt):
+        depth += (text in ("(", "[", "{")) - (text in (")", "]", "}"))
+        if text == ":" and depth == 0:
+            return stmt[i + 1:]
+    return []
+
+
+def normalise(code):
+    """(normalised tokens, note): never runs `code`; malformed code is read as plain words, with a note."""
+    note = ""
+    if len(code) > MAX_CHARS:
+        code, note = code[:MAX_CHARS], f"only its first {MAX_CHARS:,} characters were compared"
+    try:
+        toks = _python_tokens(code)
+    except (tokenize.TokenError, SyntaxError) as exc:
+        toks = [(tokenize.OP if not w[0].isalnum() and w[0] != "_" else
+                 tokenize.NUMBER if w[0].isdigit() else tokenize.NAME, w) for w in _WORDS.findall(code)]
+        note = f"not Python that tokenize reads ({exc.__class__.__name__}): compared as plain words"
+        return _finish(toks, note)
+    kept = []
+    for stmt in _statements(toks):
+        stmt = _strip_headers(stmt)
+        if not stmt or stmt[0][1] in ("import", "from") or (len(stmt) == 1 and stmt[0][0] == tokenize.STRING):
+            continue  # empty, an import, or a docstring (a string on its own is one)
+        kept += stmt + [(tokenize.OP, ";")]
+    return _finish(kept, note)
+
+
+def _finish(toks, note):
+    out, previous = [], ""
+    for kind, text in toks:
+        if kind == tokenize.NAME:
+            out.append(_kind(text, previous == "."))
+        elif kind == tokenize.NUMBER:
+            out.append("0")
+        elif kind == tokenize.STRING:
+            out.append('"')
+        else:
+            out.append(text)
+        previous = text
+        if len(out) >= MAX_TOKENS:
+            note = "; ".join(filter(None, (note, f"only its first {MAX_TOKENS:,} tokens were compared")))
+            break
+    return tuple(out), note
+
+
+def _hash(gram):
+    return int.from_bytes(hashlib.blake2b("\x1f".join(gram).encode(), digest_size=8).digest(), "big")
+
+
+def fingerprints(tokens):
+    """The winnowed fingerprints of a token sequence: in each window of WINDOW k-gram hashes, the smallest."""
+    hashes = [_hash(tokens[i:i + K]) for i in range(len(tokens) - K + 1)]
+    if len(hashes) <= WINDOW:
+        return frozenset([min(hashes)] if hashes else [])
+    return frozenset(min(hashes[i:i + WINDOW]) for i in range(len(hashes) - WINDOW + 1))
+
+
+def answer(code, starter=frozenset()):
+    """An Answer for one cell's code; `starter` holds the fingerprints of the cell as the learner got it."""
+    tokens, note = normalise(code)
+    return Answer(code[:MAX_CHARS], tokens, fingerprints(tokens) - starter, note)
+
+
+@dataclass(frozen=True)
+class Match:
+    """Two answers to one cell that share much code: for a person to read, never a verdict."""
+
+    grade_id: str
+    student: str
+    other: str | None  # a classmate, or None for the published solution
+    score: float  # the share of the smaller answer's fingerprints found in the other
+    code: str
+    other_code: str
+
+
+def _score(a, b):
+    return len(a & b) / min(len(a), len(b)) if a and b else 0.0
+
+
+def compare_cell(grade_id, answers, solution, starter_code=""):
+    """Matches for one answer cell: each student against the solution, then pairs of classmates.
+
+    answers: {student: code}; solution: the published solution's code. Two students who both match the
+    solution are not listed again as a pair. Pairs are found through an index from fingerprint to students,
+    never one by one, and a fingerprint more than COMMON students share is not counted.
+    """
+    starter = fingerprints(normalise(starter_code)[0])
+    sol = answer(solution, starter)
+    cells = {s: answer(c, starter) for s, c in answers.items()}
+    out = []
+    if sol.reportable:
+        out = [Match(grade_id, s, None, score, a.code, sol.code) for s, a in cells.items()
+               if a.reportable and (score := _score(a.fingerprints, sol.fingerprints)) >= REPORT_AT]
+    copied = {m.student for m in out}
+    index = defaultdict(list)
+    for student, a in cells.items():
+        if a.reportable:
+            for fp in a.fingerprints:
+                index[fp].append(student)
+    shared = Counter()
+    for students in index.values():
+        if 2 <= len(students) <= COMMON:
+            shared.update((s, t) for i, s in enumerate(students) for t in students[i + 1:])
+    for (s, t), n in shared.items():
+        score = n / min(len(cells[s].fingerprints), len(cells[t].fingerprints))
+        if score >= REPORT_AT and not (s in copied and t in copied):
+            out.append(Match(grade_id, s, t, score, cells[s].code, cells[t].code))
+    out.sort(key=lambda m: (-m.score, m.other is not None, m.student, m.other or ""))
+    notes = [f"{s} ({grade_id}): {a.note}" for s, a in cells.items() if a.note]
+    return out, notes
