@@ -282,8 +282,9 @@ x_big, W1_big = x_r.copy(), W1_r.copy()
 x_big[:, 0], W1_big[0] = 3000.0, 40.0  # z ≈ 120,000 in every unit
 for fix in (False, True):
     check_float16(ffn_forward_float16, (x_big, W1_big, b1_r, W2_r, b2_r), fix=fix)
-edge = (np.array([[1e-8, 1.0], [7e4, 1.0]]), np.array([[3e4, 0.0], [0.0, 1.0]]), np.zeros(2),
-        np.array([[1000.0, 0.0], [0.0, 1.0]]), np.zeros(2))
+# 1e-8 rounds to 0 and 7e4 to inf; no weight that meets an inf is 0, so no inf · 0 = NaN depends on the BLAS.
+edge = (np.array([[1e-8, 1.0], [7e4, 1.0]]), np.array([[3e4, 1.0], [0.0, 1.0]]), np.zeros(2),
+        np.array([[1000.0, 1.0], [1.0, 1.0]]), np.zeros(2))
 for fix in (False, True):
     check_float16(ffn_forward_float16, edge, fix=fix)
 checks.ok("ffn_forward_float16 follows the float16 contract on every input, with and without the fix.")
@@ -430,7 +431,8 @@ print("q · scale - W =\n", reference.dequantize(q_ex, scale_ex) - W_ex)
 # **Why.** Each column's largest $|W|$ maps to $\pm 127$: $-0.75$ in column 0,
 # $2.0$ in column 1. The other entries are rounded, so each is off by at most
 # half a scale step: $0.1 / 0.01574803 = 6.35$ becomes 6, and dequantised
-# $6 \cdot 0.01574803 = 0.0945$. A column of small weights would have lost all
+# $6 \cdot 0.01574803 = 0.0945$. $-1.0$ is exactly $-63.5$ steps, a tie, which
+# goes to the even $-64$. A column of small weights would have lost all
 # its digits under one shared scale; with its own it keeps them.
 #
 # **Verify.** The worked example, and the error bound of half a step.
@@ -440,6 +442,7 @@ assert q_ex.dtype == np.int8 and q_ex.tolist() == [list(r) for r in P["int8"]["q
 assert np.allclose(scale_ex, P["int8"]["scale"], rtol=1e-15, atol=0)
 assert np.allclose(scale_ex, [0.00590551, 0.01574803], rtol=0, atol=5e-9)
 assert np.all(np.abs(reference.dequantize(q_ex, scale_ex) - W_ex) <= scale_ex / 2)
+assert (W_ex / scale_ex)[0, 1] == -63.5 and q_ex[0, 1] == -64  # a tie in the worked example, to even
 small = np.column_stack([W_ex[:, 0], W_ex[:, 1] / 1000])  # a second column 1000 times smaller
 shared = np.abs(small).max() / 127  # one scale for the whole matrix
 assert np.rint(small[:, 1] / shared).tolist() == [-0.0, 0.0, 0.0]  # every weight of column 1 lost
