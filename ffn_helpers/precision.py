@@ -55,9 +55,23 @@ def quantize_int8(W):
     return q, scale
 
 
+def _quantized_pair(q, scale, name="q", scale_name="scale"):
+    """(q as float64, scale as float64), after checking q is an integer matrix with one scale per column."""
+    q = np.asarray(q)
+    if q.dtype.kind not in "iu":
+        raise TypeError(f"{name} should hold integers (int8), got dtype {q.dtype}")
+    check_matrix(q, name)
+    scale = as_float(scale, scale_name)
+    if scale.shape != (q.shape[1],):
+        raise ValueError(f"{scale_name} should have one entry per column of {name}, shape {(q.shape[1],)}, "
+                         f"got {scale.shape}")
+    return q.astype(np.float64), scale
+
+
 def dequantize(q, scale):
     """q · scale, column by column: q: (d_in, d_out) int8, scale: (d_out,) -> float64 (d_in, d_out)."""
-    return np.asarray(q).astype(np.float64) * as_float(scale, "scale")
+    q, scale = _quantized_pair(q, scale)
+    return q * scale
 
 
 def ffn_forward_int8(x, q1, s1, b1, q2, s2, b2):
@@ -66,8 +80,13 @@ def ffn_forward_int8(x, q1, s1, b1, q2, s2, b2):
     x: (..., d_model); q1: (d_model, d_ff), s1, b1: (d_ff,); q2: (d_ff, d_model), s2, b2: (d_model,).
     """
     x = as_float(x, "x")
-    h = np.maximum((x @ np.asarray(q1).astype(np.float64)) * s1 + b1, 0.0)
-    return (h @ np.asarray(q2).astype(np.float64)) * s2 + b2
+    q1, s1 = _quantized_pair(q1, s1, "q1", "s1")
+    q2, s2 = _quantized_pair(q2, s2, "q2", "s2")
+    if x.shape[-1:] != q1.shape[:1] or q1.shape[1] != q2.shape[0]:
+        raise ValueError(f"shapes do not chain: x {x.shape}, q1 {q1.shape}, q2 {q2.shape}; expected "
+                         "x (..., d_model), q1 (d_model, d_ff), q2 (d_ff, d_model)")
+    h = np.maximum((x @ q1) * s1 + as_float(b1, "b1"), 0.0)
+    return (h @ q2) * s2 + as_float(b2, "b2")
 
 
 def _matmul32(a, b):

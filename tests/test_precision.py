@@ -158,6 +158,16 @@ def test_int8_rejects_bad_weights():
         precision.quantize_int8(np.array([[1.0, np.inf]]))
 
 
+def test_int8_functions_reject_mismatched_inputs():
+    q, scale = precision.quantize_int8(P["int8"]["W"])
+    with pytest.raises(ValueError, match=r"scale should have one entry per column of q, shape \(2,\), got \(3,\)"):
+        precision.dequantize(q, np.ones(3))
+    with pytest.raises(TypeError, match="q should hold integers"):
+        precision.dequantize(q.astype(float), scale)
+    with pytest.raises(ValueError, match="shapes do not chain"):
+        precision.ffn_forward_int8(np.ones(2), q, scale, np.zeros(2), q.T.copy(), np.ones(3), np.zeros(3))
+
+
 def test_ffn_forward_int8_is_the_ffn_on_dequantized_weights():
     x, W1, b1, W2, b2 = precision.random_ffn(16, 64, n_tokens=5, seed=3)
     q1, s1 = precision.quantize_int8(W1)
@@ -244,4 +254,5 @@ def test_error_over_width_claims_hold_with_margins():
     assert np.all((5 < e["bfloat16"] / e["float16"]) & (e["bfloat16"] / e["float16"] < 20))
     assert np.all(e["int8"] > 1.5 * e["bfloat16"]) and np.all(e["int8"] < 3e-2)
     assert e["int8"][-1] > 1.2 * e["int8"][0]  # the column maxima grow with d_model, and so does the scale
-    assert np.all(np.abs(np.log2(e["bfloat16"] / e["bfloat16"][0])) < 0.5)  # flat: within a factor √2
+    for flat in ("float16", "bfloat16"):  # flat: within a factor √2
+        assert np.all(np.abs(np.log2(e[flat] / e[flat][0])) < 0.5)

@@ -177,9 +177,9 @@ print("65504 is float16's largest number; 70000 becomes inf.")
 # ## 2. Overflow in the hidden layer, and the fix
 #
 # The FFN's widest, largest numbers are in the hidden layer: each $z_j = \sum_i
-# x_i W_{1,ij} + b_{1,j}$ adds up $d_\text{model}$ products, and large models
-# have a few input features hundreds or thousands of times larger than the rest.
-# $W_2$ then brings $y$ back down. Take $d_\text{model} = 4$, $d_\text{ff} = 8$,
+# x_i W_{1,ij} + b_{1,j}$ adds up $d_\text{model}$ products, and large
+# language models are known to carry a few input features far larger than the
+# rest ("outlier features"). $W_2$ then brings $y$ back down. Take $d_\text{model} = 4$, $d_\text{ff} = 8$,
 # $x = (256, 256, 256, 256)$, every entry of $W_1$ equal to 80, of $W_2$ equal
 # to $1/1024$, zero biases: every number here is exact in float16, and
 # $y = 640$ is too.
@@ -460,7 +460,8 @@ print("per column: error ≤ half a step; one shared scale would round the small
 # checks compare `q` exactly and `scale` to a relative $10^{-12}$.
 #
 # Write `dequantize(q, scale)`: $q \cdot \text{scale}$ with `scale[j]` for
-# column $j$, a float64 array of $q$'s shape, compared to a relative $10^{-12}$.
+# column $j$, a float64 array of $q$'s shape, compared to a relative $10^{-12}$
+# (plus $10^{-12}$ absolute).
 
 # %% nbgrader={"grade": false, "grade_id": "quantize_int8", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def quantize_int8(W):
@@ -571,7 +572,7 @@ print(f"bytes for W1 and W2: float32 {param_bytes(W1_q.size + W2_q.size, 'float3
 
 # %%
 assert np.allclose(y_int8, y_deq, rtol=1e-10, atol=1e-12)
-assert 1e-3 < reference.relative_error(y_int8, y_64) < 3e-2
+assert 0.005 < reference.relative_error(y_int8, y_64) < 0.02
 assert param_bytes(W1_q.size + W2_q.size, "int8") * 4 == param_bytes(W1_q.size + W2_q.size, "float32")
 print("The int8 FFN equals the FFN on dequantised weights; it is about 1 % off float64.")
 
@@ -647,14 +648,16 @@ plots.precision_error_plot(widths, errors)
 # %% [markdown]
 # *Figure: relative error of the FFN's output against float64 (log scale) for
 # float32, float16 (hidden layer in float32), bfloat16 and int8 weights, at
-# $d_\text{model}$ from 16 to 256; each format's error stays within a small
-# factor across width, and their order never changes.*
+# $d_\text{model}$ from 16 to 256: the formats keep their order at every width;
+# float16 and bfloat16 stay flat, int8 rises slowly, float32 stays below $10^{-6}$.*
 #
 # **Why.** Each format's error is set by its spacing: float32's $2^{-23}$ leaves
 # about $10^{-7}$, float16's $2^{-10}$ a few $10^{-4}$, bfloat16's $2^{-7}$,
 # 8 times coarser, a few $10^{-3}$. Rounding errors have random signs and
 # partly cancel in a sum, so a sum of more terms is not relatively worse: the
-# lines are nearly flat. int8 is coarsest, and grows slowly with width: a
+# 16-bit lines are flat. (In float32 the rounding of the sums themselves, which
+# depends on the order a BLAS adds in, counts as much as that of the inputs; its
+# line may bend a little, far below the others.) int8 is coarsest, and grows slowly with width: a
 # wider column holds a larger maximum, which sets its scale, so the ordinary
 # weights get fewer steps.
 #
@@ -666,7 +669,8 @@ assert np.all(errors["float32"] < 1e-6) and np.all(errors["float16"] > 100 * err
 assert np.all((5 < errors["bfloat16"] / errors["float16"]) & (errors["bfloat16"] / errors["float16"] < 20))
 assert np.all(errors["int8"] > 1.5 * errors["bfloat16"]) and np.all(errors["int8"] < 3e-2)
 assert errors["int8"][-1] > 1.2 * errors["int8"][0]
-assert np.all(np.abs(np.log2(errors["bfloat16"] / errors["bfloat16"][0])) < 0.5)
+for flat in ("float16", "bfloat16"):  # within a factor √2 of the narrowest model's error
+    assert np.all(np.abs(np.log2(errors[flat] / errors[flat][0])) < 0.5)
 print("float32 < float16 < bfloat16 < int8 at every width; bfloat16 is 5 to 20 times float16's error.")
 
 # %% [markdown]
