@@ -203,3 +203,27 @@ EXAMPLES = _frozen({
     "W-1": W_1, "W-2": W_2, "W-3": W_3, "W-4": W_4,
     "W-5": W_5, "W-6": W_6, "W-7": W_7, "W-8": W_8,
 })
+
+# Notebook 12 (low precision): the formats' facts and the worked examples of
+# bfloat16 rounding, int8 quantisation and float16 overflow.
+PRECISION = _frozen({
+    "float16": _frozen({"max": 65504.0, "tiny": 6.103515625e-05, "eps": 2.0**-10, "overflows": 70000.0}),
+    "bfloat16": _frozen({"max": 3.3895313892515355e38, "eps": 2.0**-7}),
+    # float32 input -> the bfloat16 value PyTorch's conversion gives (as float32)
+    "bfloat16_rounding": _frozen({
+        3.14159265: 3.140625, 65504.0: 65536.0, 70000.0: 70144.0,
+        1.0 + 2.0**-8: 1.0,  # halfway between 1 and 1 + 2^-7: a tie, to the even neighbour 1.0
+        1.0 + 3 * 2.0**-9: 1.0078125,
+    }),
+    "int8": _frozen({
+        "W": _ro([[0.5, -1.0], [0.25, 2.0], [-0.75, 0.1]]),
+        "scale": _ro([0.75 / 127, 2.0 / 127]),  # 0.00590551, 0.01574803: the columns' max |W| over 127
+        "q": ((85, -64), (42, 127), (-127, 6)),
+    }),
+    # d_model = 4, d_ff = 8, all values exact in float16: z = 4·256·80 = 81920 > 65504,
+    # y = 8·81920/1024 = 640 (float16 holds 640 exactly)
+    "float16_overflow": _frozen({
+        "x": _ro([256.0] * 4), "W1": _ro(np.full((4, 8), 80.0)), "b1": _ro(np.zeros(8)),
+        "W2": _ro(np.full((8, 4), 1.0 / 1024)), "b2": _ro(np.zeros(4)), "z": 81920.0, "y": 640.0,
+    }),
+})

@@ -582,3 +582,51 @@ def loss_curves(curves, title="Training loss", xlabel="step", ylabel="loss (log 
     ax.grid(color="#E6E6E6", linewidth=0.8, which="major")
     ax.legend(frameon=False)
     return fig
+
+
+# --- low precision ------------------------------------------------------------
+
+FORMAT_STYLES = {
+    "float32": dict(color=BLUE, marker="o", linestyle="-", label="float32"),
+    "float16": dict(color=BLUISH_GREEN, marker="s", linestyle="-", label="float16 (hidden layer in float32)"),
+    "bfloat16": dict(color=VERMILION, marker="^", linestyle="--", label="bfloat16"),
+    "int8": dict(color=REDDISH_PURPLE, marker="D", linestyle="-.", label="int8 weights (per column)"),
+}
+
+
+@_styled
+def precision_error_plot(widths, errors, title="FFN output error against float64, by format and width"):
+    """Relative error (log scale) against d_model (log scale), one line per format.
+
+    widths: (n,) model widths; errors: mapping format -> (n,) relative errors, each > 0.
+    """
+    widths = _vector(widths, "widths")
+    if np.any(widths <= 0):
+        raise ValueError(f"widths should be positive, got {widths.tolist()}")
+    if not isinstance(errors, Mapping) or not errors:
+        raise ValueError(f"errors should be a non-empty mapping format -> relative errors, got {errors!r}")
+    fig = _new_figure(7.5, 4.5)
+    ax = fig.subplots()
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    spare = [c for c in OKABE_ITO if c not in {st["color"] for st in FORMAT_STYLES.values()}]
+    others = 0
+    for fmt_name, values in errors.items():
+        err = _vector(values, f"errors[{fmt_name!r}]")
+        if err.shape != widths.shape or np.any(err <= 0):
+            raise ValueError(f"errors[{fmt_name!r}] should hold {widths.size} positive errors (one per width), "
+                             f"got {err.tolist()}")
+        style = FORMAT_STYLES.get(fmt_name)
+        if style is None:  # another format: a colour no named format uses
+            style = dict(color=spare[others % len(spare)], marker="o", linestyle=":", label=str(fmt_name))
+            others += 1
+        line, = ax.plot(widths, err, linewidth=1.8, markersize=6, **style)
+        line.set_gid(str(fmt_name))
+    ax.set_xticks(widths, [f"{w:g}" for w in widths])
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_xlabel("model width d_model (d_ff = 4·d_model)")
+    ax.set_ylabel("relative error ‖y - y₆₄‖ / ‖y₆₄‖ (log scale)")
+    ax.set_title(title)
+    ax.grid(color="#E6E6E6", linewidth=0.8, which="major")
+    ax.legend(frameon=False, loc="center right")
+    return fig

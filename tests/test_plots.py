@@ -45,6 +45,8 @@ FIGURES = {
     "loss_curves": lambda: plots.loss_curves({"wide": np.geomspace(1, 1e-3, 50), "narrow": np.geomspace(1, 0.1, 50)}),
     "tails_plot": lambda: plots.tails_plot(),
     "tails_plot relu only": lambda: plots.tails_plot(["relu"]),
+    "precision_error_plot": lambda: plots.precision_error_plot(
+        [16, 32, 64], {"float32": [1e-7, 2e-7, 3e-7], "bfloat16": [4e-3, 4e-3, 4e-3], "int8": [7e-3, 9e-3, 1e-2]}),
 }
 
 
@@ -394,3 +396,36 @@ def test_palette_is_okabe_ito():
     for colour in (plots.POSITIVE, plots.NEGATIVE):
         assert colour in plots.OKABE_ITO
     assert to_rgba(plots.ZERO)[:3] == to_rgba(plots.GREY)[:3]
+
+
+# --- precision_error_plot (notebook 12) ----------------------------------------
+
+
+def test_precision_error_plot_draws_each_format_on_log_axes():
+    widths = [16, 32, 64]
+    errors = {"float32": [1e-7, 2e-7, 3e-7], "float16": [3e-4, 3e-4, 4e-4], "bfloat16": [4e-3, 4e-3, 4e-3],
+              "int8": [7e-3, 9e-3, 1e-2], "fp8": [2e-2, 2e-2, 2e-2]}
+    fig = plots.precision_error_plot(widths, errors)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    lines = {line.get_gid(): line for line in ax.get_lines()}
+    assert list(lines) == list(errors)
+    for name, values in errors.items():
+        np.testing.assert_array_equal(lines[name].get_xdata(), widths)
+        np.testing.assert_array_equal(lines[name].get_ydata(), values)
+    colours = [to_rgba(line.get_color()) for line in lines.values()]
+    assert len(set(colours)) == len(colours)  # one colour per format
+    assert all(any(same_color(c, o) for o in plots.OKABE_ITO) for c in colours)
+    assert _legend_texts(fig)[:2] == ["float32", "float16 (hidden layer in float32)"] and "fp8" in _legend_texts(fig)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["16", "32", "64"]
+
+
+def test_precision_error_plot_rejects_bad_input():
+    with pytest.raises(ValueError, match=r"errors\['int8'\] should hold 2 positive errors"):
+        plots.precision_error_plot([16, 32], {"int8": [1e-2, 0.0]})
+    with pytest.raises(ValueError, match=r"errors\['int8'\] should hold 2 positive errors"):
+        plots.precision_error_plot([16, 32], {"int8": [1e-2]})
+    with pytest.raises(ValueError, match="widths should be positive"):
+        plots.precision_error_plot([0, 32], {"int8": [1e-2, 1e-2]})
+    with pytest.raises(ValueError, match="non-empty mapping"):
+        plots.precision_error_plot([16], {})
