@@ -45,6 +45,7 @@ FIGURES = {
     "loss_curves": lambda: plots.loss_curves({"wide": np.geomspace(1, 1e-3, 50), "narrow": np.geomspace(1, 0.1, 50)}),
     "tails_plot": lambda: plots.tails_plot(),
     "tails_plot relu only": lambda: plots.tails_plot(["relu"]),
+    "expert_load": lambda: plots.expert_load({"even": np.full(8, 1 / 8), "one expert": np.eye(8)[0]}),
 }
 
 
@@ -387,6 +388,36 @@ def test_loss_curves_log_scale_and_masked_zeros():
     assert not same_color(a.get_color(), b.get_color())
     with pytest.raises(ValueError, match=r"curves\['a'\] should hold finite losses >= 0, got -1.0 at step 1"):
         plots.loss_curves({"a": [1.0, -1.0]})
+
+
+# --- expert_load (notebook 11) ------------------------------------------------
+
+
+def test_expert_load_bars_are_the_shares_with_the_uniform_line():
+    from ffn_helpers import moe
+
+    loads = {"a": moe.expert_shares(np.array([0, 0, 1, 3]), 4), "b": np.full(4, 0.25)}
+    fig = plots.expert_load(loads)
+    ax = fig.axes[0]
+    bars = _by_gid(fig, matplotlib.patches.Rectangle)
+    assert {gid for gid in bars} == {"load-0", "load-1"}
+    heights = [[p.get_height() for p in c] for c in ax.containers]
+    assert heights == [[0.5, 0.25, 0.0, 0.25], [0.25] * 4]
+    assert not same_color(ax.containers[0][0].get_facecolor(), ax.containers[1][0].get_facecolor())
+    for container in ax.containers:
+        assert any(same_color(container[0].get_facecolor(), c) for c in plots.OKABE_ITO)
+    (uniform,) = [line for line in ax.get_lines() if line.get_gid() == "uniform"]
+    assert list(uniform.get_ydata()) == [0.25, 0.25]
+    assert _legend_texts(fig) == ["uniform, 1/E = 0.25", "a", "b"]
+
+
+def test_expert_load_rejects_bad_shares():
+    with pytest.raises(ValueError, match=r"loads\['a'\] should be shares >= 0 that sum to 1"):
+        plots.expert_load({"a": [0.5, 0.6]})
+    with pytest.raises(ValueError, match="one share per expert, got lengths \\[2, 3\\]"):
+        plots.expert_load({"a": [0.5, 0.5], "b": [0.2, 0.3, 0.5]})
+    with pytest.raises(ValueError, match="non-empty mapping"):
+        plots.expert_load({})
 
 
 def test_palette_is_okabe_ito():
