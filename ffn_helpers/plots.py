@@ -545,7 +545,10 @@ def params_bar(items, title=None, xlabel="parameters"):
     ax.set_yticks(ypos, names)
     ax.invert_yaxis()
     ax.set_xlim(0, top * 1.35)
-    ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:,.0f}")
+    if top >= 1e9:  # billions written out collide on the axis: 10B, 20B, ...
+        ax.xaxis.set_major_formatter(lambda v, _pos: f"{v / 1e9:g}B" if v else "0")
+    else:
+        ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:,.0f}")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("part")
     ax.set_title(title or f"Where the parameters go: {total:,} in all")

@@ -369,6 +369,14 @@ def test_params_bar_bert_base_layer():
                                                 "768 (0.016%)"]
 
 
+def test_params_bar_writes_billions_short(tmp_path):
+    fig = plots.params_bar({"experts": 45_097_156_608, "attention": 1_342_177_280})
+    _render(fig, tmp_path, "params_bar billions")  # draws the ticks
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels() if t.get_text()]
+    assert labels[:3] == ["0", "10B", "20B"], labels
+    assert [t.get_text() for t in fig.axes[0].texts] == ["45,097,156,608 (97.1%)", "1,342,177,280 (2.9%)"]
+
+
 def test_params_bar_rejects_bad_counts():
     with pytest.raises(ValueError, match=r"items\['W1'\] should be a non-negative whole number"):
         plots.params_bar({"W1": -3})
