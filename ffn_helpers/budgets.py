@@ -55,10 +55,17 @@ def ffn_flops_per_token(d_model, d_ff, gated=False):
     return 2 * (3 if gated else 2) * d_model * d_ff
 
 
-def attention_param_count(d_model, bias=True):
-    """The four d_model × d_model projections (Q, K, V, output) of one attention sublayer."""
+def attention_param_count(d_model, bias=True, d_kv=None):
+    """The four projections (Q, K, V, output) of one attention sublayer.
+
+    Q and the output are d_model × d_model; K and V are d_model × d_kv, where d_kv
+    (n_kv_heads · head_dim) is d_model unless the heads share keys and values
+    (grouped-query attention, as in Mistral and Mixtral).
+    """
     d_model = _positive_int(d_model, "d_model")
-    return 4 * (d_model * d_model + (d_model if bias else 0))
+    d_kv = d_model if d_kv is None else _positive_int(d_kv, "d_kv")
+    weights = 2 * d_model * d_model + 2 * d_model * d_kv
+    return weights + ((2 * d_model + 2 * d_kv) if bias else 0)
 
 
 @dataclass(frozen=True)

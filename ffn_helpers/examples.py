@@ -1,4 +1,4 @@
-"""The course's worked examples W-1 ... W-8, with their expected numbers, read-only.
+"""The course's worked examples W-1 ... W-8 and W-10, with their expected numbers, read-only.
 
 `W_2` is worked example W-2 and so on. Notebooks and tests read these, so every
 stated number lives in one place; the tests recompute each one with the
@@ -199,9 +199,42 @@ W_8 = _frozen({
     "gelu_minus_10": -7.62e-23,
 })
 
+
+@dataclass(frozen=True)
+class MoEExample:
+    """W-10: a router picks k of E expert FFNs per token, gates = softmax over the k chosen logits."""
+
+    W_r: np.ndarray  # (d_model, E) router weights
+    experts: tuple  # E tuples (W1, b1, W2, b2), ReLU FFNs
+    k: int
+    x: np.ndarray  # (n_tokens, d_model)
+    logits: np.ndarray  # (n_tokens, E), x W_r
+    indices: np.ndarray  # (n_tokens, k), largest logit first
+    gates: np.ndarray  # (n_tokens, k), rounded to 6 decimals as stated
+    y: np.ndarray  # (n_tokens, d_model), rounded to 6 decimals as stated
+
+
+_I2, _ZERO2 = np.eye(2), np.zeros(2)
+
+W_10 = MoEExample(
+    W_r=_ro([[1, 0, -1], [0, 1, 1]]),
+    experts=tuple(tuple(_ro(a) for a in expert) for expert in (
+        (_I2, _ZERO2, _I2, _ZERO2),  # FFN_0 = (W1 = I, W2 = I)
+        (-_I2, _ZERO2, _I2, _ZERO2),  # FFN_1 = (W1 = -I, W2 = I)
+        (_I2, _ZERO2, 2 * _I2, _ZERO2),  # FFN_2 = (W1 = I, W2 = 2I)
+    )),
+    k=2,
+    x=_ro([[2, 1], [-1, 2]]),
+    logits=_ro([[2, 1, -1], [-1, 2, 3]]),
+    indices=np.array([[0, 1], [2, 1]]),
+    gates=_ro([[0.731059, 0.268941], [0.731059, 0.268941]]),
+    y=_ro([[1.462117, 0.731059], [0.268941, 2.924234]]),
+)
+W_10.indices.flags.writeable = False
+
 EXAMPLES = _frozen({
     "W-1": W_1, "W-2": W_2, "W-3": W_3, "W-4": W_4,
-    "W-5": W_5, "W-6": W_6, "W-7": W_7, "W-8": W_8,
+    "W-5": W_5, "W-6": W_6, "W-7": W_7, "W-8": W_8, "W-10": W_10,
 })
 
 # Notebook 12 (low precision): the formats' facts and the worked examples of

@@ -545,7 +545,10 @@ def params_bar(items, title=None, xlabel="parameters"):
     ax.set_yticks(ypos, names)
     ax.invert_yaxis()
     ax.set_xlim(0, top * 1.35)
-    ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:,.0f}")
+    if top >= 1e9:  # billions written out collide on the axis: 10B, 20B, ...
+        ax.xaxis.set_major_formatter(lambda v, _pos: f"{v / 1e9:g}B" if v else "0")
+    else:
+        ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:,.0f}")
     ax.set_xlabel(xlabel)
     ax.set_ylabel("part")
     ax.set_title(title or f"Where the parameters go: {total:,} in all")
@@ -629,4 +632,45 @@ def precision_error_plot(widths, errors, title="FFN output error against float64
     ax.set_title(title)
     ax.grid(color="#E6E6E6", linewidth=0.8, which="major")
     ax.legend(frameon=False, loc="center right")
+    return fig
+
+
+# --- mixture of experts -------------------------------------------------------
+
+
+@_styled
+def expert_load(loads, title="How the tokens spread over the experts", xlabel="expert i",
+                ylabel="share of tokens f_i"):
+    """Grouped bars of the share of tokens each expert receives; `loads` maps label -> shares (E,).
+
+    A dashed line marks the uniform share 1/E. Each label's shares must be >= 0 and sum to 1.
+    """
+    if not isinstance(loads, Mapping) or not loads:
+        raise ValueError(f"loads should be a non-empty mapping label -> shares per expert, got {loads!r}")
+    shares = {}
+    for label, values in loads.items():
+        f = _vector(values, f"loads[{label!r}]")
+        if (f < 0).any() or abs(f.sum() - 1.0) > 1e-9:
+            raise ValueError(f"loads[{label!r}] should be shares >= 0 that sum to 1, got {f.tolist()}")
+        shares[str(label)] = f
+    sizes = {f.size for f in shares.values()}
+    if len(sizes) != 1:
+        raise ValueError(f"every label should give one share per expert, got lengths {sorted(sizes)}")
+    (E,) = sizes
+    fig = _new_figure(8.0, 4.0)
+    ax = fig.subplots()
+    width = 0.8 / len(shares)
+    for n, (label, f) in enumerate(shares.items()):
+        ax.bar(np.arange(E) + (n - (len(shares) - 1) / 2) * width, f, width=width * 0.95,
+               color=OKABE_ITO[n % len(OKABE_ITO)], label=label, gid=f"load-{n}")
+    ax.axhline(1.0 / E, color=BLACK, linestyle="--", linewidth=1.2, label=f"uniform, 1/E = {fmt(1.0 / E)}",
+               gid="uniform")
+    ax.set_xticks(np.arange(E))
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(axis="y", color="#E6E6E6", linewidth=0.8)
+    ax.set_axisbelow(True)
+    ax.legend(frameon=False, loc="upper right")
     return fig

@@ -68,6 +68,15 @@ def test_attention_param_count():
     assert fh.attention_param_count(4, bias=False) == 64
 
 
+def test_attention_with_shared_keys_and_values():
+    # Grouped-query attention (Mixtral: 8 key/value heads of 128 for 32 query heads): K and V are d_model × d_kv.
+    assert fh.attention_param_count(4096, bias=False, d_kv=1024) == 41_943_040
+    assert fh.attention_param_count(256, d_kv=256) == fh.attention_param_count(256) == 263_168
+    assert fh.attention_param_count(8, d_kv=2) == (8 * 8 + 8) * 2 + (8 * 2 + 2) * 2
+    with pytest.raises(ValueError, match="d_kv must be positive, got 0"):
+        fh.attention_param_count(8, d_kv=0)
+
+
 def test_presets():
     assert set(fh.PRESETS) == {"transformer-base", "bert-base", "gpt2-small", "libtorch-example", "llama-7b"}
     for key, p in fh.PRESETS.items():

@@ -47,6 +47,7 @@ FIGURES = {
     "tails_plot relu only": lambda: plots.tails_plot(["relu"]),
     "precision_error_plot": lambda: plots.precision_error_plot(
         [16, 32, 64], {"float32": [1e-7, 2e-7, 3e-7], "bfloat16": [4e-3, 4e-3, 4e-3], "int8": [7e-3, 9e-3, 1e-2]}),
+    "expert_load": lambda: plots.expert_load({"even": np.full(8, 1 / 8), "one expert": np.eye(8)[0]}),
 }
 
 
@@ -370,6 +371,14 @@ def test_params_bar_bert_base_layer():
                                                 "768 (0.016%)"]
 
 
+def test_params_bar_writes_billions_short(tmp_path):
+    fig = plots.params_bar({"experts": 45_097_156_608, "attention": 1_342_177_280})
+    _render(fig, tmp_path, "params_bar billions")  # draws the ticks
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels() if t.get_text()]
+    assert labels[:3] == ["0", "10B", "20B"], labels
+    assert [t.get_text() for t in fig.axes[0].texts] == ["45,097,156,608 (97.1%)", "1,342,177,280 (2.9%)"]
+
+
 def test_params_bar_rejects_bad_counts():
     with pytest.raises(ValueError, match=r"items\['W1'\] should be a non-negative whole number"):
         plots.params_bar({"W1": -3})
@@ -389,6 +398,36 @@ def test_loss_curves_log_scale_and_masked_zeros():
     assert not same_color(a.get_color(), b.get_color())
     with pytest.raises(ValueError, match=r"curves\['a'\] should hold finite losses >= 0, got -1.0 at step 1"):
         plots.loss_curves({"a": [1.0, -1.0]})
+
+
+# --- expert_load (notebook 11) ------------------------------------------------
+
+
+def test_expert_load_bars_are_the_shares_with_the_uniform_line():
+    from ffn_helpers import moe
+
+    loads = {"a": moe.expert_shares(np.array([0, 0, 1, 3]), 4), "b": np.full(4, 0.25)}
+    fig = plots.expert_load(loads)
+    ax = fig.axes[0]
+    bars = _by_gid(fig, matplotlib.patches.Rectangle)
+    assert {gid for gid in bars} == {"load-0", "load-1"}
+    heights = [[p.get_height() for p in c] for c in ax.containers]
+    assert heights == [[0.5, 0.25, 0.0, 0.25], [0.25] * 4]
+    assert not same_color(ax.containers[0][0].get_facecolor(), ax.containers[1][0].get_facecolor())
+    for container in ax.containers:
+        assert any(same_color(container[0].get_facecolor(), c) for c in plots.OKABE_ITO)
+    (uniform,) = [line for line in ax.get_lines() if line.get_gid() == "uniform"]
+    assert list(uniform.get_ydata()) == [0.25, 0.25]
+    assert _legend_texts(fig) == ["uniform, 1/E = 0.25", "a", "b"]
+
+
+def test_expert_load_rejects_bad_shares():
+    with pytest.raises(ValueError, match=r"loads\['a'\] should be shares >= 0 that sum to 1"):
+        plots.expert_load({"a": [0.5, 0.6]})
+    with pytest.raises(ValueError, match="one share per expert, got lengths \\[2, 3\\]"):
+        plots.expert_load({"a": [0.5, 0.5], "b": [0.2, 0.3, 0.5]})
+    with pytest.raises(ValueError, match="non-empty mapping"):
+        plots.expert_load({})
 
 
 def test_palette_is_okabe_ito():
