@@ -6,6 +6,7 @@ Modules: `activations`, `ffn`, `norm`, `budgets`, `examples` (the worked
 examples W-1 ... W-8), `checks` and `mistakes` (feedback on learners' code),
 `module` (a reference FeedForwardNetwork with its backward pass and training),
 `rounding` (float64 sums in a stated order, and every value any order can give),
+`memory` (the FFN read as a key-value memory: storing pairs, recall, the units that fire),
 `plots` and `widgets` (figures and the interactive view; imported on first use so
 that `import ffn_helpers` stays fast and never loads matplotlib).
 """
@@ -28,7 +29,7 @@ from .norm import layer_norm, post_ln, pre_ln
 
 __version__ = "1.0.0"
 
-_LAZY = ("plots", "checks", "mistakes", "examples", "widgets", "module", "rounding")
+_LAZY = ("plots", "checks", "mistakes", "examples", "widgets", "module", "rounding", "memory")
 
 
 def __getattr__(name):
