@@ -787,8 +787,10 @@ def _recalled(*args):
 
 
 def _recall_by(score, *args):
+    """Recall with another notion of closest; silent outputs still recall nothing (that is its own mistake)."""
     Y, V, _ = _memory_outputs(*args)
-    return float(np.mean(np.argmax(score(Y, V), axis=1) == np.arange(len(Y))))
+    fired = np.any(Y != 0, axis=1)
+    return float(np.mean(fired & (np.argmax(score(Y, V), axis=1) == np.arange(len(Y)))))
 
 
 RECALL = (

@@ -124,9 +124,10 @@ WRONG = [
           loses=("test_recall_hidden",), diagnosis="dot_not_cosine"),
     Wrong("recall-euclidean", "recall", _RECALL_SCORED.replace("SCORE", "-np.linalg.norm(V - y, axis=1)"),
           loses=("test_recall_hidden",), diagnosis="euclidean_not_cosine"),
+    # Its own value counts as recalled when no cosine is larger: a tie with an earlier value too.
     Wrong("recall-ties-count", "recall", _RECALL_SCORED.replace(
-        "int(np.argmax(SCORE) == i)",
-        "int(np.all(V @ y / np.linalg.norm(V, axis=1) <= (V[i] @ y) / np.linalg.norm(V[i])))"),
+        "int(np.argmax(SCORE) == i)", "int(np.all(COS <= COS[i]))").replace(
+        "COS", "(V @ y / np.linalg.norm(V, axis=1))"),
         loses=("test_recall_hidden",), diagnosis="tie_counts_as_recalled"),
     Wrong("recall-count", "recall", _RECALL_MATRIX.replace("float(np.mean(", "int(np.sum("),
           loses=("test_recall", "test_recall_hidden"), diagnosis="count_not_share"),
