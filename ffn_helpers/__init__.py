@@ -3,7 +3,7 @@
     FFN(x) = σ(x W1 + b1) W2 + b2,   x: (..., d_model)
 
 Modules: `activations`, `ffn`, `norm`, `budgets`, `examples` (the worked
-examples W-1 ... W-8), `checks` and `mistakes` (feedback on learners' code),
+examples W-1 ... W-9), `checks` and `mistakes` (feedback on learners' code),
 `module` (a reference FeedForwardNetwork with its backward pass and training),
 `rounding` (float64 sums in a stated order, and every value any order can give),
 `memory` (the FFN read as a key-value memory: storing pairs, recall, the units that fire),
