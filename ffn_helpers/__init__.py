@@ -3,12 +3,13 @@
     FFN(x) = σ(x W1 + b1) W2 + b2,   x: (..., d_model)
 
 Modules: `activations`, `ffn`, `norm`, `budgets`, `examples` (the worked
-examples W-1 ... W-8 and W-10), `checks` and `mistakes` (feedback on learners' code),
+examples W-1 ... W-10), `checks` and `mistakes` (feedback on learners' code),
 `module` (a reference FeedForwardNetwork with its backward pass and training),
 `moe` (mixture of experts: router, forward pass, parameter counts, load balancing),
 `positions` (the reference detector of mixing between positions),
 `rounding` (float64 sums in a stated order, and every value any order can give),
 `precision` (bfloat16 rounding, int8 quantisation, float16 forward passes),
+`memory` (the FFN read as a key-value memory: storing pairs, recall, the units that fire),
 `plots` and `widgets` (figures and the interactive view; imported on first use so
 that `import ffn_helpers` stays fast and never loads matplotlib).
 """
@@ -31,8 +32,8 @@ from .norm import layer_norm, post_ln, pre_ln
 
 __version__ = "1.0.0"
 
-_LAZY = ("plots", "checks", "mistakes", "examples", "widgets", "module", "rounding", "precision", "moe",
-         "positions")
+_LAZY = ("plots", "checks", "mistakes", "examples", "widgets", "module", "rounding", "memory", "moe",
+         "positions", "precision")
 
 
 def __getattr__(name):

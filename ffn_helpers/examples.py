@@ -1,4 +1,4 @@
-"""The course's worked examples W-1 ... W-8 and W-10, with their expected numbers, read-only.
+"""The course's worked examples W-1 ... W-10, with their expected numbers, read-only.
 
 `W_2` is worked example W-2 and so on. Notebooks and tests read these, so every
 stated number lives in one place; the tests recompute each one with the
@@ -200,6 +200,32 @@ W_8 = _frozen({
 })
 
 
+# W-9: the FFN as a key-value memory. Three orthonormal keys (K = I) and their values, stored by
+# W1 = Kᵀ, b1 = -θ, W2 = V / (1 - θ), b2 = 0 with θ = 0.5; the input is a noisy copy of key 0.
+_W9_VALUES = [[1, 2, 0], [0, -1, 3], [2, 0, 1]]
+W_9 = FFNExample(
+    name="W-9: a key-value memory",
+    x=_ro([0.9, 0.3, 0]),
+    W1=_ro(np.eye(3)),
+    b1=_ro([-0.5, -0.5, -0.5]),
+    W2=_ro(np.multiply(_W9_VALUES, 2)),
+    b2=_ro([0, 0, 0]),
+    xW1=_ro([0.9, 0.3, 0]),
+    z=_ro([0.4, -0.2, -0.5]),
+    h=_ro([0.4, 0, 0]),
+    y=_ro([0.8, 1.6, 0]),  # 0.8 · V[0]: the right value, scaled; key 1's share (0.3) is filtered out
+    extra=_frozen({
+        "keys": _ro(np.eye(3)),
+        "values": _ro(_W9_VALUES),
+        "threshold": 0.5,
+        "key_h": _ro(0.5 * np.eye(3)),  # key i gives h = 0.5 e_i ...
+        "key_y": _ro(_W9_VALUES),  # ... and recalls V[i] exactly
+        "y_without_threshold": _ro([0.9, 1.5, 0.9]),  # θ = 0: 0.9 V[0] + 0.3 V[1]
+        "high_threshold": 0.95,  # above x · k_0 = 0.9: nothing fires, y = 0
+    }),
+)
+
+
 @dataclass(frozen=True)
 class MoEExample:
     """W-10: a router picks k of E expert FFNs per token, gates = softmax over the k chosen logits."""
@@ -234,7 +260,7 @@ W_10.indices.flags.writeable = False
 
 EXAMPLES = _frozen({
     "W-1": W_1, "W-2": W_2, "W-3": W_3, "W-4": W_4,
-    "W-5": W_5, "W-6": W_6, "W-7": W_7, "W-8": W_8, "W-10": W_10,
+    "W-5": W_5, "W-6": W_6, "W-7": W_7, "W-8": W_8, "W-9": W_9, "W-10": W_10,
 })
 
 # Notebook 12 (low precision): the formats' facts and the worked examples of

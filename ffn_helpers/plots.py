@@ -674,3 +674,51 @@ def expert_load(loads, title="How the tokens spread over the experts", xlabel="e
     ax.set_axisbelow(True)
     ax.legend(frameon=False, loc="upper right")
     return fig
+
+
+# --- the FFN as a key-value memory ------------------------------------------
+
+
+@_styled
+def recall_curves(x, panels, xlabel, title, ylabel="recall", log_x=False):
+    """One panel per entry of `panels` (panel title -> {curve label -> recall at each x}), recall in [0, 1].
+
+    The curves of a label keep one colour, marker and line style in every panel, so one legend serves all.
+    """
+    x = _finite(x, "x")
+    if x.ndim != 1:
+        raise ValueError(f"x should be a 1-D sequence, got shape {x.shape}")
+    if not isinstance(panels, Mapping) or not panels or not all(
+            isinstance(c, Mapping) and c for c in panels.values()):
+        raise ValueError(f"panels should be a non-empty mapping panel title -> non-empty mapping "
+                         f"label -> values, got {panels!r}")
+    labels = list(dict.fromkeys(label for curves in panels.values() for label in curves))
+    markers, styles = "osD^v", ("-", "--", "-.", ":")
+    fig = _new_figure(3.6 * len(panels) + 1.0, 3.9)
+    axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True))
+    for ax, (panel, curves) in zip(axes, panels.items(), strict=True):
+        for label, values in curves.items():
+            y = _finite(values, f"panels[{panel!r}][{label!r}]")
+            if y.shape != x.shape or y.min() < 0 or y.max() > 1:
+                raise ValueError(f"panels[{panel!r}][{label!r}] should hold {x.size} values in [0, 1], "
+                                 f"got shape {y.shape} with range [{y.min():g}, {y.max():g}]")
+            k = labels.index(label)
+            ax.plot(x, y, color=OKABE_ITO[k % len(OKABE_ITO)], marker=markers[k % len(markers)],
+                    linestyle=styles[k % len(styles)], linewidth=1.8, markersize=5, label=str(label))
+        if log_x:
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(x)  # the sizes tried, and only those, as plain numbers
+            ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:g}")
+            ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_ylim(-0.03, 1.03)
+        ax.set_title(str(panel))
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.tick_params(labelleft=True)
+        ax.grid(color="#E6E6E6", linewidth=0.8)
+    handles = [Line2D([], [], color=OKABE_ITO[k % len(OKABE_ITO)], marker=markers[k % len(markers)],
+                      linestyle=styles[k % len(styles)], linewidth=1.8, label=str(label))
+               for k, label in enumerate(labels)]
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(labels), 4), frameon=False)
+    fig.suptitle(title)
+    return fig

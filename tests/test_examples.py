@@ -41,7 +41,7 @@ def test_stored_examples_are_read_only_float64():
         assert a.dtype == np.float64
         with pytest.raises(ValueError):
             a[...] = 0
-    assert sorted(EXAMPLES) == sorted([f"W-{i}" for i in range(1, 9)] + ["W-10"])
+    assert sorted(EXAMPLES) == sorted(f"W-{i}" for i in range(1, 11))
 
 
 # --- W-1: one neuron, w = [0.5, 0.2, -0.3, 0.4], b = 0.1 -----------------------------------

@@ -48,6 +48,13 @@ FIGURES = {
     "precision_error_plot": lambda: plots.precision_error_plot(
         [16, 32, 64], {"float32": [1e-7, 2e-7, 3e-7], "bfloat16": [4e-3, 4e-3, 4e-3], "int8": [7e-3, 9e-3, 1e-2]}),
     "expert_load": lambda: plots.expert_load({"even": np.full(8, 1 / 8), "one expert": np.eye(8)[0]}),
+    "recall_curves capacity": lambda: plots.recall_curves(
+        [8, 16, 32], {"d_model = 16": {"θ = 0": [1, 0.9, 0.6], "θ = 0.5": [1, 1, 1]},
+                      "d_model = 32": {"θ = 0": [1, 1, 0.9], "θ = 0.5": [1, 1, 1]}},
+        xlabel="stored pairs n", title="Recall", log_x=True),
+    "recall_curves one panel": lambda: plots.recall_curves(
+        [0.0, 0.5, 0.9], {"n = 128": {"keys": [0.7, 1, 1], "noisy": [0.4, 1, 0]}}, xlabel="threshold θ",
+        title="Threshold"),
 }
 
 
@@ -468,3 +475,42 @@ def test_precision_error_plot_rejects_bad_input():
         plots.precision_error_plot([0, 32], {"int8": [1e-2, 1e-2]})
     with pytest.raises(ValueError, match="non-empty mapping"):
         plots.precision_error_plot([16], {})
+
+
+# --- recall_curves (notebook 10) ---------------------------------------------
+
+
+def test_recall_curves_one_style_per_label_in_every_panel():
+    x = [8, 16, 32, 64]
+    panels = {"d = 16": {"θ = 0": [1, 0.8, 0.5, 0.2], "θ = 0.5": [1, 1, 1, 0.9]},
+              "d = 32": {"θ = 0": [1, 1, 0.8, 0.5], "θ = 0.5": [1, 1, 1, 1]}}
+    fig = plots.recall_curves(x, panels, xlabel="n", title="Capacity", log_x=True)
+    assert [ax.get_title() for ax in fig.axes] == ["d = 16", "d = 32"]
+    assert fig.get_suptitle() == "Capacity"
+    styles = {}
+    for ax, curves in zip(fig.axes, panels.values(), strict=True):
+        assert ax.get_xscale() == "log" and ax.get_xlabel() == "n" and ax.get_ylabel() == "recall"
+        lines = ax.get_lines()
+        assert [line.get_label() for line in lines] == list(curves)
+        for line, (label, y) in zip(lines, curves.items(), strict=True):
+            np.testing.assert_array_equal(line.get_xdata(), x)
+            np.testing.assert_array_equal(line.get_ydata(), y)
+            style = (to_rgba(line.get_color()), line.get_marker(), line.get_linestyle())
+            assert styles.setdefault(label, style) == style  # the same look in every panel
+            assert line.get_color() in plots.OKABE_ITO
+    assert len(set(styles.values())) == 2  # two labels, told apart by colour, marker and line style
+    assert _legend_texts(fig) == ["θ = 0", "θ = 0.5"]
+    fig.canvas.draw()
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["8", "16", "32", "64"]
+
+
+def test_recall_curves_rejects_bad_input():
+    with pytest.raises(ValueError, match=r"panels\['a'\]\['b'\] should hold 2 values in \[0, 1\], got shape \(2,\) "
+                                         r"with range \[0, 1.5\]"):
+        plots.recall_curves([1, 2], {"a": {"b": [0, 1.5]}}, xlabel="n", title="t")
+    with pytest.raises(ValueError, match=r"should hold 2 values in \[0, 1\], got shape \(3,\)"):
+        plots.recall_curves([1, 2], {"a": {"b": [0, 1, 1]}}, xlabel="n", title="t")
+    with pytest.raises(ValueError, match="panels should be a non-empty mapping"):
+        plots.recall_curves([1, 2], {"a": {}}, xlabel="n", title="t")
+    with pytest.raises(ValueError, match="finite numbers"):
+        plots.recall_curves([1, np.nan], {"a": {"b": [0, 1]}}, xlabel="n", title="t")

@@ -46,6 +46,14 @@
 # | [07 · Collapse to linear](07_collapse_to_linear.ipynb) | I: no activation | two affine maps are one |
 # | [08 · Limiting behaviour](08_limiting_behaviour.ipynb) | J: $z \to \pm\infty$ | overflow, underflow, tails |
 # | [09 · The FFN module](09_ffn_module.ipynb) | all of them | a complete module, its gradients, a gradient check |
+#
+# Three more go beyond the scenarios, to questions today's models raise:
+#
+# | notebook | question | what to watch |
+# |---|---|---|
+# | [10 · Key-value memory](10_key_value_memory.ipynb) | what do the FFN's weights store? | keys (columns of $W_1$), values (rows of $W_2$); how many pairs fit, and what the threshold buys |
+# | [11 · Mixture of experts](11_mixture_of_experts.ipynb) | how do Mixtral and Switch run many FFNs per layer? | a router picks k of E experts per token; total against active parameters; load balancing |
+# | [12 · Low precision](12_low_precision.ipynb) | what do float16, bfloat16 and int8 do to an FFN? | overflow in the hidden layer, rounding to even, one scale per column |
 
 # %% [markdown]
 # ## How to work in a notebook

@@ -683,4 +683,5 @@ print("The more the router favours expert 0, the larger the loss.")
 # - Switch Transformer's loss $N \sum_i f_i P_i$ is 1 for balanced routing and
 #   grows as the tokens concentrate on few experts.
 #
-# Back to [00 · Start here](00_start_here.ipynb) for the map of the course.
+# Next: [12 · Low precision](12_low_precision.ipynb), where the FFN's numbers lose bits; or back to
+# [00 · Start here](00_start_here.ipynb) for the map of the course.
