@@ -41,9 +41,16 @@ EXTRA_REFERENCES = {
     "silu_stable": ("silu",),
     "gelu_exact": ("gelu",),
     "FeedForwardNetwork": ("ffn_forward", "ffn_trace"),
+    "router_topk": ("top_k",),
+    "quantize_int8": ("int8_scale",),
+    "ffn_forward_float16": ("forward_in",),
 }
+# Every module of ffn_helpers that holds reference answers (tests/test_grader_units.py checks none is missing).
 REFERENCE_MODULES = ("ffn_helpers", "ffn_helpers.activations", "ffn_helpers.ffn", "ffn_helpers.norm",
-                     "ffn_helpers.budgets", "ffn_helpers.module")
+                     "ffn_helpers.budgets", "ffn_helpers.module", "ffn_helpers.positions", "ffn_helpers.memory",
+                     "ffn_helpers.moe", "ffn_helpers.precision")
+NOT_REFERENCES = ("ffn_helpers.checks", "ffn_helpers.mistakes", "ffn_helpers.plots", "ffn_helpers.widgets",
+                  "ffn_helpers.examples", "ffn_helpers.rounding")  # feedback, figures and worked examples
 
 GUARDED = ("numpy", "builtins", "sys", "math", "ffn_helpers", "IPython", "ipykernel", "nbgrader", "scipy",
            "jupyter_client", "zmq", "traceback")

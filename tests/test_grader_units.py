@@ -680,3 +680,22 @@ def test_gradebook_patch_refuses_an_nbgrader_it_was_not_written_for(monkeypatch)
     monkeypatch.setattr(api.Gradebook, "__init__", lambda self, db_url, course_id="c": None)
     with pytest.raises(RuntimeError, match=r"__init__\(self, db_url, course_id\)"):
         gradebook.reuse_engines()
+
+
+def test_every_reference_answer_in_ffn_helpers_is_known_to_the_integrity_check():
+    """A function of ffn_helpers named like an exercise answers it: calling it must be found out."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import ffn_helpers
+
+    modules = {f"ffn_helpers.{m.name}" for m in pkgutil.iter_modules(ffn_helpers.__path__)
+               if not m.name.startswith("_")}
+    assert modules == set(integrity.REFERENCE_MODULES[1:]) | set(integrity.NOT_REFERENCES), \
+        "list each ffn_helpers module in integrity.REFERENCE_MODULES or NOT_REFERENCES"
+    exercises = {gid for aid in nbtools.graded_assignments() for gid in nbtools.answer_ids(nbtools.source(aid))}
+    for name in integrity.REFERENCE_MODULES:
+        module = importlib.import_module(name)
+        for exercise in exercises & {n for n, f in vars(module).items() if inspect.isfunction(f)}:
+            assert f"{name}.{exercise}" in integrity.reference_names(exercise), (name, exercise)
