@@ -74,43 +74,50 @@ def _target_names(target):
             yield node.id
 
 
+_DEFINITIONS = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+def _bound_here(node):
+    """The names one statement (or except clause) binds itself, not counting the blocks inside it."""
+    if isinstance(node, _DEFINITIONS):
+        return [node.name]
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return [alias.asname or alias.name.split(".")[0] for alias in node.names if alias.name != "*"]
+    if isinstance(node, ast.Assign):
+        return [name for target in node.targets for name in _target_names(target)]
+    if isinstance(node, ast.AugAssign | ast.AnnAssign | ast.For | ast.AsyncFor):
+        return list(_target_names(node.target))
+    if isinstance(node, ast.With | ast.AsyncWith):
+        return [name for item in node.items if item.optional_vars is not None
+                for name in _target_names(item.optional_vars)]
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return [node.name]
+    return []
+
+
+def _blocks(node):
+    """The statement lists inside a top-level if/try/while/for/with/match: their names are top-level too."""
+    if isinstance(node, _DEFINITIONS):
+        return []
+    blocks = [[n for n in inner if isinstance(n, ast.stmt | ast.excepthandler)]
+              for field in ("body", "orelse", "finalbody", "handlers")
+              if isinstance(inner := getattr(node, field, None), list)]
+    if isinstance(node, ast.Match):
+        blocks += [case.body for case in node.cases]
+    return blocks
+
+
 def bound_names(tree):
     """(stores, defines): names bound at the top level of a module, and the functions/classes among them."""
     stores, defines = set(), set()
-
-    def visit(body):
-        for node in body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                stores.add(node.name)
-                defines.add(node.name)
-            elif isinstance(node, ast.Import | ast.ImportFrom):
-                for alias in node.names:
-                    if alias.name != "*":
-                        stores.add(alias.asname or alias.name.split(".")[0])
-            elif isinstance(node, ast.Assign):
-                for target in node.targets:
-                    stores.update(_target_names(target))
-            elif isinstance(node, ast.AugAssign | ast.AnnAssign):
-                stores.update(_target_names(node.target))
-            elif isinstance(node, ast.For | ast.AsyncFor):
-                stores.update(_target_names(node.target))
-            elif isinstance(node, ast.With | ast.AsyncWith):
-                for item in node.items:
-                    if item.optional_vars is not None:
-                        stores.update(_target_names(item.optional_vars))
-            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                for field in ("body", "orelse", "finalbody", "handlers"):  # if/try/while/for blocks at top level
-                    inner = getattr(node, field, None)
-                    if isinstance(inner, list):
-                        visit([n for n in inner if isinstance(n, ast.stmt | ast.excepthandler)])
-            if isinstance(node, ast.ExceptHandler) and node.name:
-                stores.add(node.name)
-            if isinstance(node, ast.Match):
-                for case in node.cases:
-                    visit(case.body)
-
-    if tree is not None:
-        visit(tree.body)
+    pending = list(tree.body) if tree is not None else []
+    while pending:
+        node = pending.pop()
+        stores.update(_bound_here(node))
+        if isinstance(node, _DEFINITIONS):
+            defines.add(node.name)
+        for block in _blocks(node):
+            pending.extend(block)
     return frozenset(stores), frozenset(defines)
 
 

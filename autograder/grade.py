@@ -169,61 +169,79 @@ def _failed(model, student, status, message):
     return results.student_result(student, model.name, notebooks, error=message)
 
 
+class _Pool:
+    """The workers of one run: hands submissions out, and replaces a worker that crashed or overran."""
+
+    def __init__(self, setup, jobs, timeout, log_dir, model):
+        self.setup, self.timeout, self.log_dir, self.model, self.generation = setup, timeout, log_dir, model, 0
+        self.workers = [self._start(slot) for slot in range(jobs)]
+
+    def _start(self, slot):
+        return WorkerProcess(slot, self.setup, self.log_dir / f"worker-{slot}.log", self.generation)
+
+    def _replace(self, w):
+        w.kill()
+        self.generation += 1
+        self.workers[self.workers.index(w)] = self._start(w.slot)
+
+    def assign(self, queue):
+        for w in self.workers:
+            if w.ready and w.job is None and queue:
+                w.job = queue.pop(0)
+                w.deadline = time.monotonic() + self.timeout
+                w.send({"op": "grade", "student": w.job.student, "input_dir": w.take_in(w.job)})
+
+    def replies(self, w):
+        """(submission, reply) for each result worker `w` sent; a worker that died fails its submission."""
+        try:
+            for message in w.messages():
+                if message.get("ready"):
+                    w.ready = True
+                elif w.job is not None and message.get("student") == w.job.student:
+                    job, w.job = w.job, None
+                    shutil.rmtree(w.home / "in" / job.student, ignore_errors=True)
+                    yield job, message
+        except EOFError:
+            if not w.ready:
+                raise RuntimeError(f"worker {w.slot} failed to start; see {self.log_dir}/worker-{w.slot}.log") \
+                    from None
+            job = w.job
+            self._replace(w)
+            if job is not None:
+                yield job, {"result": _failed(self.model, job.student, "grader error",
+                                              "the grading worker crashed on this submission")}
+
+    def overdue(self):
+        """(submission, reply) for each submission past its time: its worker is killed and replaced."""
+        now = time.monotonic()
+        for w in list(self.workers):
+            if now < w.deadline or (w.job is None and w.ready):
+                continue
+            if not w.ready:
+                raise RuntimeError(f"worker {w.slot} did not start within {STARTUP_TIMEOUT} s")
+            job = w.job
+            self._replace(w)
+            yield job, {"result": _failed(self.model, job.student, "timeout",
+                                          f"grading this submission took longer than {self.timeout:g} s")}
+
+
 def run_pool(queue, setup, jobs, timeout, log_dir, model):
     """Grade every submission of `queue` with `jobs` workers; yield (submission, worker reply) as each finishes."""
     queue = list(queue)
-    generation = 0
-    workers = []
-    for slot in range(min(jobs, len(queue))):
-        workers.append(WorkerProcess(slot, setup, log_dir / f"worker-{slot}.log", generation))
+    pool = _Pool(setup, min(jobs, len(queue)), timeout, log_dir, model)
     try:
-        while queue or any(w.job for w in workers):
-            for w in workers:
-                if w.ready and w.job is None and queue:
-                    w.job = queue.pop(0)
-                    w.deadline = time.monotonic() + timeout
-                    w.send({"op": "grade", "student": w.job.student, "input_dir": w.take_in(w.job)})
-            active = [w for w in workers if w.job or not w.ready]
+        while queue or any(w.job for w in pool.workers):
+            pool.assign(queue)
+            active = [w for w in pool.workers if w.job or not w.ready]
             if not active:
                 break
             wait = max(0.0, min(w.deadline for w in active) - time.monotonic())
             readable, _, _ = select.select(active, [], [], wait)
             for w in readable:
-                try:
-                    for message in w.messages():
-                        if message.get("ready"):
-                            w.ready = True
-                        elif w.job is not None and message.get("student") == w.job.student:
-                            job, w.job = w.job, None
-                            shutil.rmtree(w.home / "in" / job.student, ignore_errors=True)
-                            yield job, message
-                except EOFError:
-                    job = w.job
-                    if not w.ready:
-                        raise RuntimeError(f"worker {w.slot} failed to start; see {log_dir}/worker-{w.slot}.log") \
-                            from None
-                    generation += 1
-                    workers[workers.index(w)] = WorkerProcess(w.slot, setup, log_dir / f"worker-{w.slot}.log",
-                                                              generation)
-                    w.kill()
-                    if job is not None:
-                        yield job, {"result": _failed(model, job.student, "grader error",
-                                                      "the grading worker crashed on this submission")}
-            now = time.monotonic()
-            for w in list(workers):
-                if now < w.deadline or (w.job is None and w.ready):
-                    continue
-                if not w.ready:
-                    raise RuntimeError(f"worker {w.slot} did not start within {STARTUP_TIMEOUT} s")
-                job = w.job
-                w.kill()
-                generation += 1
-                workers[workers.index(w)] = WorkerProcess(w.slot, setup, log_dir / f"worker-{w.slot}.log",
-                                                          generation)
-                yield job, {"result": _failed(model, job.student, "timeout",
-                                              f"grading this submission took longer than {timeout:g} s")}
+                yield from pool.replies(w)
+            yield from pool.overdue()
     finally:
-        for w in workers:
+        for w in pool.workers:
             w.stop()
 
 

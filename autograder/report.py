@@ -158,10 +158,8 @@ def _exercise_credit(student, layout):
     return credit
 
 
-def assignment_report(assignment, students, layout):
-    """The statistics of one assignment."""
-    scored = [s for s in students if s.scored]
-    credits = {s.student: _exercise_credit(s, layout) for s in scored}
+def _exercise_rows(layout, credits):
+    """exercise -> its ExerciseRow with its points: the course's cells first, then any the results add."""
     exercises = {}
     if layout is not None:
         for _, exercise, points in layout.cells:
@@ -172,6 +170,40 @@ def assignment_report(assignment, students, layout):
             if exercise not in exercises:
                 exercises[exercise] = ExerciseRow(exercise, top)
             exercises[exercise].max_points = max(exercises[exercise].max_points, top)
+    return exercises
+
+
+def _count(row, student, earned, top, named, texts):
+    """Add one student's credit on `row`'s exercise; note the mistakes named (key -> students, explanations)."""
+    row.scored += 1
+    row.credit += min(max(earned / top, 0.0), 1.0)
+    if earned >= top - EPS:
+        row.full += 1
+        return
+    if earned <= EPS:
+        row.zero += 1
+    else:
+        row.partial += 1
+    keys, flagged = set(), False
+    for cell in student.cells:
+        if cell.exercise == row.exercise:
+            keys.update(cell.mistakes)
+            flagged |= cell.status == "flagged"
+            for key, text in cell.explanations:
+                texts.setdefault(key, []).append(text)
+    for key in keys:
+        named.setdefault(key, set()).add(student.student)
+    if flagged:
+        row.flagged += 1
+    elif not keys:
+        row.undiagnosed += 1
+
+
+def assignment_report(assignment, students, layout):
+    """The statistics of one assignment."""
+    scored = [s for s in students if s.scored]
+    credits = {s.student: _exercise_credit(s, layout) for s in scored}
+    exercises = _exercise_rows(layout, credits)
     if layout is not None:
         max_score = layout.max_score
     else:
@@ -179,34 +211,11 @@ def assignment_report(assignment, students, layout):
     named = {e: {} for e in exercises}  # exercise -> key -> students
     texts = {e: {} for e in exercises}  # exercise -> key -> explanations seen
     for s in scored:
-        credit = credits[s.student]
         for exercise, row in exercises.items():
-            earned, top = credit.get(exercise, (0.0, row.max_points))
+            earned, top = credits[s.student].get(exercise, (0.0, row.max_points))
             top = top or row.max_points
-            if top <= EPS:
-                continue
-            row.scored += 1
-            row.credit += min(max(earned / top, 0.0), 1.0)
-            if earned >= top - EPS:
-                row.full += 1
-                continue
-            if earned <= EPS:
-                row.zero += 1
-            else:
-                row.partial += 1
-            keys, flagged = set(), False
-            for cell in s.cells:
-                if cell.exercise == exercise:
-                    keys.update(cell.mistakes)
-                    flagged |= cell.status == "flagged"
-                    for key, text in cell.explanations:
-                        texts[exercise].setdefault(key, []).append(text)
-            for key in keys:
-                named[exercise].setdefault(key, set()).add(s.student)
-            if flagged:
-                row.flagged += 1
-            elif not keys:
-                row.undiagnosed += 1
+            if top > EPS:
+                _count(row, s, earned, top, named[exercise], texts[exercise])
     for exercise, row in exercises.items():
         for key, who in named[exercise].items():
             text, catalogued = _explanation(key, exercise, texts[exercise].get(key, []))

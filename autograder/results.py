@@ -68,6 +68,70 @@ def _cell_status(points, max_points, message, flagged, timed_out, incomplete=Fal
     return "partial" if points > 0 else "failed"
 
 
+def _by_grade_id(autograded):
+    out = {}
+    for cell in autograded.cells if autograded is not None else ():
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid:
+            out[gid] = cell
+    return out
+
+
+def _two_runs(source_cell, exercise, executed_cell, clean):
+    """One test cell's verdicts from both runs, with the findings they make (a disagreement, a withheld test)."""
+    gid, top = source_cell.name, float(source_cell.points)
+    p1, m1 = notebook_run_score(executed_cell, top) if executed_cell is not None else (0.0, "not run")
+    test = clean.tests.get(gid) if clean is not None else None
+    if test is not None:
+        p2, m2, t2, i2 = test.points, test.message, test.timed_out, test.incomplete
+    else:
+        p2, m2, t2, i2 = 0.0, "the clean re-run did not run", False, True
+    findings = []
+    # A disagreement is two verdicts on the same test: a clean re-run that could not finish gave none. A
+    # hidden-test cell's notebook run held only its visible part: the clean re-run alone judges it.
+    if p1 > 0 and p2 < p1 and clean is not None and not i2 and not source_cell.hidden_tests:
+        findings.append(Finding("disagreement", exercise,
+                                f"{gid} passes in the notebook run but not in the clean re-run, where the grader "
+                                f"runs the test with its own objects: {m2.splitlines()[0] if m2 else ''}",
+                                f"cell {gid}"))
+    withheld = i2 and p1 > p2  # passed in the notebook, no clean verdict
+    if withheld and clean is not None:
+        findings.append(Finding("review", exercise, f"{gid}: the clean re-run could not finish this test, even "
+                                "with twice the time, so its points are withheld; regrade it by hand",
+                                f"cell {gid}"))
+    run = {"grade_id": gid, "exercise": exercise, "max_points": top, "p1": p1, "m1": m1, "p2": p2, "m2": m2,
+           "t2": t2, "withheld": withheld}
+    return run, findings
+
+
+def _scored(run, flagged, timed_out_ids):
+    """A test cell's entry in the result: min of both runs, 0 when its exercise is flagged."""
+    is_flagged = None in flagged or run["exercise"] in flagged
+    points = 0.0 if is_flagged else min(run["p1"], run["p2"])
+    message = run["m2"] if run["p2"] < run["max_points"] and run["m2"] else run["m1"]
+    timed_out = run["t2"] or run["grade_id"] in timed_out_ids
+    return {
+        "grade_id": run["grade_id"], "exercise": run["exercise"], "points": points, "max_points": run["max_points"],
+        "status": _cell_status(points, run["max_points"], message, is_flagged, timed_out, run["withheld"]),
+        "message": message if points < run["max_points"] else "",
+        "diagnosis": diagnoses(message) if points < run["max_points"] else [],
+        "notebook_run": {"points": run["p1"], "message": run["m1"]},
+        "clean_run": {"points": run["p2"], "message": run["m2"]},
+    }
+
+
+def _notebook_statuses(findings, run_info, runs):
+    statuses = ["flagged"] if any(f.costs_points for f in findings) else []
+    if run_info:
+        if run_info.get("memory_errors") or any("MemoryError" in (r["m2"] or "") for r in runs):
+            statuses.append("out of memory")
+        if run_info.get("timeouts") or (run_info.get("dead") or {}).get("why", "").startswith("the kernel did not"):
+            statuses.append("timeout")
+        if run_info.get("dead") and "died" in run_info["dead"].get("why", ""):
+            statuses.append("kernel died")
+    return statuses
+
+
 def combine(model, autograded, run_info, clean, findings):
     """The result of one notebook (a dict, as in the JSON), and the findings with disagreements added.
 
@@ -78,79 +142,26 @@ def combine(model, autograded, run_info, clean, findings):
     if clean is not None:
         findings += [Finding(n.kind if n.kind != "patched" else "monkeypatch", n.exercise,
                              _note_text(n.kind, n.detail), "clean re-run") for n in clean.notes]
-    by_id = {}
-    if autograded is not None:
-        for cell in autograded.cells:
-            gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-            if gid:
-                by_id[gid] = cell
-    exercise_of = model.exercise_of
-    cells = []
+    executed, exercise_of = _by_grade_id(autograded), model.exercise_of
+    runs = []
     for source_cell in model.cells:
-        if not source_cell.grade or source_cell.solution:
-            continue
-        gid, max_points, exercise = source_cell.name, float(source_cell.points), exercise_of.get(source_cell.name)
-        if gid in by_id:
-            p1, m1 = notebook_run_score(by_id[gid], max_points)
-        else:
-            p1, m1 = 0.0, "not run"
-        if clean is not None and gid in clean.tests:
-            p2, m2, t2 = clean.tests[gid].points, clean.tests[gid].message, clean.tests[gid].timed_out
-            i2 = clean.tests[gid].incomplete
-        else:
-            p2, m2, t2, i2 = 0.0, "the clean re-run did not run", False, True
-        # A disagreement is two verdicts on the same test: a clean re-run that could not finish gave none. A
-        # hidden-test cell's notebook run held only its visible part: the clean re-run alone judges it.
-        if p1 > 0 and p2 < p1 and clean is not None and not i2 and not source_cell.hidden_tests:
-            findings.append(Finding("disagreement", exercise,
-                                    f"{gid} passes in the notebook run but not in the clean re-run, where the grader "
-                                    f"runs the test with its own objects: {m2.splitlines()[0] if m2 else ''}",
-                                    f"cell {gid}"))
-        withheld = i2 and p1 > p2  # passed in the notebook, no clean verdict
-        if withheld and clean is not None:
-            findings.append(Finding("review", exercise, f"{gid}: the clean re-run could not finish this test, even "
-                                    "with twice the time, so its points are withheld; regrade it by hand",
-                                    f"cell {gid}"))
-        cells.append({"grade_id": gid, "exercise": exercise, "max_points": max_points, "p1": p1, "m1": m1,
-                      "p2": p2, "m2": m2, "t2": t2, "withheld": withheld})
-    flagged = {f.exercise for f in findings if f.costs_points}
-    out_cells = []
+        if source_cell.grade and not source_cell.solution:
+            run, found = _two_runs(source_cell, exercise_of.get(source_cell.name), executed.get(source_cell.name),
+                                   clean)
+            runs.append(run)
+            findings += found
+    unique = list(dict.fromkeys(findings))
+    flagged = {f.exercise for f in unique if f.costs_points}
     timeouts = set(run_info.get("timeouts", []) if run_info else [])
-    timeout_ids = {autograded.cells[i].get("metadata", {}).get("nbgrader", {}).get("grade_id")
-                   for i in timeouts if autograded is not None and i is not None and i < len(autograded.cells)}
-    for c in cells:
-        is_flagged = None in flagged or c["exercise"] in flagged
-        points = 0.0 if is_flagged else min(c["p1"], c["p2"])
-        message = c["m2"] if c["p2"] < c["max_points"] and c["m2"] else c["m1"]
-        timed_out = c["t2"] or c["grade_id"] in timeout_ids
-        out_cells.append({
-            "grade_id": c["grade_id"], "exercise": c["exercise"], "points": points, "max_points": c["max_points"],
-            "status": _cell_status(points, c["max_points"], message, is_flagged, timed_out, c["withheld"]),
-            "message": message if points < c["max_points"] else "",
-            "diagnosis": diagnoses(message) if points < c["max_points"] else [],
-            "notebook_run": {"points": c["p1"], "message": c["m1"]},
-            "clean_run": {"points": c["p2"], "message": c["m2"]},
-        })
-    unique = []
-    for f in findings:
-        if f not in unique:
-            unique.append(f)
-    statuses = []
-    if any(f.costs_points for f in unique):
-        statuses.append("flagged")
-    if run_info:
-        if run_info.get("memory_errors") or any("MemoryError" in (c["m2"] or "") for c in cells):
-            statuses.append("out of memory")
-        if run_info.get("timeouts") or (run_info.get("dead") or {}).get("why", "").startswith("the kernel did not"):
-            statuses.append("timeout")
-        if run_info.get("dead") and "died" in run_info["dead"].get("why", ""):
-            statuses.append("kernel died")
+    timed_out_ids = {autograded.cells[i].get("metadata", {}).get("nbgrader", {}).get("grade_id")
+                     for i in timeouts if autograded is not None and i is not None and i < len(autograded.cells)}
+    cells = [_scored(run, flagged, timed_out_ids) for run in runs]
     return {
         "notebook": model.name,
-        "status": worst(statuses),
-        "score": sum(c["points"] for c in out_cells),
-        "max_score": sum(c["max_points"] for c in out_cells),
-        "cells": out_cells,
+        "status": worst(_notebook_statuses(unique, run_info, runs)),
+        "score": sum(c["points"] for c in cells),
+        "max_score": sum(c["max_points"] for c in cells),
+        "cells": cells,
         "flags": [f.as_dict() for f in unique],
     }, unique
 

@@ -262,69 +262,9 @@ class Peer:
             return [inner(v) for v in value]
         if type(value) is not dict or len(value) == 0:
             raise ProtocolError(f"unexpected {type(value).__name__} in a message")
-        if "$f" in value:
-            return float.fromhex(value["$f"])
-        if "$c" in value:
-            re_, im = value["$c"]
-            return complex(float.fromhex(re_), float.fromhex(im))
-        if "$b" in value:
-            if type(value["$b"]) is not int or not 0 <= value["$b"] < len(buffers):
-                raise ProtocolError("bad buffer reference")
-            return bytes(buffers[value["$b"]])
-        if "$t" in value:
-            if type(value["$t"]) is not list:
-                raise ProtocolError("malformed tuple")
-            budget.take(len(value["$t"]), error=ProtocolError)
-            return tuple(inner(v) for v in value["$t"])
-        if "$d" in value:
-            if type(value["$d"]) is not list:
-                raise ProtocolError("malformed dict")
-            budget.take(2 * len(value["$d"]), error=ProtocolError)
-            out = {}
-            for pair in value["$d"]:
-                if type(pair) is not list or len(pair) != 2:
-                    raise ProtocolError("malformed dict")
-                key = inner(pair[0])
-                try:
-                    out[key] = inner(pair[1])
-                except TypeError:  # an unhashable key (a list)
-                    raise ProtocolError("a dict key that cannot be a key") from None
-            return out
-        if "$a" in value or "$s" in value:
-            dtype = np.dtype(str(value["dtype"]))
-            if dtype.kind not in DATA_KINDS or dtype.fields or dtype.hasobject:
-                raise ProtocolError(f"dtype {dtype} cannot be sent")
-            index = value["$a"] if "$a" in value else value["$s"]
-            if type(index) is not int or not 0 <= index < len(buffers):
-                raise ProtocolError("bad buffer reference")
-            raw = buffers[index]
-            budget.take(0, nbytes=len(raw), error=ProtocolError)
-            if "$s" in value:
-                if len(raw) != dtype.itemsize:
-                    raise ProtocolError("scalar of the wrong size")
-                return np.frombuffer(raw, dtype=dtype)[0]
-            if type(value.get("shape")) is not list or len(value["shape"]) > 64 \
-                    or not all(type(n) is int for n in value["shape"]):
-                raise ProtocolError("malformed array shape")
-            shape = tuple(value["shape"])
-            if any(n < 0 for n in shape) or int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != len(raw):
-                raise ProtocolError("array data does not match its shape")
-            return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
-        if "$h" in value:
-            hid = value["$h"]
-            if data_only:
-                raise TypeError("only data is accepted here, not an object")
-            if value.get("o") == self.name:
-                if not self.exports or hid not in self.handles:
-                    raise ProtocolError("unknown handle")
-                return self.handles[hid]
-            if self.exports:  # the grader's side has no objects to hand out
-                raise ProtocolError("a handle from a side that exports none")
-            return Remote(self, hid, str(value.get("t", "object"))[:100], self.root)
-        if "$cb" in value:
-            if data_only or not self.exports:  # only the grader sends callbacks, only to the student's side
-                raise ProtocolError("a callback where none may come")
-            return Callback(self, value["$cb"], str(value.get("n", "function"))[:100])
+        for tag, decode_tagged in _TAGGED:  # in this order: a dict with two tags is read by the first
+            if tag in value:
+                return decode_tagged(self, value, buffers, inner, data_only, budget)
         raise ProtocolError("unknown value tag")
 
     # --- framing ----------------------------------------------------------------------------------------
@@ -513,3 +453,89 @@ class Peer:
 
     def perform_extra(self, op, message, buffers):
         raise ProtocolError(f"unknown request {op!r}")
+
+
+# --- decoding tagged values: each function reads one tag's dict (see Peer.decode) ------------------------------
+def _buffer(buffers, index):
+    if type(index) is not int or not 0 <= index < len(buffers):
+        raise ProtocolError("bad buffer reference")
+    return buffers[index]
+
+
+def _float(peer, value, buffers, inner, data_only, budget):
+    return float.fromhex(value["$f"])
+
+
+def _complex(peer, value, buffers, inner, data_only, budget):
+    re_, im = value["$c"]
+    return complex(float.fromhex(re_), float.fromhex(im))
+
+
+def _bytes(peer, value, buffers, inner, data_only, budget):
+    return bytes(_buffer(buffers, value["$b"]))
+
+
+def _tuple(peer, value, buffers, inner, data_only, budget):
+    if type(value["$t"]) is not list:
+        raise ProtocolError("malformed tuple")
+    budget.take(len(value["$t"]), error=ProtocolError)
+    return tuple(inner(v) for v in value["$t"])
+
+
+def _dict(peer, value, buffers, inner, data_only, budget):
+    if type(value["$d"]) is not list:
+        raise ProtocolError("malformed dict")
+    budget.take(2 * len(value["$d"]), error=ProtocolError)
+    out = {}
+    for pair in value["$d"]:
+        if type(pair) is not list or len(pair) != 2:
+            raise ProtocolError("malformed dict")
+        key = inner(pair[0])
+        try:
+            out[key] = inner(pair[1])
+        except TypeError:  # an unhashable key (a list)
+            raise ProtocolError("a dict key that cannot be a key") from None
+    return out
+
+
+def _array(peer, value, buffers, inner, data_only, budget):
+    """An ndarray ($a, with its shape) or a numpy scalar ($s), of a data dtype, from its raw bytes."""
+    dtype = np.dtype(str(value["dtype"]))
+    if dtype.kind not in DATA_KINDS or dtype.fields or dtype.hasobject:
+        raise ProtocolError(f"dtype {dtype} cannot be sent")
+    raw = _buffer(buffers, value["$a"] if "$a" in value else value["$s"])
+    budget.take(0, nbytes=len(raw), error=ProtocolError)
+    if "$s" in value:
+        if len(raw) != dtype.itemsize:
+            raise ProtocolError("scalar of the wrong size")
+        return np.frombuffer(raw, dtype=dtype)[0]
+    if type(value.get("shape")) is not list or len(value["shape"]) > 64 \
+            or not all(type(n) is int for n in value["shape"]):
+        raise ProtocolError("malformed array shape")
+    shape = tuple(value["shape"])
+    if any(n < 0 for n in shape) or int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != len(raw):
+        raise ProtocolError("array data does not match its shape")
+    return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
+
+
+def _handle(peer, value, buffers, inner, data_only, budget):
+    hid = value["$h"]
+    if data_only:
+        raise TypeError("only data is accepted here, not an object")
+    if value.get("o") == peer.name:
+        if not peer.exports or hid not in peer.handles:
+            raise ProtocolError("unknown handle")
+        return peer.handles[hid]
+    if peer.exports:  # the grader's side has no objects to hand out
+        raise ProtocolError("a handle from a side that exports none")
+    return Remote(peer, hid, str(value.get("t", "object"))[:100], peer.root)
+
+
+def _callback(peer, value, buffers, inner, data_only, budget):
+    if data_only or not peer.exports:  # only the grader sends callbacks, only to the student's side
+        raise ProtocolError("a callback where none may come")
+    return Callback(peer, value["$cb"], str(value.get("n", "function"))[:100])
+
+
+_TAGGED = (("$f", _float), ("$c", _complex), ("$b", _bytes), ("$t", _tuple), ("$d", _dict), ("$a", _array),
+           ("$s", _array), ("$h", _handle), ("$cb", _callback))
