@@ -6,11 +6,13 @@ In JupyterLab it is an ipywidgets view with Step / Back / Reset buttons and a
 slider per input value; each stage (input → pre-activation z → ReLU h →
 output y) shows its numbers, inactive hidden units greyed. Where no widget
 front end renders it (nbconvert, a console), the same output carries a static
-figure of the final stage, so nothing fails.
+figure of the final stage, so nothing fails. `ffn_helpers` imports this
+module (and so ipywidgets) on first use only.
 """
 
 import html
 
+import ipywidgets as widgets
 import numpy as np
 
 from .ffn import ffn_trace
@@ -55,95 +57,71 @@ def _static_png(x, params):
 def interactive_ffn(x, W1, b1, W2, b2, value_range=(-2.0, 2.0), step=0.05):
     """An interactive view of one token x: (d_model,) through the ReLU FFN (W1, b1, W2, b2).
 
-    Returns an ipywidgets box, or a static matplotlib Figure where ipywidgets is missing.
+    Returns the ipywidgets view, an `InteractiveFFN`.
     """
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 1:
         raise ValueError(f"interactive_ffn shows one token: x should have shape (d_model,), got {x.shape}")
     ffn_trace(x, W1, b1, W2, b2)  # validate shapes now, with the usual messages
-    try:
-        import ipywidgets  # noqa: F401
-    except ImportError:
-        from .plots import ffn_dataflow
-
-        return ffn_dataflow(x, W1, b1, W2, b2)
-    return _InteractiveFFN.create(x, (W1, b1, W2, b2), value_range, step)
+    return InteractiveFFN.create(x, (W1, b1, W2, b2), value_range, step)
 
 
-def _make_class():
-    import ipywidgets as widgets
+class InteractiveFFN(widgets.VBox):
+    """The widget; `trace` and `stage` hold exactly what is shown."""
 
-    class InteractiveFFN(widgets.VBox):
-        """The widget; `trace` and `stage` hold exactly what is shown."""
+    @classmethod
+    def create(cls, x, params, value_range, step):
+        self = cls()
+        self.params, self.x0, self.stage = params, x.copy(), 0
+        self.sliders = [
+            widgets.FloatSlider(value=float(v), min=min(value_range[0], float(v)),
+                                max=max(value_range[1], float(v)), step=step, description=f"x[{i}]",
+                                continuous_update=False, readout_format=".2f")
+            for i, v in enumerate(x)
+        ]
+        self.step_button = widgets.Button(description="Step", icon="forward", tooltip="show the next stage")
+        self.back_button = widgets.Button(description="Back", icon="backward", tooltip="hide the last stage")
+        self.reset_button = widgets.Button(description="Reset", icon="undo", tooltip="first stage, inputs as given")
+        self.stage_label = widgets.HTML()
+        self.table = widgets.HTML()
+        self.step_button.on_click(lambda _: self.go(self.stage + 1))
+        self.back_button.on_click(lambda _: self.go(self.stage - 1))
+        self.reset_button.on_click(lambda _: self.reset())
+        for s in self.sliders:
+            s.observe(lambda _: self.refresh(), names="value")
+        buttons = widgets.HBox([self.back_button, self.step_button, self.reset_button])
+        self.children = [widgets.HBox(self.sliders, layout={"flex_flow": "row wrap"}),
+                         buttons, self.stage_label, self.table]
+        self.add_class("ffn-interactive")
+        self.refresh()
+        return self
 
-        @classmethod
-        def create(cls, x, params, value_range, step):
-            self = cls()
-            self.params, self.x0, self.stage = params, x.copy(), 0
-            self.sliders = [
-                widgets.FloatSlider(value=float(v), min=min(value_range[0], float(v)),
-                                    max=max(value_range[1], float(v)), step=step, description=f"x[{i}]",
-                                    continuous_update=False, readout_format=".2f")
-                for i, v in enumerate(x)
-            ]
-            self.step_button = widgets.Button(description="Step", icon="forward", tooltip="show the next stage")
-            self.back_button = widgets.Button(description="Back", icon="backward", tooltip="hide the last stage")
-            self.reset_button = widgets.Button(description="Reset", icon="undo", tooltip="first stage, inputs as given")
-            self.stage_label = widgets.HTML()
-            self.table = widgets.HTML()
-            self.step_button.on_click(lambda _: self.go(self.stage + 1))
-            self.back_button.on_click(lambda _: self.go(self.stage - 1))
-            self.reset_button.on_click(lambda _: self.reset())
-            for s in self.sliders:
-                s.observe(lambda _: self.refresh(), names="value")
-            buttons = widgets.HBox([self.back_button, self.step_button, self.reset_button])
-            self.children = [widgets.HBox(self.sliders, layout={"flex_flow": "row wrap"}),
-                             buttons, self.stage_label, self.table]
-            self.add_class("ffn-interactive")
-            self.refresh()
-            return self
+    @property
+    def x(self):
+        return np.array([s.value for s in self.sliders], dtype=np.float64)
 
-        @property
-        def x(self):
-            return np.array([s.value for s in self.sliders], dtype=np.float64)
+    def go(self, stage):
+        self.stage = int(np.clip(stage, 0, len(STAGES) - 1))
+        self.refresh()
 
-        def go(self, stage):
-            self.stage = int(np.clip(stage, 0, len(STAGES) - 1))
-            self.refresh()
+    def reset(self):
+        with self.hold_trait_notifications():
+            for s, v in zip(self.sliders, self.x0, strict=True):
+                s.value = float(v)
+        self.go(0)
 
-        def reset(self):
-            with self.hold_trait_notifications():
-                for s, v in zip(self.sliders, self.x0, strict=True):
-                    s.value = float(v)
-            self.go(0)
+    def refresh(self):
+        self.trace = ffn_trace(self.x, *self.params)
+        self.stage_label.value = (f'<b class="ffn-stage-name">Stage {self.stage + 1} of {len(STAGES)}: '
+                                  f"{html.escape(STAGES[self.stage])}</b>")
+        self.table.value = stage_table_html(self.trace, self.stage)
+        self.back_button.disabled = self.stage == 0
+        self.step_button.disabled = self.stage == len(STAGES) - 1
 
-        def refresh(self):
-            self.trace = ffn_trace(self.x, *self.params)
-            self.stage_label.value = (f'<b class="ffn-stage-name">Stage {self.stage + 1} of {len(STAGES)}: '
-                                      f"{html.escape(STAGES[self.stage])}</b>")
-            self.table.value = stage_table_html(self.trace, self.stage)
-            self.back_button.disabled = self.stage == 0
-            self.step_button.disabled = self.stage == len(STAGES) - 1
+    def _repr_mimebundle_(self, **kwargs):
+        # Add a static picture of the final stage: front ends without the
+        # widget renderer (nbconvert's HTML, a console) show that instead.
+        data = super()._repr_mimebundle_(**kwargs)
+        data["image/png"] = _static_png(self.x, self.params)
+        return data
 
-        def _repr_mimebundle_(self, **kwargs):
-            # Add a static picture of the final stage: front ends without the
-            # widget renderer (nbconvert's HTML, a console) show that instead.
-            data = super()._repr_mimebundle_(**kwargs)
-            data["image/png"] = _static_png(self.x, self.params)
-            return data
-
-    return InteractiveFFN
-
-
-class _Lazy:
-    """Defers importing ipywidgets until the first view is made."""
-
-    _cls = None
-
-    def create(self, *args):
-        if _Lazy._cls is None:
-            _Lazy._cls = _make_class()
-        return _Lazy._cls.create(*args)
-
-
-_InteractiveFFN = _Lazy()

@@ -10,7 +10,6 @@ from ffn_helpers import examples as ex
 from ffn_helpers import ffn_forward, ffn_trace
 from ffn_helpers.widgets import STAGES, interactive_ffn, stage_table_html
 
-pytest.importorskip("ipywidgets", reason="the interactive view needs ipywidgets (a course dependency)")
 W2 = ex.W_2
 
 
