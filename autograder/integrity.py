@@ -40,7 +40,10 @@ EXTRA_REFERENCES = {
     "collapse_linear": ("collapse_to_linear",),
     "silu_stable": ("silu",),
     "gelu_exact": ("gelu",),
-    "FeedForwardNetwork": ("ffn_forward", "ffn_trace"),
+    "xavier_init": ("xavier_std",),
+    "count_parameters": ("ffn_param_count",),
+    "ffn_module_forward": ("ffn_forward", "ffn_trace"),
+    "ffn_module_backward": ("ffn_backward",),
 }
 REFERENCE_MODULES = ("ffn_helpers", "ffn_helpers.activations", "ffn_helpers.ffn", "ffn_helpers.norm",
                      "ffn_helpers.budgets", "ffn_helpers.module")

@@ -4,7 +4,7 @@
 
 Modules: `activations`, `ffn`, `norm`, `budgets`, `examples` (the worked
 examples W-1 ... W-8), `checks` and `mistakes` (feedback on learners' code),
-`module` (a reference FeedForwardNetwork with its backward pass and training),
+`module` (the references of notebook 09: FeedForwardNetwork, its parts, gradient checks),
 `rounding` (float64 sums in a stated order, and every value any order can give),
 `plots` and `widgets` (figures and the interactive view; imported on first use so
 that `import ffn_helpers` stays fast and never loads matplotlib).
