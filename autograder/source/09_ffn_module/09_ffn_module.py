@@ -707,10 +707,10 @@ checks.ok("the GELU gradients are right.")
 # `with checks.substitute(xavier_init=..., count_parameters=...,
 # ffn_module_forward=..., ffn_module_backward=...)`, which puts the course's
 # reference functions under your four names while the checks run (your own are
-# put back afterwards, in your notebook and in the grader's re-run alike). So a
-# slip in one of the functions costs points in its own section only; to pass
-# here, the class must call the four functions by these names, with its own
-# attributes and its activation.
+# put back afterwards, in your notebook and in the grader's re-run alike). So,
+# as long as the class calls the four functions by these names, with its own
+# attributes and its activation, a slip in one of them costs points in its own
+# section only.
 
 # %% nbgrader={"grade": false, "grade_id": "FeedForwardNetwork", "locked": false, "schema_version": 3, "solution": true, "task": false}
 class FeedForwardNetwork:
