@@ -14,7 +14,7 @@ from nbclient import NotebookClient
 from autograder import SOLUTIONS_DIR, assignments
 from benchmarks import Row
 
-CAPSTONE = "09_ffn_module"  # it trains a small network: 30 s allowed instead of 15
+CAPSTONE = "09_ffn_module"  # the capstone, with the most checks: 30 s allowed instead of 15
 
 WARM_UP = "import numpy, scipy.special, matplotlib.pyplot, ffn_helpers, ffn_helpers.plots"
 

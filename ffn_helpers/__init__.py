@@ -4,7 +4,7 @@
 
 Modules: `activations`, `ffn`, `norm`, `budgets`, `examples` (the worked
 examples W-1 ... W-10), `checks` and `mistakes` (feedback on learners' code),
-`module` (a reference FeedForwardNetwork with its backward pass and training),
+`module` (the references of notebook 09: FeedForwardNetwork, its parts, gradient checks),
 `moe` (mixture of experts: router, forward pass, parameter counts, load balancing),
 `positions` (the reference detector of mixing between positions),
 `rounding` (float64 sums in a stated order, and every value any order can give),

@@ -557,7 +557,8 @@ GELU_EXACT = (
 )
 
 
-# --- 09_ffn_module: the FeedForwardNetwork class and numerical_gradient -----------------------------------
+# --- 09_ffn_module: xavier_init, count_parameters (PARAM_COUNT above), ffn_module_forward, ffn_module_backward,
+# the FeedForwardNetwork class that calls them, and numerical_gradient --------------------------------------
 
 def _init_draws(d_model, d_ff, seed, std, w2_first=False):
     rng = np.random.default_rng(seed)
@@ -685,6 +686,27 @@ MODULE_BACKWARD = (
     Mistake("x_grad_untransposed", "∂L/∂x = ∂L/∂z W1ᵀ: W1 needs its transpose here.",
             lambda name, x, G, W1, b1, W2, b2, activation: _module_grad(
                 name, x, G, W1, b1, W2, b2, activation, x_grad_untransposed=True)),
+    Mistake("relu_grads_for_any_activation", "these are ReLU's gradients whatever `activation` says: pass the "
+            "activation on, and use its σ and σ'.",
+            lambda name, x, G, W1, b1, W2, b2, activation: _module_grad(name, x, G, W1, b1, W2, b2, "relu")),
+)
+
+
+def _initial_ffn(x, params, initial, activation):
+    if initial is None:
+        raise ValueError("no initial parameters to compare with")
+    return _act_ffn(x, *initial, activation)
+
+
+# The class's forward pass, args (x, params, initial, activation): `params` are the model's current
+# W1, b1, W2, b2 (set by the test), `initial` the ones it was built with (or None).
+MODULE_CLASS = (
+    Mistake("stale_parameters", "the output is the FFN with the parameters the model was built with: "
+            "__call__ should use the current self.W1, self.b1, self.W2, self.b2, not copies kept from __init__.",
+            _initial_ffn),
+    Mistake("activation_ignored", "your model computes the ReLU FFN whatever `activation` it was built with: "
+            "keep the activation in __init__ and pass it on.",
+            lambda x, params, initial, activation: _act_ffn(x, *params, "relu")),
 )
 
 
@@ -726,7 +748,7 @@ CATALOGUE = {
     "collapse_W": COLLAPSE_W, "collapse_b": COLLAPSE_B, "is_affine": IS_AFFINE,
     "sigmoid": SIGMOID, "silu_stable": SILU_STABLE, "gelu_exact": GELU_EXACT,
     "module_init": MODULE_INIT, "module_init_std": MODULE_INIT_STD, "module_forward": MODULE_FORWARD,
-    "module_backward": MODULE_BACKWARD, "numerical_gradient": NUMERICAL_GRADIENT,
+    "module_backward": MODULE_BACKWARD, "module_class": MODULE_CLASS, "numerical_gradient": NUMERICAL_GRADIENT,
 }
 
 

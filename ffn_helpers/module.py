@@ -1,12 +1,13 @@
-r"""The FFN as a module: parameters, forward pass, backward pass, gradient check, training.
+r"""The FFN as a module: parameters, forward pass, backward pass, gradient check.
 
     FFN(x) = σ(x W1 + b1) W2 + b2,   x: (..., d_model)
 
-`FeedForwardNetwork` is the reference for notebook 09's class of the same name:
-Xavier-normal weights drawn in a fixed order from `np.random.default_rng(seed)`,
-zero biases (or none), and `backward(x, grad_out)`, the gradients of the scalar
-L = Σ grad_out ⊙ FFN(x). `numerical_gradient` and `relative_error` check such
-gradients; `width_sweep` is the notebook's small training run.
+The references for notebook 09, built in the notebook's steps: `xavier_init`
+(Xavier-normal weights drawn in a fixed order from `np.random.default_rng(seed)`,
+zero biases or none), `count_parameters`, `ffn_backward` (the gradients of the
+scalar L = Σ grad_out ⊙ FFN(x); the forward pass is `ffn.ffn_forward`), and the
+class `FeedForwardNetwork` that assembles them. `numerical_gradient` and
+`relative_error` check such gradients.
 """
 
 import math
@@ -57,74 +58,95 @@ def xavier_std(d_model, d_ff):
     return math.sqrt(2.0 / (_size(d_model, "d_model") + _size(d_ff, "d_ff")))
 
 
+def xavier_init(d_model, d_ff, use_bias=True, seed=None):
+    """(W1, b1, W2, b2): W1 then W2 from rng.normal(0, std), rng = np.random.default_rng(seed); zero biases.
+
+    W1: (d_model, d_ff), b1: (d_ff,), W2: (d_ff, d_model), b2: (d_model,); b1 and b2 are None
+    when `use_bias` is False (and then nothing is drawn for them: the weights stay the same).
+    """
+    d_model, d_ff = _size(d_model, "d_model"), _size(d_ff, "d_ff")
+    if not isinstance(use_bias, (bool, np.bool_)):
+        raise ValueError(f"use_bias should be True or False, got {use_bias!r}")
+    std = xavier_std(d_model, d_ff)
+    rng = np.random.default_rng(seed)
+    # The draw order is part of the contract: a learner's code with the same seed matches exactly.
+    W1 = rng.normal(0.0, std, size=(d_model, d_ff))
+    W2 = rng.normal(0.0, std, size=(d_ff, d_model))
+    if not use_bias:
+        return W1, None, W2, None
+    return W1, np.zeros(d_ff), W2, np.zeros(d_model)
+
+
+def count_parameters(W1, b1, W2, b2):
+    """How many numbers training adjusts: the entries of W1, W2, and of b1, b2 unless they are None (an int)."""
+    params = {"W1": W1, "b1": b1, "W2": W2, "b2": b2}
+    missing = [name for name in ("W1", "W2") if params[name] is None]
+    if missing:
+        raise ValueError(f"{' and '.join(missing)} should be arrays, got None (only the biases may be None)")
+    return int(sum(as_float(p, name).size for name, p in params.items() if p is not None))
+
+
+def ffn_backward(x, grad_out, W1, b1, W2, b2, activation="relu"):
+    r"""Gradients of L = Σ grad_out ⊙ FFN(x); grad_out: the shape of FFN(x), (..., d_model).
+
+    Returns {"W1", "b1", "W2", "b2", "x"}, each shaped like what it differentiates
+    ("b1" and "b2" are None when those biases are None). Tokens (all leading axes of x) add up:
+    ∂L/∂W2 = hᵀ G, ∂L/∂b2 = Σ G, ∂L/∂z = (G W2ᵀ) ⊙ σ'(z), ∂L/∂W1 = xᵀ ∂L/∂z,
+    ∂L/∂b1 = Σ ∂L/∂z, ∂L/∂x = ∂L/∂z W1ᵀ.
+    """
+    if activation not in ACTIVATION_GRADS:
+        valid = ", ".join(repr(k) for k in ACTIVATION_GRADS)
+        raise ValueError(f"activation should be one of {valid}, got {activation!r}")
+    x, z, h, y = ffn_trace(x, W1, b1, W2, b2, activation)
+    G = as_float(grad_out, "grad_out")
+    if G.shape != y.shape:
+        raise ValueError(f"grad_out should have the shape of FFN(x), {y.shape}, got {G.shape}")
+    W1, W2 = as_float(W1, "W1"), as_float(W2, "W2")
+    d_model, d_ff = W1.shape
+    dz = (G @ W2.T) * ACTIVATION_GRADS[activation](z)
+    # Flatten the token axes so one matrix product sums over every token.
+    x2, h2 = x.reshape(-1, d_model), h.reshape(-1, d_ff)
+    G2, dz2 = G.reshape(-1, d_model), dz.reshape(-1, d_ff)
+    return {
+        "W1": x2.T @ dz2,
+        "b1": None if b1 is None else dz2.sum(axis=0),
+        "W2": h2.T @ G2,
+        "b2": None if b2 is None else G2.sum(axis=0),
+        "x": dz @ W1.T,
+    }
+
+
 class FeedForwardNetwork:
     """FFN(x) = σ(x W1 + b1) W2 + b2 with its parameters, a forward and a backward pass.
 
     W1: (d_model, d_ff), b1: (d_ff,), W2: (d_ff, d_model), b2: (d_model,); the biases are
-    None when `use_bias` is False. `activation` is "relu", "gelu" or "silu".
+    None when `use_bias` is False. `activation` is "relu", "gelu" or "silu". Each method is
+    one of the functions above applied to the model's current parameters.
     """
 
     def __init__(self, d_model, d_ff, activation="relu", use_bias=True, seed=None):
-        """Draw W1 then W2 from rng.normal(0, std), rng = np.random.default_rng(seed); zero biases."""
-        self.d_model, self.d_ff = _size(d_model, "d_model"), _size(d_ff, "d_ff")
+        """Parameters from `xavier_init(d_model, d_ff, use_bias, seed)`."""
         if activation not in ACTIVATION_GRADS:
             valid = ", ".join(repr(k) for k in ACTIVATION_GRADS)
             raise ValueError(f"activation should be one of {valid}, got {activation!r}")
-        if not isinstance(use_bias, (bool, np.bool_)):
-            raise ValueError(f"use_bias should be True or False, got {use_bias!r}")
-        self.activation, self.use_bias = activation, bool(use_bias)
-        std = xavier_std(d_model, d_ff)
-        rng = np.random.default_rng(seed)
-        # The draw order is part of the contract: a learner's class with the same seed matches exactly.
-        self.W1 = rng.normal(0.0, std, size=(self.d_model, self.d_ff))
-        self.W2 = rng.normal(0.0, std, size=(self.d_ff, self.d_model))
-        self.b1 = np.zeros(self.d_ff) if self.use_bias else None
-        self.b2 = np.zeros(self.d_model) if self.use_bias else None
-
-    def parameters(self):
-        """{"W1": W1, "b1": b1, "W2": W2, "b2": b2}, without the biases that are None."""
-        params = {"W1": self.W1, "b1": self.b1, "W2": self.W2, "b2": self.b2}
-        return {name: p for name, p in params.items() if p is not None}
+        self.W1, self.b1, self.W2, self.b2 = xavier_init(d_model, d_ff, use_bias, seed)
+        self.activation = activation
 
     def num_parameters(self):
         """How many numbers training adjusts: the entries of W1, W2 and of b1, b2 if present."""
-        return int(sum(p.size for p in self.parameters().values()))
+        return count_parameters(self.W1, self.b1, self.W2, self.b2)
 
     def __call__(self, x):
         """FFN(x) with the current parameters; x: (..., d_model) -> (..., d_model)."""
         return ffn_forward(x, self.W1, self.b1, self.W2, self.b2, self.activation)
 
     def backward(self, x, grad_out):
-        r"""Gradients of L = Σ grad_out ⊙ FFN(x); grad_out: the shape of FFN(x), (..., d_model).
-
-        Returns {"W1", "b1", "W2", "b2", "x"}, each shaped like what it differentiates
-        ("b1" and "b2" are None without biases). Tokens (all leading axes of x) add up:
-        ∂L/∂W2 = hᵀ G, ∂L/∂b2 = Σ G, ∂L/∂z = (G W2ᵀ) ⊙ σ'(z), ∂L/∂W1 = xᵀ ∂L/∂z,
-        ∂L/∂b1 = Σ ∂L/∂z, ∂L/∂x = ∂L/∂z W1ᵀ.
-        """
-        trace = self.trace(x)
-        G = as_float(grad_out, "grad_out")
-        if G.shape != trace.y.shape:
-            raise ValueError(f"grad_out should have the shape of FFN(x), {trace.y.shape}, got {G.shape}")
-        return self._backward(trace, G)
+        """`ffn_backward` with the current parameters: {"W1", "b1", "W2", "b2", "x"}."""
+        return ffn_backward(x, grad_out, self.W1, self.b1, self.W2, self.b2, self.activation)
 
     def trace(self, x):
         """Every stage of the forward pass, `FFNTrace(x, z, h, y)`."""
         return ffn_trace(x, self.W1, self.b1, self.W2, self.b2, self.activation)
-
-    def _backward(self, trace, G):
-        x, z, h, _ = trace
-        dz = (G @ self.W2.T) * ACTIVATION_GRADS[self.activation](z)
-        # Flatten the token axes so one matrix product sums over every token.
-        x2, h2 = x.reshape(-1, self.d_model), h.reshape(-1, self.d_ff)
-        G2, dz2 = G.reshape(-1, self.d_model), dz.reshape(-1, self.d_ff)
-        return {
-            "W1": x2.T @ dz2,
-            "b1": dz2.sum(axis=0) if self.use_bias else None,
-            "W2": h2.T @ G2,
-            "b2": G2.sum(axis=0) if self.use_bias else None,
-            "x": dz @ self.W1.T,
-        }
 
 
 def numerical_gradient(f, x, h=1e-5):
@@ -203,39 +225,3 @@ def gradient_check(model, x, grad_out, h=1e-5):
     analytic = model.backward(x, grad_out)
     numeric = numerical_gradients(model, x, grad_out, h)
     return {name: relative_error(analytic[name], numeric[name]) for name in analytic if analytic[name] is not None}
-
-
-def sine_task(n=256):
-    """n evenly spaced points on [-π, π] and their sines, as (n, 1) columns (d_model = 1)."""
-    x = np.linspace(-math.pi, math.pi, n)[:, None]
-    return x, np.sin(x)
-
-
-def train(model, x, target, lr=0.1, steps=2000):
-    r"""Plain gradient descent on the mean squared error; returns the loss before each step and at the end.
-
-    L = mean((FFN(x) - target)²), so grad_out = 2 (FFN(x) - target) / N, N = target.size.
-    The model's parameters are updated in place.
-    """
-    x, target = as_float(x, "x"), as_float(target, "target")
-    losses = np.empty(steps + 1)
-    for step in range(steps + 1):
-        trace = model.trace(x)  # one forward pass serves both the loss and the gradients
-        residual = trace.y - target
-        losses[step] = np.mean(residual**2)
-        if step == steps:
-            break
-        grads = model._backward(trace, 2.0 * residual / residual.size)
-        for name, param in model.parameters().items():
-            param -= lr * grads[name]
-    return losses
-
-
-def width_sweep(widths=(1, 4, 16, 64), steps=2000, lr=0.1, seed=0, n=256, activation="relu"):
-    """Fit sin on [-π, π] with d_model = 1 and each hidden width; {d_ff: (model, losses)}."""
-    x, target = sine_task(n)
-    runs = {}
-    for d_ff in widths:
-        model = FeedForwardNetwork(1, d_ff, activation=activation, seed=seed)
-        runs[d_ff] = (model, train(model, x, target, lr=lr, steps=steps))
-    return runs

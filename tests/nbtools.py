@@ -95,8 +95,8 @@ def answer_ids(nb):
 def exercise_of(test_id, exercises):
     """(exercise, aspect, hidden) for a test cell id `test_<fn>[_<aspect>][_hidden]`, or None.
 
-    A class exercise may have a pair of test cells per aspect (`test_FeedForwardNetwork_forward`
-    and `..._forward_hidden`); the longest exercise name wins (`test_relu_grad` is relu_grad's).
+    An exercise may have a pair of test cells per aspect (`test_ffn_module_backward_layer2`
+    and `..._layer2_hidden`); the longest exercise name wins (`test_relu_grad` is relu_grad's).
     """
     if not test_id.startswith("test_"):
         return None

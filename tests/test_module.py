@@ -1,5 +1,5 @@
-"""The reference FeedForwardNetwork of notebook 09: initialisation, counting, forward,
-backward (against centred differences), numerical_gradient, and the training run's claims."""
+"""The references of notebook 09: xavier_init, count_parameters, ffn_backward (against centred
+differences), the FeedForwardNetwork class that assembles them, and numerical_gradient."""
 
 import math
 import warnings
@@ -297,7 +297,8 @@ def test_module_mistakes_differ_from_the_reference():
                 except ValueError:  # a mistake about the other activation, or an impossible shape
                     continue
                 differs.append(np.shape(wrong) != np.shape(right[name]) or not np.allclose(wrong, right[name]))
-            applies = not (mistake.key == "gelu_grad_missing_density" and activation != "gelu")
+            applies = not ((mistake.key == "gelu_grad_missing_density" and activation != "gelu")
+                           or (mistake.key == "relu_grads_for_any_activation" and activation == "relu"))
             assert any(differs) == applies, (activation, mistake.key)
     W3 = examples.W_3
     ref = with_params(M.FeedForwardNetwork(2, 4), W3.params)
@@ -310,27 +311,52 @@ def test_module_mistakes_differ_from_the_reference():
         assert abs(mistake.compute(512, 2048) / M.xavier_std(512, 2048) - 1) > 0.1, mistake.key
 
 
-# --- the training run of notebook 09 ---------------------------------------------------------------
-
-@pytest.fixture(scope="module")
-def sweep():
-    return M.width_sweep(widths=(1, 4, 16, 64), steps=2000, lr=0.1, seed=0)
-
-
-def test_width_sweep_claims_of_notebook_09(sweep):
-    x, t = M.sine_task()
-    assert x.shape == t.shape == (256, 1) and x[0, 0] == -math.pi and x[-1, 0] == math.pi
-    final = {d_ff: losses[-1] for d_ff, (_, losses) in sweep.items()}
-    assert final[1] > final[4] > final[16] > final[64] and final[1] / final[64] > 1000
-    net_1 = sweep[1][0]
-    assert np.sum(net_1.trace(x).z > 0) <= 1
-    assert np.ptp(net_1(x)) < 1e-4 and abs(final[1] - np.var(t)) < 1e-9
-    assert np.abs(sweep[64][0](x) - t).max() < 0.05 < np.abs(sweep[4][0](x) - t).max()
-    for _, losses in sweep.values():
-        assert losses.shape == (2001,) and np.all(np.isfinite(losses))
+def test_class_mistakes_differ_from_the_reference():
+    rng = np.random.default_rng(10)
+    initial = M.xavier_init(3, 5, seed=0)
+    params = random_params(rng, 3, 5)
+    x = rng.normal(size=(4, 3))
+    for activation in ACTIVATIONS:
+        right = ffn_forward(x, *params, activation)
+        stale, relu_only = (m.compute(x, params, initial, activation) for m in mistakes.MODULE_CLASS)
+        assert not np.allclose(stale, right) and np.allclose(stale, ffn_forward(x, *initial, activation))
+        assert np.allclose(relu_only, right) == (activation == "relu")
+    with pytest.raises(ValueError, match="no initial parameters"):
+        mistakes.MODULE_CLASS[0].compute(x, params, None, "relu")
 
 
-def test_training_is_reproducible_and_lowers_the_loss():
-    a = M.width_sweep(widths=(8,), steps=50, seed=3)[8][1]
-    b = M.width_sweep(widths=(8,), steps=50, seed=3)[8][1]
-    assert np.array_equal(a, b) and a[-1] < a[0]
+# --- the functions the class is assembled from -----------------------------------------------------
+
+def test_xavier_init_is_the_class_initialisation():
+    for d_model, d_ff, use_bias, seed in [(3, 5, True, 0), (4, 2, False, 9), (1, 1, True, 1)]:
+        W1, b1, W2, b2 = M.xavier_init(d_model, d_ff, use_bias, seed)
+        model = M.FeedForwardNetwork(d_model, d_ff, use_bias=use_bias, seed=seed)
+        assert np.array_equal(W1, model.W1) and np.array_equal(W2, model.W2)
+        assert W1.shape == (d_model, d_ff) and W2.shape == (d_ff, d_model)
+        if use_bias:
+            assert np.array_equal(b1, np.zeros(d_ff)) and np.array_equal(b2, np.zeros(d_model))
+        else:
+            assert b1 is None and b2 is None
+    with pytest.raises(ValueError, match="use_bias should be True or False"):
+        M.xavier_init(2, 3, use_bias=1)
+
+
+def test_count_parameters_counts_what_is_there():
+    assert M.count_parameters(*M.xavier_init(512, 2048)) == examples.W_6["transformer_base"]["per_layer"]
+    assert M.count_parameters(np.ones((2, 3)), None, np.ones((3, 2)), np.ones(2)) == 14
+    assert type(M.count_parameters(*M.xavier_init(1, 1))) is int
+    with pytest.raises(ValueError, match="W2 should be arrays, got None"):
+        M.count_parameters(np.ones((2, 3)), None, None, None)
+
+
+@pytest.mark.parametrize("activation", ACTIVATIONS)
+def test_ffn_backward_is_the_class_backward(activation):
+    rng = np.random.default_rng(11)
+    params = random_params(rng, 3, 4)
+    model = with_params(M.FeedForwardNetwork(3, 4, activation=activation), params)
+    x, G = rng.normal(size=(2, 5, 3)), rng.normal(size=(2, 5, 3))
+    grads = M.ffn_backward(x, G, *params, activation)
+    for name, value in model.backward(x, G).items():
+        assert np.array_equal(value, grads[name]), name
+    with pytest.raises(ValueError, match="activation should be one of 'relu', 'gelu', 'silu', got 'tanh'"):
+        M.ffn_backward(x, G, *params, "tanh")

@@ -3,29 +3,34 @@
 #
 # The capstone. You build the feed-forward sublayer as a module, in the shape a
 # deep-learning library gives its layers: a class that owns its parameters,
-# initialises them (with the course's rule; section 2 compares it with what
+# initialises them (with the course's rule; section 1 compares it with what
 # libraries actually use), counts them, runs the forward pass on any batch, and
 # computes its own gradients. Then you check those gradients against numerical
 # differentiation.
 #
 # $$\mathrm{FFN}(x) = \sigma(x W_1 + b_1)\, W_2 + b_2, \qquad z = x W_1 + b_1, \qquad h = \sigma(z), \qquad y = h W_2 + b_2$$
 #
-# | what | contract |
-# |---|---|
-# | `FeedForwardNetwork(d_model, d_ff, activation="relu", use_bias=True, seed=None)` | builds the parameters below; `activation` is `"relu"`, `"gelu"` or `"silu"` |
-# | `W1`, `b1`, `W2`, `b2` | attributes, shapes $(d_\text{model}, d_\text{ff})$, $(d_\text{ff},)$, $(d_\text{ff}, d_\text{model})$, $(d_\text{model},)$; `b1`, `b2` are `None` without biases |
-# | `model(x)` | $\mathrm{FFN}(x)$ for `x` of shape $(\dots, d_\text{model})$, with the *current* attributes |
-# | `model.num_parameters()` | how many numbers training adjusts, an `int` |
-# | `model.backward(x, grad_out)` | the gradients of $L = \sum$ `grad_out` $\odot\, \mathrm{FFN}(x)$, a dict with keys `"W1" "b1" "W2" "b2" "x"` |
-# | `numerical_gradient(f, x, h=1e-5)` | centred differences of a scalar function `f` at `x` |
+# You build it in steps. Each of sections 1 to 4 explains one part and has you
+# write it as a function of the parameters, checked right below it; section 5
+# assembles the class from those functions in a few lines; section 6 writes the
+# numerical gradient that checks a backward pass.
+#
+# | section | what you write | contract |
+# |---|---|---|
+# | 1 | `xavier_init(d_model, d_ff, use_bias=True, seed=None)` | `(W1, b1, W2, b2)`, shapes $(d_\text{model}, d_\text{ff})$, $(d_\text{ff},)$, $(d_\text{ff}, d_\text{model})$, $(d_\text{model},)$; `b1`, `b2` are `None` without biases |
+# | 2 | `count_parameters(W1, b1, W2, b2)` | how many numbers training adjusts, an `int` |
+# | 3 | `ffn_module_forward(x, W1, b1, W2, b2, activation="relu")` | $\mathrm{FFN}(x)$ for `x` of shape $(\dots, d_\text{model})$; `activation` is `"relu"`, `"gelu"` or `"silu"` |
+# | 4 | `ffn_module_backward(x, grad_out, W1, b1, W2, b2, activation="relu")` | the gradients of $L = \sum$ `grad_out` $\odot\, \mathrm{FFN}(x)$, a dict with keys `"W1" "b1" "W2" "b2" "x"` |
+# | 5 | `FeedForwardNetwork(d_model, d_ff, activation="relu", use_bias=True, seed=None)` | attributes `W1, b1, W2, b2`; `model(x)`, `model.num_parameters()`, `model.backward(x, grad_out)`, each with the *current* attributes |
+# | 6 | `numerical_gradient(f, x, h=1e-5)` | centred differences of a scalar function `f` at `x` |
 #
 # Parameters, outputs and gradients are float64 arrays; the checks compare them
 # with the reference to a relative $10^{-7}$.
 #
-# `backward` must support ReLU and GELU (SiLU is optional: no test uses it).
-# The reference implementation is `ffn_helpers.module`, imported below as
-# `reference`; the demonstrations use it, so this notebook runs before you have
-# written anything. (20 points.)
+# `ffn_module_backward` must support ReLU and GELU (SiLU is optional: no test
+# uses its gradient). The reference implementation is `ffn_helpers.module`,
+# imported below as `reference`; the demonstrations use it, so this notebook runs
+# before you have written anything. (23 points.)
 #
 # *Where to run it:* in the browser through the **launch binder** badge of the
 # repository's README, or locally with `make lab`. How the checks and the
@@ -47,6 +52,61 @@ def with_params(model, params):
     return model
 
 
+def random_params(rng, d_model, d_ff, use_bias=True):
+    """(W1, b1, W2, b2) with standard normal entries; the biases None without use_bias."""
+    W1, b1 = rng.normal(size=(d_model, d_ff)), rng.normal(size=d_ff)
+    W2, b2 = rng.normal(size=(d_ff, d_model)), rng.normal(size=d_model)
+    return (W1, b1, W2, b2) if use_bias else (W1, None, W2, None)
+
+
+def check_init(fn, d_model, d_ff, use_bias=True, seed=0, name="xavier_init"):
+    """Test cells' helper: fn(d_model, d_ff, use_bias, seed) must give the reference's (W1, b1, W2, b2)."""
+    params = checks.call(fn, d_model, d_ff, use_bias, seed, name=name)
+    call = f"{name}({d_model}, {d_ff}, use_bias={use_bias}, seed={seed})"
+    if not isinstance(params, (tuple, list)) or len(params) != 4:
+        raise AssertionError(f"{call} should return the tuple (W1, b1, W2, b2), got {params!r:.200}")
+    expected = reference.xavier_init(d_model, d_ff, use_bias, seed)
+    for key, value, want in zip(("W1", "b1", "W2", "b2"), params, expected, strict=True):
+        if want is None:
+            if value is not None:
+                raise AssertionError(f"{call}: with use_bias=False, {key} should be None, got {value!r:.200}")
+            continue
+        if value is None:
+            raise AssertionError(f"{call}: {key} is None although use_bias=True: it should be np.zeros({want.size})")
+        if key in ("W1", "W2"):
+            checks.assert_close(value, want, name=f"{call}'s {key}", mistakes=mistakes.MODULE_INIT,
+                                args=(key, d_model, d_ff, seed))
+        else:
+            checks.assert_close(value, want, name=f"{call}'s {key} (zeros at the start)")
+        if np.asarray(value).dtype != np.float64:
+            raise AssertionError(f"{call}'s {key} should be float64, got {np.asarray(value).dtype}")
+    return params
+
+
+def check_gradients(grads, expected, call, args, names=("W1", "b1", "W2", "b2", "x")):
+    """Test cells' helper: grads (a dict from a learner) must hold expected[name] for each name."""
+    if not isinstance(grads, dict):
+        raise AssertionError(f"{call} should return a dict with keys 'W1' 'b1' 'W2' 'b2' 'x', "
+                             f"got a {type(grads).__name__}")
+    for name in names:
+        if name not in grads:
+            raise AssertionError(f"{call}'s dict has no key {name!r} (its keys: {sorted(map(str, grads))})")
+        if expected[name] is None:
+            if grads[name] is not None:
+                raise AssertionError(f"without biases, {call}[{name!r}] should be None, got {grads[name]!r:.200}")
+            continue
+        checks.assert_close(grads[name], expected[name], name=f"{call}[{name!r}]",
+                            mistakes=mistakes.MODULE_BACKWARD, args=(name, *args))
+
+
+def check_backward(fn, x, grad_out, params, activation="relu", names=("W1", "b1", "W2", "b2", "x")):
+    """Test cells' helper: fn(x, grad_out, W1, b1, W2, b2, activation) against reference.ffn_backward."""
+    expected = reference.ffn_backward(x, grad_out, *params, activation)  # first, from the untouched inputs
+    grads = checks.call(fn, x, grad_out, *params, activation, name="ffn_module_backward")
+    check_gradients(grads, expected, "ffn_module_backward(x, grad_out, ...)", (x, grad_out, *params, activation),
+                    names)
+
+
 def build(cls, d_model, d_ff, activation="relu", use_bias=True, seed=0, params=None):
     """Test cells' helper: cls(d_model, d_ff, ...) (the learner's class), then (optionally) given parameters."""
     model = checks.call(lambda: cls(d_model, d_ff, activation=activation, use_bias=use_bias, seed=seed),
@@ -61,134 +121,33 @@ def attribute(model, name):
     return getattr(model, name)
 
 
-def check_backward(model, ref, x, grad_out, names=("W1", "b1", "W2", "b2", "x")):
-    """Test cells' helper: model.backward(x, grad_out)[name] must equal the reference's, for each name."""
-    expected = ref.backward(x, grad_out)  # first, from the untouched inputs
-    grads = checks.call(model.backward, x, grad_out, name="backward")
-    if not isinstance(grads, dict):
-        raise AssertionError(f"backward should return a dict with keys 'W1' 'b1' 'W2' 'b2' 'x', "
-                             f"got a {type(grads).__name__}")
-    for name in names:
-        if name not in grads:
-            raise AssertionError(f"backward's dict has no key {name!r} (its keys: {sorted(map(str, grads))})")
-        if expected[name] is None:
-            if grads[name] is not None:
-                raise AssertionError(f"without biases, grads[{name!r}] should be None, got {grads[name]!r}")
+def check_model(model, d_model, d_ff, activation, use_bias, seed, x, grad_out):
+    """Test cells' helper: the learner's model against the reference, built alike, then with new parameters."""
+    ref = reference.FeedForwardNetwork(d_model, d_ff, activation=activation, use_bias=use_bias, seed=seed)
+    about = f"FeedForwardNetwork({d_model}, {d_ff}, activation={activation!r}, use_bias={use_bias}, seed={seed})"
+    for name in ("W1", "b1", "W2", "b2"):
+        value, want = attribute(model, name), getattr(ref, name)
+        if want is None or value is None:
+            if value is not want:
+                raise AssertionError(f"{about}.{name} should be {want!r:.60}, got {value!r:.60}: "
+                                     "pass use_bias on to xavier_init")
             continue
-        checks.assert_close(grads[name], expected[name], name=f"backward(x, grad_out)[{name!r}]",
-                            mistakes=mistakes.MODULE_BACKWARD,
-                            args=(name, x, grad_out, ref.W1, ref.b1, ref.W2, ref.b2, ref.activation))
+        checks.assert_close(value, want, name=f"{about}.{name}")
+    count = checks.call(model.num_parameters, name="num_parameters")
+    checks.check_equal(count, ref.num_parameters(), name=f"{about}.num_parameters()")
+    initial = tuple(getattr(ref, name) for name in ("W1", "b1", "W2", "b2"))
+    params = random_params(np.random.default_rng(d_model * 100 + d_ff), d_model, d_ff, use_bias)
+    with_params(model, params)
+    with_params(ref, params)
+    y = checks.call(model, x, name="FeedForwardNetwork.__call__")
+    checks.assert_close(y, ref(x), name=f"{about}(x) with new W1, b1, W2, b2", mistakes=mistakes.MODULE_CLASS,
+                        args=(x, params, initial, activation))
+    grads = checks.call(model.backward, x, grad_out, name="FeedForwardNetwork.backward")
+    check_gradients(grads, ref.backward(x, grad_out), "model.backward(x, grad_out)", (x, grad_out, *params, activation))
 
 
 # %% [markdown]
-# ## 1. The class you will write
-#
-# The whole class lives in the next cell, with one stub per method. Fill the
-# methods in as you reach the sections below (initialisation, counting, forward,
-# backward), re-running the cell after each change; each section ends with the
-# checks for its method. `scipy.special` is imported as `special`: it has
-# `ndtr` ($\Phi$) and `expit` (the sigmoid $s$) from notebooks 04 and 08.
-
-# %% nbgrader={"grade": false, "grade_id": "FeedForwardNetwork", "locked": false, "schema_version": 3, "solution": true, "task": false}
-class FeedForwardNetwork:
-    """FFN(x) = σ(x W1 + b1) W2 + b2 with its own parameters; x: (..., d_model).
-
-    W1: (d_model, d_ff), b1: (d_ff,), W2: (d_ff, d_model), b2: (d_model,); b1 and b2
-    are None when use_bias is False. activation: "relu", "gelu" or "silu".
-    """
-
-    def __init__(self, d_model, d_ff, activation="relu", use_bias=True, seed=None):
-        """Xavier-normal weights and zero biases, drawn in exactly this order:
-
-            std = √(2 / (d_model + d_ff))
-            rng = np.random.default_rng(seed)
-            W1 = rng.normal(0.0, std, size=(d_model, d_ff))
-            W2 = rng.normal(0.0, std, size=(d_ff, d_model))
-            b1 = zeros(d_ff), b2 = zeros(d_model)   (both None if not use_bias)
-
-        Keep `activation` (and anything else you need) as attributes too.
-        """
-        ### BEGIN SOLUTION
-        if activation not in ("relu", "gelu", "silu"):
-            raise ValueError(f"activation should be 'relu', 'gelu' or 'silu', got {activation!r}")
-        self.d_model, self.d_ff = d_model, d_ff
-        self.activation, self.use_bias = activation, use_bias
-        std = np.sqrt(2.0 / (d_model + d_ff))
-        rng = np.random.default_rng(seed)
-        self.W1 = rng.normal(0.0, std, size=(d_model, d_ff))
-        self.W2 = rng.normal(0.0, std, size=(d_ff, d_model))
-        self.b1 = np.zeros(d_ff) if use_bias else None
-        self.b2 = np.zeros(d_model) if use_bias else None
-        ### END SOLUTION
-
-    def num_parameters(self):
-        """How many numbers training adjusts: the entries of W1 and W2, and of b1, b2 if present (an int)."""
-        ### BEGIN SOLUTION
-        return sum(int(p.size) for p in (self.W1, self.b1, self.W2, self.b2) if p is not None)
-        ### END SOLUTION
-
-    def activate(self, z):
-        """σ(z), elementwise, for this model's activation."""
-        ### BEGIN SOLUTION
-        if self.activation == "relu":
-            return np.maximum(z, 0.0)
-        if self.activation == "gelu":
-            return z * special.ndtr(z)
-        return z * special.expit(z)
-        ### END SOLUTION
-
-    def activate_grad(self, z):
-        """σ'(z), elementwise: ReLU's is 1 where z > 0 and 0 elsewhere (0 at z = 0 too);
-        GELU's is Φ(z) + z·φ(z), with φ the standard normal density."""
-        ### BEGIN SOLUTION
-        if self.activation == "relu":
-            return (z > 0).astype(float)
-        if self.activation == "gelu":
-            # φ(z) = exp(-z²/2)/√(2π); capping |z| at 40 (where φ is 0 anyway) keeps z² finite
-            pdf = np.exp(-0.5 * np.minimum(np.abs(z), 40.0) ** 2) / np.sqrt(2.0 * np.pi)
-            return special.ndtr(z) + z * pdf
-        s = special.expit(z)
-        return s * (1.0 + z * (1.0 - s))
-        ### END SOLUTION
-
-    def __call__(self, x):
-        """FFN(x) with the current W1, b1, W2, b2; x: (..., d_model) -> (..., d_model)."""
-        ### BEGIN SOLUTION
-        z = np.asarray(x, dtype=float) @ self.W1
-        if self.b1 is not None:
-            z = z + self.b1
-        y = self.activate(z) @ self.W2
-        return y if self.b2 is None else y + self.b2
-        ### END SOLUTION
-
-    def backward(self, x, grad_out):
-        """Gradients of L = Σ grad_out ⊙ FFN(x); grad_out has FFN(x)'s shape (..., d_model).
-
-        Returns {"W1": (d_model, d_ff), "b1": (d_ff,), "W2": (d_ff, d_model), "b2": (d_model,),
-        "x": x's shape}; "b1" and "b2" are None without biases. Tokens (every leading axis) add up.
-        """
-        ### BEGIN SOLUTION
-        x = np.asarray(x, dtype=float)
-        G = np.asarray(grad_out, dtype=float)
-        z = x @ self.W1
-        if self.b1 is not None:
-            z = z + self.b1
-        h = self.activate(z)
-        dz = (G @ self.W2.T) * self.activate_grad(z)
-        x2, h2 = x.reshape(-1, self.W1.shape[0]), h.reshape(-1, self.W1.shape[1])
-        G2, dz2 = G.reshape(-1, self.W2.shape[1]), dz.reshape(-1, self.W1.shape[1])
-        return {
-            "W1": x2.T @ dz2,
-            "b1": None if self.b1 is None else dz2.sum(axis=0),
-            "W2": h2.T @ G2,
-            "b2": None if self.b2 is None else G2.sum(axis=0),
-            "x": dz @ self.W1.T,
-        }
-        ### END SOLUTION
-
-
-# %% [markdown]
-# ## 2. Initialisation: Xavier-normal, with a seed
+# ## 1. Initialisation: Xavier-normal, with a seed
 #
 # A weight matrix $W$ that maps $n_\text{in}$ features to $n_\text{out}$ sums
 # $n_\text{in}$ products per output, so with independent entries of variance
@@ -202,7 +161,7 @@ class FeedForwardNetwork:
 # for both $W_1$ ($d_\text{model} \to d_\text{ff}$) and $W_2$ ($d_\text{ff} \to
 # d_\text{model}$). Biases start at 0. A seed makes the draws reproducible; the
 # *order* of the draws (first $W_1$, then $W_2$, from one generator) is part of
-# the contract, so that your class and the reference agree number for number.
+# the contract, so that your code and the reference agree number for number.
 #
 # **Forecast.** For $d_\text{model} = 512$, $d_\text{ff} = 2048$, what is the std?
 # Will the entries of $W_1$ have exactly that sample standard deviation?
@@ -210,14 +169,14 @@ class FeedForwardNetwork:
 # **Step.** The reference, seeded.
 
 # %%
-big = reference.FeedForwardNetwork(512, 2048, seed=0)
+big_W1, _, big_W2, _ = reference.xavier_init(512, 2048, seed=0)
 print(f"std = √(2 / (512 + 2048)) = {reference.xavier_std(512, 2048):.6f}")
-print(f"sample std of W1: {big.W1.std():.6f}   of W2: {big.W2.std():.6f}   (n = {big.W1.size:,} each)")
-same = reference.FeedForwardNetwork(512, 2048, seed=0)
-print("same seed, same weights:", np.array_equal(big.W1, same.W1) and np.array_equal(big.W2, same.W2))
-standard_error = 1 / np.sqrt(2 * big.W1.size)  # of a sample std, relative
+print(f"sample std of W1: {big_W1.std():.6f}   of W2: {big_W2.std():.6f}   (n = {big_W1.size:,} each)")
+same_W1, _, same_W2, _ = reference.xavier_init(512, 2048, seed=0)
+print("same seed, same weights:", np.array_equal(big_W1, same_W1) and np.array_equal(big_W2, same_W2))
+standard_error = 1 / np.sqrt(2 * big_W1.size)  # of a sample std, relative
 print(f"relative standard error of a sample std: {standard_error:.2%}")
-for W in (big.W1, big.W2):
+for W in (big_W1, big_W2):
     assert abs(W.std() / reference.xavier_std(512, 2048) - 1) < 4 * standard_error
 
 # %% [markdown]
@@ -226,72 +185,67 @@ for W in (big.W1, big.W2):
 # exact. A fixed seed reproduces every digit, which is what lets a test compare
 # two implementations exactly.
 #
-# **Verify.** Implement `__init__` in the class cell, run it, then run these
-# checks. (2 points here, 2 more from the grader.)
+# **Step.** Write `xavier_init`: draw from one generator,
+# `rng = np.random.default_rng(seed)`, first $W_1$ then $W_2$, each with
+# `rng.normal(0.0, std, size=...)`; the biases are zeros, or `None` (and nothing
+# drawn for them) when `use_bias` is False.
 
-# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_init", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-model = build(FeedForwardNetwork, 3, 4, seed=0)
-ref = reference.FeedForwardNetwork(3, 4, seed=0)
-for name, args in (("W1", ("W1", 3, 4, 0)), ("W2", ("W2", 3, 4, 0))):
-    checks.assert_close(attribute(model, name), getattr(ref, name), name=f"FeedForwardNetwork(3, 4, seed=0).{name}",
-                        mistakes=mistakes.MODULE_INIT, args=args)
-for name, size in (("b1", 4), ("b2", 3)):
-    if attribute(model, name) is None:
-        raise AssertionError(f"{name} is None although use_bias=True: it should be np.zeros({size})")
-    checks.assert_close(attribute(model, name), np.zeros(size), name=f"{name} (zeros at the start)")
-again = build(FeedForwardNetwork, 3, 4, seed=0)
-if not np.array_equal(again.W1, model.W1):
-    raise AssertionError("two models built with seed=0 have different W1: draw from np.random.default_rng(seed)")
-if np.array_equal(build(FeedForwardNetwork, 3, 4, seed=1).W1, model.W1):
+# %% nbgrader={"grade": false, "grade_id": "xavier_init", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def xavier_init(d_model, d_ff, use_bias=True, seed=None):
+    """(W1, b1, W2, b2): Xavier-normal weights, std = √(2 / (d_model + d_ff)), W1 drawn first; zero biases.
+
+    W1: (d_model, d_ff), b1: (d_ff,), W2: (d_ff, d_model), b2: (d_model,); b1 and b2 are None
+    if not use_bias. All drawn from np.random.default_rng(seed).
+    """
+    ### BEGIN SOLUTION
+    std = np.sqrt(2.0 / (d_model + d_ff))
+    rng = np.random.default_rng(seed)
+    W1 = rng.normal(0.0, std, size=(d_model, d_ff))
+    W2 = rng.normal(0.0, std, size=(d_ff, d_model))
+    if not use_bias:
+        return W1, None, W2, None
+    return W1, np.zeros(d_ff), W2, np.zeros(d_model)
+    ### END SOLUTION
+
+
+# %% [markdown]
+# **Verify.** The draws for $3 \to 4$ with seed 0, the biases, the seed's effect,
+# and the sample std of a $512 \times 2048$ layer. (2 points here, 2 more from
+# the grader.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_xavier_init", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+W1, b1, W2, b2 = check_init(xavier_init, 3, 4, seed=0)
+W1_again = check_init(xavier_init, 3, 4, seed=0)[0]
+if not np.array_equal(W1_again, W1):
+    raise AssertionError("two calls with seed=0 give different W1: draw from np.random.default_rng(seed)")
+if np.array_equal(checks.call(xavier_init, 3, 4, True, 1)[0], W1):
     raise AssertionError("seed=1 gives the same W1 as seed=0: the seed should change the draws")
-no_bias = build(FeedForwardNetwork, 3, 4, use_bias=False, seed=0)
-if attribute(no_bias, "b1") is not None or attribute(no_bias, "b2") is not None:
-    raise AssertionError("with use_bias=False, b1 and b2 should both be None")
-big_model = build(FeedForwardNetwork, 512, 2048, seed=2024)
+check_init(xavier_init, 3, 4, use_bias=False, seed=0)
+big_W1, _, big_W2, _ = checks.call(xavier_init, 512, 2048, True, 2024)
 std = reference.xavier_std(512, 2048)
-for name in ("W1", "W2"):
-    sample_std = float(np.std(attribute(big_model, name)))
-    checks.assert_close(sample_std, std, name=f"sample std of {name} for 512/2048", rtol=0.01,
+for name, W in (("W1", big_W1), ("W2", big_W2)):
+    checks.assert_close(float(np.std(W)), std, name=f"sample std of {name} for 512/2048", rtol=0.01,
                         mistakes=mistakes.MODULE_INIT_STD, args=(512, 2048))
 checks.ok("W1 and W2 are Xavier-normal, seeded, in the reference's order; biases start at 0 or are None.")
 
 # %% [markdown]
 # The grader also checks (2 points): the exact draws for other sizes and seeds
-# ($d_\text{model} \ne d_\text{ff}$, $d_\text{ff} = 1$, GELU and SiLU models,
-# no biases), float64 weights, the std of a $768 \times 3072$ layer, and that
-# `seed=None` gives different weights each time.
+# ($d_\text{model} \ne d_\text{ff}$, $d_\text{ff} = 1$, no biases), float64
+# arrays, the std of a $768 \times 3072$ layer, and that `seed=None` gives
+# different weights each time.
 
-# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_init_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# %% nbgrader={"grade": true, "grade_id": "test_xavier_init_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-for d_model, d_ff, activation, use_bias, seed in [(1, 1, "relu", True, 0), (5, 2, "relu", True, 7),
-                                                   (2, 7, "gelu", False, 123), (6, 6, "silu", True, 99)]:
-    model = build(FeedForwardNetwork, d_model, d_ff, activation=activation, use_bias=use_bias, seed=seed)
-    ref = reference.FeedForwardNetwork(d_model, d_ff, activation=activation, use_bias=use_bias, seed=seed)
-    for name in ("W1", "W2"):
-        value = attribute(model, name)
-        checks.assert_close(value, getattr(ref, name),
-                            name=f"FeedForwardNetwork({d_model}, {d_ff}, seed={seed}).{name}",
-                            mistakes=mistakes.MODULE_INIT, args=(name, d_model, d_ff, seed))
-        if np.asarray(value).dtype != np.float64:
-            raise AssertionError(f"{name} should be float64, got {np.asarray(value).dtype}")
-    for name, size in (("b1", d_ff), ("b2", d_model)):
-        value = attribute(model, name)
-        if not use_bias:
-            if value is not None:
-                raise AssertionError(f"with use_bias=False, {name} should be None, got {value!r}")
-        elif value is None:
-            raise AssertionError(f"{name} is None although use_bias=True")
-        else:
-            checks.assert_close(value, np.zeros(size), name=f"{name} at the start")
-big_model = build(FeedForwardNetwork, 768, 3072, seed=5)
-for name in ("W1", "W2"):
-    checks.assert_close(float(np.std(attribute(big_model, name))), reference.xavier_std(768, 3072),
-                        name=f"sample std of {name} for 768/3072", rtol=0.01,
-                        mistakes=mistakes.MODULE_INIT_STD, args=(768, 3072))
-if np.array_equal(build(FeedForwardNetwork, 4, 8, seed=None).W1, build(FeedForwardNetwork, 4, 8, seed=None).W1):
-    raise AssertionError("two models with seed=None have identical weights: seed=None should mean fresh randomness")
-checks.ok("__init__ matches the reference for every size, seed and option.")
+for d_model, d_ff, use_bias, seed in [(1, 1, True, 0), (5, 2, True, 7), (2, 7, False, 123), (6, 6, True, 99)]:
+    check_init(xavier_init, d_model, d_ff, use_bias=use_bias, seed=seed)
+big_W1, _, big_W2, _ = checks.call(xavier_init, 768, 3072, True, 5)
+for name, W in (("W1", big_W1), ("W2", big_W2)):
+    checks.assert_close(float(np.std(W)), reference.xavier_std(768, 3072), name=f"sample std of {name} for 768/3072",
+                        rtol=0.01, mistakes=mistakes.MODULE_INIT_STD, args=(768, 3072))
+if np.array_equal(checks.call(xavier_init, 4, 8, True, None)[0], checks.call(xavier_init, 4, 8, True, None)[0]):
+    raise AssertionError("two calls with seed=None give identical weights: seed=None should mean fresh randomness")
+checks.ok("xavier_init matches the reference for every size, seed and option.")
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -384,8 +338,9 @@ assert h_spread[RULES[3]][-1] / h_spread[RULES[3]][0] > 3  # √(1024 / 64) = 4 
 assert round(0.02 / np.sqrt(2 * gpt2_small_layers), 5) == 0.00408 and round(reference.xavier_std(768, 3072), 5) == 0.02282
 print("The fan-in rules keep h's spread flat in the width; a fixed std 0.02 lets it grow like √d_model.")
 
+
 # %% [markdown]
-# ## 3. Counting the parameters
+# ## 2. Counting the parameters
 #
 # $W_1$ and $W_2$ hold $d_\text{model} d_\text{ff}$ numbers each; $b_1$ adds
 # $d_\text{ff}$ and $b_2$ adds $d_\text{model}$:
@@ -398,9 +353,9 @@ print("The fan-in rules keep h's spread flat in the width; a fixed std 0.02 lets
 # **Step.**
 
 # %%
-print(f"512/2048 with biases:    {reference.FeedForwardNetwork(512, 2048).num_parameters():>10,}")
-print(f"512/2048 without biases: {reference.FeedForwardNetwork(512, 2048, use_bias=False).num_parameters():>10,}")
-print(f"768/3072 (BERT-base):    {reference.FeedForwardNetwork(768, 3072).num_parameters():>10,}")
+print(f"512/2048 with biases:    {reference.count_parameters(*reference.xavier_init(512, 2048)):>10,}")
+print(f"512/2048 without biases: {reference.count_parameters(*reference.xavier_init(512, 2048, False)):>10,}")
+print(f"768/3072 (BERT-base):    {reference.count_parameters(*reference.xavier_init(768, 3072)):>10,}")
 n_biases = 2048 + 512
 print(f"biases: {n_biases:,} of {W6['transformer_base']['per_layer']:,} = "
       f"{n_biases / W6['transformer_base']['per_layer']:.2%}")
@@ -415,23 +370,35 @@ assert W6["transformer_base"]["published_wrong_sum"] - n_biases == 2_099_200  # 
 # the (right) 2,560 biases; its own program output shows 2,099,712. Biases are
 # about 0.12 % of the layer. Notebook 06 has the full budget, in bytes and FLOPs.
 #
-# **Verify.** Implement `num_parameters`. (1 point here, 1 from the grader.)
+# **Step.** Write `count_parameters`: the number of entries of the arrays it is
+# given, a bias that is `None` counting 0. Return a Python `int`.
 
-# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_num_parameters", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# %% nbgrader={"grade": false, "grade_id": "count_parameters", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def count_parameters(W1, b1, W2, b2):
+    """How many numbers training adjusts: the entries of W1 and W2, and of b1, b2 unless None (an int)."""
+    ### BEGIN SOLUTION
+    return sum(int(np.size(p)) for p in (W1, b1, W2, b2) if p is not None)
+    ### END SOLUTION
+
+
+# %% [markdown]
+# **Verify.** 512/2048 with and without biases. (1 point here, 1 from the grader.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_count_parameters", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 for use_bias, expected in ((True, W6["transformer_base"]["per_layer"]), (False, 2 * 512 * 2048)):
-    model = build(FeedForwardNetwork, 512, 2048, use_bias=use_bias)
-    count = checks.call(model.num_parameters, name="num_parameters")
-    checks.assert_close(count, expected, name=f"num_parameters() for 512/2048, use_bias={use_bias}",
+    params = reference.xavier_init(512, 2048, use_bias, seed=0)
+    count = checks.call(count_parameters, *params, name="count_parameters")
+    checks.assert_close(count, expected, name=f"count_parameters(...) for 512/2048, use_bias={use_bias}",
                         mistakes=mistakes.PARAM_COUNT, args=(512, 2048, use_bias))
-    checks.check_equal(count, expected, name="num_parameters()")
-checks.ok("num_parameters() is 2,099,712 for 512/2048 with biases, 2,097,152 without.")
+    checks.check_equal(count, expected, name="count_parameters(...)")
+checks.ok("count_parameters gives 2,099,712 for 512/2048 with biases, 2,097,152 without.")
 
 # %% [markdown]
 # The grader also checks (1 point): BERT-base's 768/3072 (4,722,432), the
 # 256/1024 example with and without biases (525,568 and 524,288), and the
 # smallest network, $1 \to 1 \to 1$.
 
-# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_num_parameters_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# %% nbgrader={"grade": true, "grade_id": "test_count_parameters_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 cases = [(768, 3072, True, W6["bert_base"]["per_layer"]),
@@ -439,16 +406,16 @@ cases = [(768, 3072, True, W6["bert_base"]["per_layer"]),
          (256, 1024, False, W6["libtorch_example"]["without_bias"]),
          (1, 1, True, 4), (1, 1, False, 2), (3, 5, True, 38)]
 for d_model, d_ff, use_bias, expected in cases:
-    model = build(FeedForwardNetwork, d_model, d_ff, use_bias=use_bias)
-    count = checks.call(model.num_parameters, name="num_parameters")
-    checks.assert_close(count, expected, name=f"num_parameters() for {d_model}/{d_ff}, use_bias={use_bias}",
+    params = reference.xavier_init(d_model, d_ff, use_bias, seed=1)
+    count = checks.call(count_parameters, *params, name="count_parameters")
+    checks.assert_close(count, expected, name=f"count_parameters(...) for {d_model}/{d_ff}, use_bias={use_bias}",
                         mistakes=mistakes.PARAM_COUNT, args=(d_model, d_ff, use_bias))
-    checks.check_equal(count, expected, name="num_parameters()")
-checks.ok("num_parameters() is right for every size, with and without biases.")
+    checks.check_equal(count, expected, name="count_parameters(...)")
+checks.ok("count_parameters is right for every size, with and without biases.")
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 4. Forward, for any batch shape
+# ## 3. Forward, for any batch shape
 #
 # `x @ W1` multiplies the last axis of `x` by $W_1$ whatever the leading axes
 # are, and the biases broadcast over them, so one expression serves a single
@@ -471,59 +438,78 @@ print("batch of shape", batch.shape, "->", w2_net(batch).shape)
 # $y = [0.453, -0.512, 0.698]$ (W-2). The batch keeps its leading axes: each
 # token goes through the same weights on its own.
 #
-# **Verify.** Implement `__call__` (and `activate`). The checks set `W1`, `b1`,
-# `W2`, `b2` on your model to chosen values before calling it. (2 points here,
-# 2 from the grader.)
+# **Step.** Write `ffn_module_forward`. A bias that is `None` is left out.
+# $\sigma$ is chosen by name: ReLU $\max(z, 0)$, GELU $z\,\Phi(z)$, SiLU
+# $z\,s(z)$; `scipy.special` is imported as `special`, with `ndtr` ($\Phi$) and
+# `expit` (the sigmoid $s$) from notebooks 04 and 08. Leave `x` unchanged.
 
-# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_forward", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-model = build(FeedForwardNetwork, 3, 4, params=W2_EX.params)
-checks.check(model, (W2_EX.x,), W2_EX.y, name="FeedForwardNetwork.__call__", mistakes=mistakes.FFN)
-tokens = W4_EX.extra["tokens"]
-model = build(FeedForwardNetwork, 2, 3, params=W4_EX.params)
-checks.check(model, (tokens,), W4_EX.extra["tokens_out"], name="FeedForwardNetwork.__call__", mistakes=mistakes.FFN)
+# %% nbgrader={"grade": false, "grade_id": "ffn_module_forward", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def ffn_module_forward(x, W1, b1, W2, b2, activation="relu"):
+    """FFN(x) = σ(x W1 + b1) W2 + b2; x: (..., d_model) -> (..., d_model).
+
+    b1, b2 may be None (no bias); activation: "relu", "gelu" or "silu".
+    """
+    ### BEGIN SOLUTION
+    z = np.asarray(x, dtype=float) @ W1
+    if b1 is not None:
+        z = z + b1
+    if activation == "relu":
+        h = np.maximum(z, 0.0)
+    elif activation == "gelu":
+        h = z * special.ndtr(z)
+    elif activation == "silu":
+        h = z * special.expit(z)
+    else:
+        raise ValueError(f"activation should be 'relu', 'gelu' or 'silu', got {activation!r}")
+    y = h @ W2
+    return y if b2 is None else y + b2
+    ### END SOLUTION
+
+
+# %% [markdown]
+# **Verify.** W-2's token and W-4's two tokens. (2 points here, 2 from the grader.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_ffn_module_forward", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+checks.check(ffn_module_forward, (W2_EX.x, *W2_EX.params), W2_EX.y, mistakes=mistakes.FFN)
+checks.check(ffn_module_forward, (W4_EX.extra["tokens"], *W4_EX.params), W4_EX.extra["tokens_out"],
+             mistakes=mistakes.FFN)
 checks.ok("the forward pass reproduces W-2 and W-4's two tokens.")
 
 # %% [markdown]
 # The grader also checks (2 points): random weights, inputs of shapes
 # $(d_\text{model},)$, $(n, d_\text{model})$ and $(b, s, d_\text{model})$, GELU
-# and SiLU models, a model without biases, and that `x` is not modified.
+# and SiLU, no biases, and that `x` is not modified.
 
-# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_forward_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# %% nbgrader={"grade": true, "grade_id": "test_ffn_module_forward_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(909)
 d_model, d_ff = 5, 11
-params = (rng.normal(size=(d_model, d_ff)), rng.normal(size=d_ff), rng.normal(size=(d_ff, d_model)),
-          rng.normal(size=d_model))
+params = random_params(rng, d_model, d_ff)
 for activation in ("relu", "gelu", "silu"):
-    model = build(FeedForwardNetwork, d_model, d_ff, activation=activation, params=params)
     for shape in [(d_model,), (7, d_model), (2, 3, d_model)]:
         x = rng.normal(size=shape)
         x_before = x.copy()
-        expected = ffn_forward(x, *params, activation=activation)
-        if activation == "relu":
-            checks.check(model, (x,), expected, name="FeedForwardNetwork.__call__", mistakes=mistakes.FFN)
-        else:
-            actual = checks.call(model, x, name="FeedForwardNetwork.__call__")
-            checks.assert_close(actual, expected, name=f"FeedForwardNetwork(..., activation={activation!r})(x)",
-                                mistakes=mistakes.MODULE_FORWARD, args=(x, *params, activation))
+        checks.check(ffn_module_forward, (x, *params, activation), ffn_forward(x, *params, activation=activation),
+                     name=f"ffn_module_forward(..., activation={activation!r})", mistakes=mistakes.MODULE_FORWARD)
         if not np.array_equal(x, x_before):
-            raise AssertionError("calling the model changed x in place: the forward pass must not modify its input")
+            raise AssertionError("ffn_module_forward changed x in place: the forward pass must not modify its input")
 W1, _, W2, _ = params
-model = build(FeedForwardNetwork, d_model, d_ff, use_bias=False, params=(W1, None, W2, None))
 x = rng.normal(size=(4, d_model))
-checks.check(model, (x,), ffn_forward(x, W1, None, W2, None), name="FeedForwardNetwork(use_bias=False)")
+checks.check(ffn_module_forward, (x, W1, None, W2, None), ffn_forward(x, W1, None, W2, None),
+             name="ffn_module_forward(x, W1, None, W2, None)")
 checks.ok("the forward pass is right for every batch shape, activation and bias option.")
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# ## 5. The backward pass, by hand
+# ## 4. The backward pass, by hand
 #
 # Training needs the gradient of a scalar loss with respect to every parameter.
 # A layer does not know the loss; it receives $G = \partial L / \partial y$,
 # called `grad_out`, of the same shape as its output, and returns the gradients
-# of $L$ with respect to its parameters and its input. Equivalently, `backward`
-# differentiates $L = \sum G \odot \mathrm{FFN}(x)$ with $G$ held fixed.
+# of $L$ with respect to its parameters and its input. Equivalently, the
+# backward pass differentiates $L = \sum G \odot \mathrm{FFN}(x)$ with $G$ held
+# fixed.
 #
 # Work backwards through $y = h W_2 + b_2$, $h = \sigma(z)$, $z = x W_1 + b_1$.
 # For one token (row vectors):
@@ -558,7 +544,7 @@ checks.ok("the forward pass is right for every batch shape, activation and bias 
 
 # %%
 G_ex = np.array([1.0, -2.0, 0.5])
-grads = w2_net.backward(W2_EX.x, G_ex)
+grads = reference.ffn_backward(W2_EX.x, G_ex, *W2_EX.params)
 for name, value in grads.items():
     print(f"∂L/∂{name} =\n{np.round(value, 6)}\n")
 
@@ -569,18 +555,59 @@ for name, value in grads.items():
 # gradient back ($\mathrm{ReLU}'(z_1) = 0$). Its weights do not learn from that
 # input; if it is off for *every* input, it never learns again: a **dead** unit.
 #
-# **Verify.** Implement `backward` (with `activate_grad`). The checks compare
-# each gradient with the reference, in three parts that score separately: the
-# output layer, the hidden layer and input with ReLU, and GELU (3 points here,
-# 4 more from the grader). First the output layer, $\partial L/\partial W_2$ and
-# $\partial L/\partial b_2$, for W-2's token and for two tokens. (1 point.)
+# **Step.** Write `ffn_module_backward`: run the forward pass again to get $z$
+# and $h$, then the formulas above, summing over every leading axis of `x`. A
+# bias that is `None` gets the gradient `None`. For $\varphi$ in float64,
+# `np.exp(-z**2 / 2)` warns of an overflow for $|z|$ above about $1.3 \times
+# 10^{154}$: cap $|z|$ at 40 first, where $\varphi$ is 0 anyway.
 
-# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_backward_layer2", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-model = build(FeedForwardNetwork, 3, 4, params=W2_EX.params)
-ref = with_params(reference.FeedForwardNetwork(3, 4), W2_EX.params)
-check_backward(model, ref, W2_EX.x, np.array([1.0, -2.0, 0.5]), names=("W2", "b2"))
-check_backward(model, ref, np.stack([W2_EX.x, [-0.6, 0.2, 0.9]]), np.array([[1.0, -2.0, 0.5], [0.5, 1.0, -1.0]]),
-               names=("W2", "b2"))
+# %% nbgrader={"grade": false, "grade_id": "ffn_module_backward", "locked": false, "schema_version": 3, "solution": true, "task": false}
+def ffn_module_backward(x, grad_out, W1, b1, W2, b2, activation="relu"):
+    """Gradients of L = Σ grad_out ⊙ FFN(x); x, grad_out: (..., d_model).
+
+    Returns {"W1": (d_model, d_ff), "b1": (d_ff,), "W2": (d_ff, d_model), "b2": (d_model,),
+    "x": x's shape}; "b1", "b2" are None when b1, b2 are. Tokens (every leading axis) add up.
+    ReLU'(z) is 1 where z > 0, else 0; GELU'(z) = Φ(z) + z φ(z).
+    """
+    ### BEGIN SOLUTION
+    x = np.asarray(x, dtype=float)
+    G = np.asarray(grad_out, dtype=float)
+    z = x @ W1
+    if b1 is not None:
+        z = z + b1
+    if activation == "relu":
+        h, dsigma = np.maximum(z, 0.0), (z > 0).astype(float)
+    elif activation == "gelu":
+        pdf = np.exp(-0.5 * np.minimum(np.abs(z), 40.0) ** 2) / np.sqrt(2.0 * np.pi)
+        h, dsigma = z * special.ndtr(z), special.ndtr(z) + z * pdf
+    else:
+        s = special.expit(z)
+        h, dsigma = z * s, s * (1.0 + z * (1.0 - s))
+    dz = (G @ W2.T) * dsigma
+    d_model, d_ff = W1.shape
+    x2, h2 = x.reshape(-1, d_model), h.reshape(-1, d_ff)
+    G2, dz2 = G.reshape(-1, d_model), dz.reshape(-1, d_ff)
+    return {
+        "W1": x2.T @ dz2,
+        "b1": None if b1 is None else dz2.sum(axis=0),
+        "W2": h2.T @ G2,
+        "b2": None if b2 is None else G2.sum(axis=0),
+        "x": dz @ W1.T,
+    }
+    ### END SOLUTION
+
+
+# %% [markdown]
+# **Verify.** The checks compare each gradient with the reference, in three
+# parts that score separately: the output layer, the hidden layer and input with
+# ReLU, and GELU (3 points here, 4 more from the grader). First the output
+# layer, $\partial L/\partial W_2$ and $\partial L/\partial b_2$, for W-2's token
+# and for two tokens. (1 point.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_ffn_module_backward_layer2", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+x_two, G_two = np.stack([W2_EX.x, [-0.6, 0.2, 0.9]]), np.array([[1.0, -2.0, 0.5], [0.5, 1.0, -1.0]])
+check_backward(ffn_module_backward, W2_EX.x, np.array([1.0, -2.0, 0.5]), W2_EX.params, names=("W2", "b2"))
+check_backward(ffn_module_backward, x_two, G_two, W2_EX.params, names=("W2", "b2"))
 checks.ok("the output layer's gradients ∂L/∂W2 and ∂L/∂b2 match the reference for W-2.")
 
 # %% [markdown]
@@ -588,17 +615,14 @@ checks.ok("the output layer's gradients ∂L/∂W2 and ∂L/∂b2 match the refe
 # for random weights with $d_\text{model} \ne d_\text{ff}$ and batches of shapes
 # $(n, d_\text{model})$ and $(b, s, d_\text{model})$.
 
-# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_backward_layer2_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# %% nbgrader={"grade": true, "grade_id": "test_ffn_module_backward_layer2_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(9091)
 d_model, d_ff = 4, 7
-params = (rng.normal(size=(d_model, d_ff)), rng.normal(size=d_ff), rng.normal(size=(d_ff, d_model)),
-          rng.normal(size=d_model))
-model = build(FeedForwardNetwork, d_model, d_ff, params=params)
-ref = with_params(reference.FeedForwardNetwork(d_model, d_ff), params)
+params = random_params(rng, d_model, d_ff)
 for shape in [(6, d_model), (2, 3, d_model)]:
-    check_backward(model, ref, rng.normal(size=shape), rng.normal(size=shape), names=("W2", "b2"))
+    check_backward(ffn_module_backward, rng.normal(size=shape), rng.normal(size=shape), params, names=("W2", "b2"))
 checks.ok("the output layer's gradients are right for batched inputs.")
 ### END HIDDEN TESTS
 
@@ -606,70 +630,160 @@ checks.ok("the output layer's gradients are right for batched inputs.")
 # Next, through the activation: $\partial L/\partial W_1$, $\partial L/\partial b_1$
 # and $\partial L/\partial x$ for the same two cases. (1 point.)
 
-# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_backward_layer1", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-model = build(FeedForwardNetwork, 3, 4, params=W2_EX.params)
-ref = with_params(reference.FeedForwardNetwork(3, 4), W2_EX.params)
-check_backward(model, ref, W2_EX.x, np.array([1.0, -2.0, 0.5]), names=("W1", "b1", "x"))
-check_backward(model, ref, np.stack([W2_EX.x, [-0.6, 0.2, 0.9]]), np.array([[1.0, -2.0, 0.5], [0.5, 1.0, -1.0]]),
-               names=("W1", "b1", "x"))
+# %% nbgrader={"grade": true, "grade_id": "test_ffn_module_backward_layer1", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+x_two, G_two = np.stack([W2_EX.x, [-0.6, 0.2, 0.9]]), np.array([[1.0, -2.0, 0.5], [0.5, 1.0, -1.0]])
+check_backward(ffn_module_backward, W2_EX.x, np.array([1.0, -2.0, 0.5]), W2_EX.params, names=("W1", "b1", "x"))
+check_backward(ffn_module_backward, x_two, G_two, W2_EX.params, names=("W1", "b1", "x"))
 checks.ok("∂L/∂W1, ∂L/∂b1 and ∂L/∂x match the reference for W-2, dead unit included.")
 
 # %% [markdown]
 # The grader also checks (2 points): the same three gradients for random weights
 # and batches $(d_\text{model},)$, $(n, d_\text{model})$, $(b, s, d_\text{model})$, a
 # unit that is dead for every input, W-3's exact zeros ($\mathrm{ReLU}'(0) = 0$), and
-# a model without biases (whose `"b1"` and `"b2"` are `None`).
+# no biases (then `"b1"` and `"b2"` are `None`).
 
-# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_backward_layer1_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# %% nbgrader={"grade": true, "grade_id": "test_ffn_module_backward_layer1_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(9092)
 d_model, d_ff = 4, 7
-params = [rng.normal(size=(d_model, d_ff)), rng.normal(size=d_ff), rng.normal(size=(d_ff, d_model)),
-          rng.normal(size=d_model)]
+params = list(random_params(rng, d_model, d_ff))
 params[1][2] = -50.0  # unit 2 is dead for every input below
-model = build(FeedForwardNetwork, d_model, d_ff, params=params)
-ref = with_params(reference.FeedForwardNetwork(d_model, d_ff), params)
 for shape in [(d_model,), (6, d_model), (2, 3, d_model)]:
-    check_backward(model, ref, rng.normal(size=shape), rng.normal(size=shape), names=("W1", "b1", "x"))
+    check_backward(ffn_module_backward, rng.normal(size=shape), rng.normal(size=shape), params,
+                   names=("W1", "b1", "x"))
 # W-3: two pre-activations are exactly 0, where ReLU's derivative is taken as 0.
-model = build(FeedForwardNetwork, 2, 4, params=W3_EX.params)
-ref = with_params(reference.FeedForwardNetwork(2, 4), W3_EX.params)
-check_backward(model, ref, W3_EX.x, np.array([1.0, -3.0]))
-check_backward(model, ref, np.stack([W3_EX.x, [1.0, 2.0]]), np.array([[1.0, 1.0], [2.0, -1.0]]))
+check_backward(ffn_module_backward, W3_EX.x, np.array([1.0, -3.0]), W3_EX.params)
+check_backward(ffn_module_backward, np.stack([W3_EX.x, [1.0, 2.0]]), np.array([[1.0, 1.0], [2.0, -1.0]]),
+               W3_EX.params)
 # Without biases: "b1" and "b2" are None, the rest as before.
 W1, _, W2, _ = params
-model = build(FeedForwardNetwork, d_model, d_ff, use_bias=False, params=(W1, None, W2, None))
-ref = with_params(reference.FeedForwardNetwork(d_model, d_ff, use_bias=False), (W1, None, W2, None))
-check_backward(model, ref, rng.normal(size=(5, d_model)), rng.normal(size=(5, d_model)))
+check_backward(ffn_module_backward, rng.normal(size=(5, d_model)), rng.normal(size=(5, d_model)),
+               (W1, None, W2, None))
 checks.ok("the ReLU gradients through the hidden layer are right, dead units and exact zeros included.")
 ### END HIDDEN TESTS
 
 # %% [markdown]
 # Last, GELU: W-2's weights with `activation="gelu"`, all five gradients. (1 point.)
 
-# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_backward_gelu", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-model = build(FeedForwardNetwork, 3, 4, activation="gelu", params=W2_EX.params)
-ref = with_params(reference.FeedForwardNetwork(3, 4, activation="gelu"), W2_EX.params)
-check_backward(model, ref, W2_EX.x, np.array([1.0, -2.0, 0.5]))
-checks.ok("backward gives the reference's GELU gradients for W-2.")
+# %% nbgrader={"grade": true, "grade_id": "test_ffn_module_backward_gelu", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+check_backward(ffn_module_backward, W2_EX.x, np.array([1.0, -2.0, 0.5]), W2_EX.params, activation="gelu")
+checks.ok("ffn_module_backward gives the reference's GELU gradients for W-2.")
 
 # %% [markdown]
 # The grader also checks (1 point): all five GELU gradients for random weights
 # and pre-activations, on batches of every shape.
 
-# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_backward_gelu_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+# %% nbgrader={"grade": true, "grade_id": "test_ffn_module_backward_gelu_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = np.random.default_rng(9093)
 d_model, d_ff = 3, 6
-params = (rng.normal(size=(d_model, d_ff)), rng.normal(size=d_ff), rng.normal(size=(d_ff, d_model)),
-          rng.normal(size=d_model))
-model = build(FeedForwardNetwork, d_model, d_ff, activation="gelu", params=params)
-ref = with_params(reference.FeedForwardNetwork(d_model, d_ff, activation="gelu"), params)
+params = random_params(rng, d_model, d_ff)
 for shape in [(d_model,), (5, d_model), (2, 2, d_model)]:
-    check_backward(model, ref, 2.0 * rng.normal(size=shape), rng.normal(size=shape))
+    check_backward(ffn_module_backward, 2.0 * rng.normal(size=shape), rng.normal(size=shape), params,
+                   activation="gelu")
 checks.ok("the GELU gradients are right.")
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 5. The module: one class, four calls
+#
+# A library layer keeps its parameters as attributes and offers the steps
+# above as methods. With your four functions, each method is one line:
+# `__init__` stores what `xavier_init` returns (and the activation),
+# `num_parameters` counts, `__call__` runs the forward pass and `backward` the
+# backward pass, each with the model's **current** `W1`, `b1`, `W2`, `b2`, so
+# that a model whose parameters were changed (by training, or by a test) uses
+# the new ones.
+#
+# **Forecast.** A test builds a model, sets `model.W1`, `model.b1`, `model.W2`,
+# `model.b2` to new arrays, then calls `model(x)`. What does it get if `__init__`
+# kept its own copy of the parameters and `__call__` used that copy?
+#
+# **Step.** Write the class; each method calls one of your functions.
+#
+# **How this is graded.** The class is graded on its own: its checks run inside
+# `with checks.substitute(xavier_init=..., count_parameters=...,
+# ffn_module_forward=..., ffn_module_backward=...)`, which puts the course's
+# reference functions under your four names while the checks run (your own are
+# put back afterwards, in your notebook and in the grader's re-run alike). So,
+# as long as the class calls the four functions by these names, with its own
+# attributes and its activation, a slip in one of them costs points in its own
+# section only.
+
+# %% nbgrader={"grade": false, "grade_id": "FeedForwardNetwork", "locked": false, "schema_version": 3, "solution": true, "task": false}
+class FeedForwardNetwork:
+    """FFN(x) = σ(x W1 + b1) W2 + b2 with its own parameters W1, b1, W2, b2; x: (..., d_model)."""
+
+    def __init__(self, d_model, d_ff, activation="relu", use_bias=True, seed=None):
+        """Parameters from xavier_init (biases None if not use_bias); keep the activation too."""
+        ### BEGIN SOLUTION
+        self.W1, self.b1, self.W2, self.b2 = xavier_init(d_model, d_ff, use_bias, seed)
+        self.activation = activation
+        ### END SOLUTION
+
+    def num_parameters(self):
+        """How many numbers training adjusts (an int)."""
+        ### BEGIN SOLUTION
+        return count_parameters(self.W1, self.b1, self.W2, self.b2)
+        ### END SOLUTION
+
+    def __call__(self, x):
+        """FFN(x) with the current W1, b1, W2, b2; x: (..., d_model) -> (..., d_model)."""
+        ### BEGIN SOLUTION
+        return ffn_module_forward(x, self.W1, self.b1, self.W2, self.b2, self.activation)
+        ### END SOLUTION
+
+    def backward(self, x, grad_out):
+        """Gradients of L = Σ grad_out ⊙ FFN(x) with the current parameters: keys "W1" "b1" "W2" "b2" "x"."""
+        ### BEGIN SOLUTION
+        return ffn_module_backward(x, grad_out, self.W1, self.b1, self.W2, self.b2, self.activation)
+        ### END SOLUTION
+
+
+# %% [markdown]
+# **Why.** The copy still holds the parameters drawn at construction, so the
+# model would compute the FFN of the old weights and ignore every update: a
+# network that never learns, with no error anywhere. Reading `self.W1` and the
+# others at every call keeps one source of truth.
+#
+# **Verify.** A ReLU model and a GELU model, $3 \to 4$ with seed 0: the
+# parameters, the count, then the output and the gradients after new `W1`, `b1`,
+# `W2`, `b2` are set on the model. (1 point here, 2 from the grader.)
+
+# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
+x_two, G_two = np.stack([W2_EX.x, [-0.6, 0.2, 0.9]]), np.array([[1.0, -2.0, 0.5], [0.5, 1.0, -1.0]])
+with checks.substitute(xavier_init=reference.xavier_init, count_parameters=reference.count_parameters,
+                       ffn_module_forward=ffn_forward, ffn_module_backward=reference.ffn_backward):
+    for activation in ("relu", "gelu"):
+        model = build(FeedForwardNetwork, 3, 4, activation=activation, seed=0)
+        check_model(model, 3, 4, activation, True, 0, x_two, G_two)
+checks.ok("the class keeps its parameters and uses the current ones, for ReLU and GELU.")
+
+# %% [markdown]
+# The grader also checks (2 points): other sizes and seeds, a model without
+# biases (whose `b1`, `b2` and their gradients are `None`), a SiLU model's
+# output, and batches of shape $(b, s, d_\text{model})$.
+
+# %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
+# Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
+### BEGIN HIDDEN TESTS
+rng = np.random.default_rng(9095)
+with checks.substitute(xavier_init=reference.xavier_init, count_parameters=reference.count_parameters,
+                       ffn_module_forward=ffn_forward, ffn_module_backward=reference.ffn_backward):
+    for d_model, d_ff, activation, use_bias, seed in [(5, 2, "relu", False, 7), (2, 7, "gelu", False, 123),
+                                                      (4, 6, "gelu", True, 99), (1, 1, "relu", True, 3)]:
+        model = build(FeedForwardNetwork, d_model, d_ff, activation=activation, use_bias=use_bias, seed=seed)
+        shape = (2, 3, d_model)
+        check_model(model, d_model, d_ff, activation, use_bias, seed, rng.normal(size=shape), rng.normal(size=shape))
+    model = build(FeedForwardNetwork, 3, 5, activation="silu", seed=11)
+    ref = reference.FeedForwardNetwork(3, 5, activation="silu", seed=11)
+    x = rng.normal(size=(4, 3))
+    checks.assert_close(checks.call(model, x, name="FeedForwardNetwork.__call__"), ref(x),
+                        name="FeedForwardNetwork(3, 5, activation='silu', seed=11)(x)",
+                        mistakes=mistakes.MODULE_CLASS, args=(x, (ref.W1, ref.b1, ref.W2, ref.b2), None, "silu"))
+checks.ok("the class is right for every size, seed, activation and bias option.")
 ### END HIDDEN TESTS
 
 # %% [markdown]
@@ -920,7 +1034,11 @@ print("The dead unit's gradients are exactly 0 both ways; at z = 0 the centred d
 # - The backward pass runs the chain rule in reverse; parameter gradients sum over
 #   tokens, $\sigma'(z)$ gates what reaches $W_1$, $b_1$ and $x$, and a unit that is
 #   off receives nothing.
+# - The class is a thin shell: it keeps the parameters and the activation, and each
+#   method applies one of those functions to the current parameters.
 # - A centred-difference gradient check catches wrong gradients (rel $> 10^{-2}$)
 #   and points at the parameter; at a ReLU kink it disagrees by design.
 #
-# That completes the course. Back to the map: [00 · Start here](00_start_here.ipynb).
+# That completes the ten scenarios. Three notebooks go beyond them, starting with
+# [10 · The FFN as a key-value memory](10_key_value_memory.ipynb): what an FFN's weights can store.
+# Or back to the map: [00 · Start here](00_start_here.ipynb).
