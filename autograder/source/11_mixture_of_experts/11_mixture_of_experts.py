@@ -351,9 +351,10 @@ checks.ok("moe_forward matches the reference on every shape and k.")
 #
 # **Forecast.** Run notebook 05's test (change every token in turn, watch the
 # other rows) on the MoE layer. Mixes or not? And on a variant with an expert
-# *capacity*, where each expert accepts at most $C$ tokens and the tokens beyond
-# that (in sequence order) are dropped, their output set to 0, as Switch
-# Transformer does during training?
+# *capacity*: each expert serves at most $C$ tokens (here $C = 3$), in sequence order, and a
+# token that comes later loses that expert's share of its output. (Switch
+# Transformer caps its experts this way; a token that overflows its one expert
+# skips the layer and goes on through the residual connection alone.)
 #
 # **Step.** The course's reference detector `positions.mixes_positions` (the
 # solution of notebook 05's exercise) on both.
