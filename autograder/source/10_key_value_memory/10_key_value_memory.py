@@ -576,8 +576,8 @@ print(f"Queries at cosine 0.75 are recalled (99% or more) for θ from {good.min(
 #   each hidden unit is a memory with key $k_j$ (a column of $W_1$) and value
 #   $v_j$ (a row of $W_2$).
 # - Unit keys, $b_1 = -\theta$ and $W_2 = V / (1 - \theta)$ store pairs exactly
-#   when the keys are orthonormal (W-9); a noisy key still gives the right
-#   value, scaled.
+#   when the keys are orthonormal (W-9); a noisy key still points the output
+#   along its own value, only shorter.
 # - Random keys overlap: crosstalk from the keys a query also matches limits
 #   how many pairs a memory of width $d_\text{model}$ holds, and the limit grows
 #   with $d_\text{model}$.

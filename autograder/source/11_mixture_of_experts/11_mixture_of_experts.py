@@ -21,9 +21,9 @@
 # | $\mathrm{FFN}_e$ | $(\dots, d_\text{model}) \to (\dots, d_\text{model})$ | expert $e$: here a ReLU FFN with its own $W_1, b_1, W_2, b_2$ |
 # | gates | $(\dots, k)$ | the weights of the $k$ chosen experts, summing to 1 |
 #
-# The rule used here is Mixtral's: keep the $k$ largest logits (equal logits:
-# the lower expert index first), and take the **softmax over those $k$ logits
-# only**. Section 4 shows that the layer is still position-wise (notebook 05),
+# The rule used here is Mixtral's: keep the $k$ largest logits, and take the
+# **softmax over those $k$ logits only**. For equal logits this course puts the
+# lower expert index first (section 2). Section 4 shows that the layer is still position-wise (notebook 05),
 # section 5 counts Mixtral 8x7B's parameters from its configuration, and
 # section 6 is the loss that keeps the router from sending everything to one
 # expert.

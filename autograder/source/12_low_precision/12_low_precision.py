@@ -654,7 +654,7 @@ plots.precision_error_plot(widths, errors)
 # float16 and bfloat16 stay flat, int8 rises slowly, float32 stays below $10^{-6}$.*
 #
 # **Why.** Each format's error is set by its spacing: float32's $2^{-23}$ leaves
-# about $10^{-7}$, float16's $2^{-10}$ a few $10^{-4}$, bfloat16's $2^{-7}$,
+# errors of order $10^{-7}$, float16's $2^{-10}$ a few $10^{-4}$, bfloat16's $2^{-7}$,
 # 8 times coarser, a few $10^{-3}$. Rounding errors have random signs and
 # partly cancel in a sum, so a sum of more terms is not relatively worse: the
 # 16-bit lines are flat. (In float32 the rounding of the sums themselves, which
