@@ -4,7 +4,8 @@ With key k_j = W1[:, j] and value v_j = W2[j, :],
 
     FFN(x) = Σ_j σ(x · k_j + b1_j) v_j + b2:
 
-hidden unit j tests the input against its key and, if it fires, adds its value.
+unit j scores x against its key, and where x · k_j + b1_j is positive it adds its
+value to the output, weighted by that amount.
 Here σ is ReLU. `kv_ffn` writes n (key, value) pairs into an FFN with d_ff = n,
 `recall` measures how many it gives back, `top_memories` says which units fire.
 """

@@ -245,7 +245,8 @@ def test_fire_probability_numbers_the_notebook_states():
 def test_capacity_experiment_as_the_notebook_states_it():
     n_pairs = [8, 16, 32, 64, 128, 256, 512]
     cap = {d: {t: memory.capacity_curve(d, n_pairs, t) for t in (0.0, 0.25, 0.5)} for d in (16, 32, 64)}
-    assert cap[16][0.0][n_pairs.index(32)] < 0.9 < cap[16][0.0][n_pairs.index(16)]
+    assert cap[16][0.0][n_pairs.index(32)] < 0.9 and cap[16][0.0][n_pairs.index(16)] > 0.95
+    assert 0.4 < cap[16][0.0][n_pairs.index(64)] < 0.6  # "only about half of 64"
     assert cap[16][0.5][n_pairs.index(256)] > 0.99
     for small, large in [(cap[16], cap[32]), (cap[32], cap[64])]:
         worse = small[0.0][:-1] < 1

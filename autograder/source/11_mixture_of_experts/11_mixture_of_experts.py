@@ -21,9 +21,9 @@
 # | $\mathrm{FFN}_e$ | $(\dots, d_\text{model}) \to (\dots, d_\text{model})$ | expert $e$: here a ReLU FFN with its own $W_1, b_1, W_2, b_2$ |
 # | gates | $(\dots, k)$ | the weights of the $k$ chosen experts, summing to 1 |
 #
-# The rule used here is Mixtral's: keep the $k$ largest logits (equal logits:
-# the lower expert index first), and take the **softmax over those $k$ logits
-# only**. Section 4 shows that the layer is still position-wise (notebook 05),
+# The rule used here is Mixtral's: keep the $k$ largest logits, and take the
+# **softmax over those $k$ logits only**. For equal logits this course puts the
+# lower expert index first (section 2). Section 4 shows that the layer is still position-wise (notebook 05),
 # section 5 counts Mixtral 8x7B's parameters from its configuration, and
 # section 6 is the loss that keeps the router from sending everything to one
 # expert.
@@ -351,9 +351,10 @@ checks.ok("moe_forward matches the reference on every shape and k.")
 #
 # **Forecast.** Run notebook 05's test (change every token in turn, watch the
 # other rows) on the MoE layer. Mixes or not? And on a variant with an expert
-# *capacity*, where each expert accepts at most $C$ tokens and the tokens beyond
-# that (in sequence order) are dropped, their output set to 0, as Switch
-# Transformer does during training?
+# *capacity*: each expert serves at most $C$ tokens (here $C = 3$), in sequence order, and a
+# token that comes later loses that expert's share of its output. (Switch
+# Transformer caps its experts this way; a token that overflows its one expert
+# skips the layer and goes on through the residual connection alone.)
 #
 # **Step.** The course's reference detector `positions.mixes_positions` (the
 # solution of notebook 05's exercise) on both.

@@ -188,7 +188,7 @@ print("65504 is float16's largest number; 70000 becomes inf.")
 # stores $z$ in float16 return?
 #
 # **Step.** `reference.ffn_forward_float16` rounds the inputs to float16 and
-# multiplies and sums in float32 (as GPUs do); with `fix=False` it stores $z$,
+# multiplies and sums in float32 (as GPUs' matrix units usually do); with `fix=False` it stores $z$,
 # $h$ and $y$ in float16, with `fix=True` it keeps them in float32.
 
 # %%
@@ -204,10 +204,11 @@ print("float16, fix=True:  ", reference.ffn_forward_float16(*args_w, fix=True))
 # **Why.** $z_j = 81920$ does not fit in float16, so it becomes `inf`, and
 # $\mathrm{ReLU}(\infty) \cdot \tfrac{1}{1024}$ summed is `inf` again: one overflow in
 # the hidden layer ruins every output. Nothing was wrong with the weights or the
-# output, only with the storage of the middle. The fix used by mixed-precision
-# training and inference: keep storing the weights in 16 bits, but accumulate
-# the products and keep $z$ and $h$ in float32, whose range reaches $3.4 \times
-# 10^{38}$.
+# output, only with the storage of the middle. Summing in float32 is not enough
+# when the sum is then stored in float16. The fix: keep storing the weights in
+# 16 bits, but accumulate the products and keep $z$ and $h$ in float32, whose
+# range reaches $3.4 \times 10^{38}$. (The other way out is a 16-bit format
+# with float32's range: bfloat16, section 3.)
 #
 # **Verify.**
 
@@ -225,8 +226,9 @@ print("float16 storage of z overflows to inf; z in float32 gives y = 640 exactly
 # float16 storage, with $x$ of shape $(\dots, d_\text{model})$. The contract:
 #
 # 1. `x, W1, b1, W2, b2` arrive as float64. Round each to float16 first
-#    (`a.astype(np.float16)`): that is how they are stored. Values beyond 65504
-#    become `inf`, values below about $3 \times 10^{-8}$ become 0.
+#    (`a.astype(np.float16)`): that is how they are stored. Values from 65520
+#    up (half a step beyond 65504) become `inf`, values below about
+#    $3 \times 10^{-8}$ become 0.
 # 2. Each matrix product multiplies and sums in float32: cast both (float16)
 #    operands to float32 and use `@`.
 # 3. `fix=False`: store $z = x W_1 + b_1$ in float16 (round the product to
@@ -564,8 +566,8 @@ print(f"bytes for W1 and W2: float32 {param_bytes(W1_q.size + W2_q.size, 'float3
 # %% [markdown]
 # **Why.** Pulling the scale out of the sum is exact in arithmetic and equal up
 # to float64 rounding here, so the int8 FFN is the FFN with dequantised weights;
-# its error against float64 is the rounding of the weights, about half a step
-# of each column's scale, roughly 1 % of the output. The memory is a quarter of
+# its error against float64 is the rounding of the weights, at most half a
+# step of its column's scale for each weight, roughly 1 % of the output here. The memory is a quarter of
 # float32's, plus one scale per column.
 #
 # **Verify.**
@@ -652,7 +654,7 @@ plots.precision_error_plot(widths, errors)
 # float16 and bfloat16 stay flat, int8 rises slowly, float32 stays below $10^{-6}$.*
 #
 # **Why.** Each format's error is set by its spacing: float32's $2^{-23}$ leaves
-# about $10^{-7}$, float16's $2^{-10}$ a few $10^{-4}$, bfloat16's $2^{-7}$,
+# errors of order $10^{-7}$, float16's $2^{-10}$ a few $10^{-4}$, bfloat16's $2^{-7}$,
 # 8 times coarser, a few $10^{-3}$. Rounding errors have random signs and
 # partly cancel in a sum, so a sum of more terms is not relatively worse: the
 # 16-bit lines are flat. (In float32 the rounding of the sums themselves, which
@@ -697,9 +699,9 @@ for dtype in ("float32", "float16", "bfloat16", "int8"):
           f"{extra / MiB:5.2f} MiB")
 
 # %% [markdown]
-# **Why.** The weights are almost everything: the biases and the scales are
-# $d_\text{ff} + d_\text{model} = 3840$ numbers per layer against 4.7 million
-# weights, so int8 with its scales takes 25.1 % of float32's memory.
+# **Why.** The weights are almost everything: the biases, and the scales too,
+# are $d_\text{ff} + d_\text{model} = 3840$ numbers each per layer against 4.7
+# million weights, so int8 with its scales takes 25.1 % of float32's memory.
 #
 # **Verify.**
 
@@ -725,6 +727,7 @@ print(f"BERT-base FFNs in int8 with float32 biases and scales: {int8_total / MiB
 # - int8 needs a scale; one per output column comes out of the matrix product
 #   and protects columns of small weights. Symmetric: $\pm 127$, round half to even, clip.
 # - Memory halves or quarters (notebook 06's `param_bytes`); the error grows
-#   from $10^{-7}$ to about $10^{-2}$, nearly independent of width.
+#   from about $10^{-7}$ (float32) to about $10^{-2}$ (int8), and changes
+#   little with width.
 #
 # Back to the map: [00 · Start here](00_start_here.ipynb).
