@@ -250,69 +250,89 @@ def static_findings(cells, course_cells=()):
 
 
 def _cell_findings(cell, tree, aliases, refs):
-    out = []
-    exercise = cell.exercise if cell.role == "answer" else None
+    scan = _CellScan(cell, aliases, refs)
+    for node in ast.walk(tree):
+        look = _LOOKS.get(type(node))
+        if look is not None:
+            look(scan, node)
+    return scan.found
 
-    def add(kind, detail, node):
-        out.append(Finding(kind, exercise, detail, _where(cell, node)))
 
-    def patched_target(target, node):
+class _CellScan:
+    """What one learner cell's code does: each kind of node is read by one method (see _LOOKS)."""
+
+    def __init__(self, cell, aliases, refs):
+        self.cell, self.aliases, self.refs, self.found = cell, aliases, refs, []
+        self.exercise = cell.exercise if cell.role == "answer" else None
+
+    def add(self, kind, detail, node):
+        self.found.append(Finding(kind, self.exercise, detail, _where(self.cell, node)))
+
+    def patched(self, target, node):
+        """An assignment to (or deletion of) something guarded: numpy's, builtins', the shell's..."""
+        guarded = self.aliases.guarded
         if isinstance(target, ast.Attribute):
-            what = aliases.guarded(target.value)
-            if what:
-                add("monkeypatch", f"changes {what}.{target.attr}", node)
+            if what := guarded(target.value):
+                self.add("monkeypatch", f"changes {what}.{target.attr}", node)
         elif isinstance(target, ast.Subscript):
             base = target.value
             if isinstance(base, ast.Call) and isinstance(base.func, ast.Name) and base.func.id == "vars" \
-                    and base.args and aliases.guarded(base.args[0]):
-                add("monkeypatch", f"changes vars({aliases.guarded(base.args[0])})", node)
-            elif isinstance(base, ast.Attribute) and base.attr in ("__dict__", "modules") \
-                    and aliases.guarded(base.value):
-                add("monkeypatch", f"changes {aliases.guarded(base.value)}.{base.attr}", node)
-            elif aliases.guarded(base):
-                add("monkeypatch", f"changes an entry of {aliases.guarded(base)}", node)
+                    and base.args and guarded(base.args[0]):
+                self.add("monkeypatch", f"changes vars({guarded(base.args[0])})", node)
+            elif isinstance(base, ast.Attribute) and base.attr in ("__dict__", "modules") and guarded(base.value):
+                self.add("monkeypatch", f"changes {guarded(base.value)}.{base.attr}", node)
+            elif guarded(base):
+                self.add("monkeypatch", f"changes an entry of {guarded(base)}", node)
         elif isinstance(target, ast.Name) and target.id == "__builtins__":
-            add("monkeypatch", "replaces __builtins__", node)
+            self.add("monkeypatch", "replaces __builtins__", node)
         elif isinstance(target, ast.Tuple | ast.List):
             for elt in target.elts:
-                patched_target(elt, node)
+                self.patched(elt, node)
 
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                patched_target(target, node)
-        elif isinstance(node, ast.AugAssign | ast.AnnAssign):
-            patched_target(node.target, node)
-        elif isinstance(node, ast.Delete):
-            for target in node.targets:
-                patched_target(target, node)
-        elif isinstance(node, ast.Call):
-            _call_findings(node, aliases, add)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
-            for module in modules:
-                top = module.split(".")[0]
-                if top in _REVIEW_MODULES:
-                    add("review", f"imports {module}: {_REVIEW_MODULES[top]}", node)
-            if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "ffn_helpers":
-                for alias in node.names:
-                    if alias.name in refs:
-                        add("reference", f"imports the reference {node.module}.{alias.name}", node)
-        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and refs:
-            name = aliases.dotted(node)
-            if name and name.startswith("ffn_helpers") and node.attr in refs:
-                add("reference", f"uses the reference {name}", node)
-        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and refs:
-            name = aliases.modules.get(node.id, "")
-            if name.startswith("ffn_helpers.") and name.split(".")[-1] in refs:
-                add("reference", f"uses the reference {name} (imported as {node.id})", node)
-        elif isinstance(node, ast.ClassDef) and cell.role == "answer":
-            lies = sorted(b for b in _bases(node, aliases) if b in _LIE_BASES)
-            dunders = sorted(n.name for n in node.body if isinstance(n, ast.FunctionDef) and n.name in _LIE_DUNDERS)
-            if lies or dunders:
-                what = ", ".join([f"subclasses {b}" for b in lies] + [f"defines {d}" for d in dunders])
-                add("lying", f"class {node.name} {what}: a result that only pretends to be data", node)
-    return out
+    def assignment(self, node):
+        for target in node.targets if isinstance(node, ast.Assign | ast.Delete) else [node.target]:
+            self.patched(target, node)
+
+    def call(self, node):
+        _call_findings(node, self.aliases, self.add)
+
+    def import_(self, node):
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+        for module in modules:
+            top = module.split(".")[0]
+            if top in _REVIEW_MODULES:
+                self.add("review", f"imports {module}: {_REVIEW_MODULES[top]}", node)
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "ffn_helpers":
+            for alias in node.names:
+                if alias.name in self.refs:
+                    self.add("reference", f"imports the reference {node.module}.{alias.name}", node)
+
+    def attribute(self, node):
+        if isinstance(node.ctx, ast.Load) and self.refs:
+            name = self.aliases.dotted(node)
+            if name and name.startswith("ffn_helpers") and node.attr in self.refs:
+                self.add("reference", f"uses the reference {name}", node)
+
+    def name(self, node):
+        if isinstance(node.ctx, ast.Load) and self.refs:
+            name = self.aliases.modules.get(node.id, "")
+            if name.startswith("ffn_helpers.") and name.split(".")[-1] in self.refs:
+                self.add("reference", f"uses the reference {name} (imported as {node.id})", node)
+
+    def class_def(self, node):
+        if self.cell.role != "answer":
+            return
+        lies = sorted(b for b in _bases(node, self.aliases) if b in _LIE_BASES)
+        dunders = sorted(n.name for n in node.body if isinstance(n, ast.FunctionDef) and n.name in _LIE_DUNDERS)
+        if lies or dunders:
+            what = ", ".join([f"subclasses {b}" for b in lies] + [f"defines {d}" for d in dunders])
+            self.add("lying", f"class {node.name} {what}: a result that only pretends to be data", node)
+
+
+_LOOKS = {ast.Assign: _CellScan.assignment, ast.AugAssign: _CellScan.assignment, ast.AnnAssign: _CellScan.assignment,
+          ast.Delete: _CellScan.assignment, ast.Call: _CellScan.call, ast.Import: _CellScan.import_,
+          ast.ImportFrom: _CellScan.import_, ast.Attribute: _CellScan.attribute, ast.Name: _CellScan.name,
+          ast.ClassDef: _CellScan.class_def}
 
 
 def _call_findings(node, aliases, add):
@@ -372,7 +392,6 @@ def structure_findings(nb, model):
     (OverwriteCells, add_missing_cells); here they are only reported.
     """
     findings = []
-    by_name = {c.name: c for c in model.cells}
     exercise_of = model.exercise_of
 
     def add(kind, name, detail):
@@ -381,22 +400,7 @@ def structure_findings(nb, model):
             kind = "review"  # a course cell outside any exercise (setup, a demo): restored, shown
         findings.append(Finding(kind, exercise, detail, f"cell {name}"))
 
-    seen = {}
-    for i, cell in enumerate(nb.cells):
-        meta = cell.get("metadata", {}).get("nbgrader")
-        if meta is None:
-            continue
-        if not isinstance(meta, dict) or not meta:  # empty metadata stops a whole nbgrader batch
-            cell.metadata.pop("nbgrader", None)
-            continue
-        name = meta.get("grade_id")
-        if not name or name not in by_name:
-            cell.metadata.pop("nbgrader", None)
-            if name or meta.get("grade") or meta.get("solution") or meta.get("locked"):
-                findings.append(Finding("tamper", None, f"a cell claims nbgrader metadata for {name or 'no id'!r}, "
-                                        "which the assignment does not have", f"cell {i}"))
-            continue
-        seen.setdefault(name, []).append(i)
+    seen = _graded_cells(nb, {c.name for c in model.cells}, findings)
     for name, positions in seen.items():
         if len(positions) > 1:
             add("tamper", name, f"{name} appears {len(positions)} times (duplicated cell); only the last copy counts")
@@ -408,29 +412,56 @@ def structure_findings(nb, model):
                 what = "test cell" if source_cell.grade else "course cell"
                 add("tamper", source_cell.name, f"the {what} {source_cell.name} was deleted (nbgrader puts it back)")
             continue
-        cell = nb.cells[seen[source_cell.name][-1]]
-        meta = cell.metadata.nbgrader
-        changed = [key for key, want in (("grade", source_cell.grade), ("solution", source_cell.solution),
-                                         ("locked", source_cell.locked), ("task", source_cell.task))
-                   if bool(meta.get(key, False)) != bool(want)]
-        if source_cell.grade and float(meta.get("points", 0) or 0) != float(source_cell.points):
-            changed.append("points")
-        if cell.get("cell_type") != source_cell.cell_type:
-            changed.append("cell type")
-        if changed:
-            add("tamper", source_cell.name, f"the metadata of {source_cell.name} was edited ({', '.join(changed)})")
-            # Put the released metadata back: nbgrader's OverwriteCells restores the source and the lock,
-            # but a test cell turned into an answer cell would leave it with inconsistent checksums.
-            meta.update(grade=source_cell.grade, solution=source_cell.solution, locked=source_cell.locked,
-                        task=source_cell.task)
-            if source_cell.grade:
-                meta["points"] = source_cell.points
-            else:
-                meta.pop("points", None)
-        elif source_cell.locked:
-            released = strip_hidden_tests(source_cell.source) if source_cell.grade else source_cell.source
-            text = cell.get("source", "")
-            text = "".join(text) if isinstance(text, list) else text
-            if not (_same_code(text, released) or _same_code(text, source_cell.source)):  # as released, or whole
-                add("tamper", source_cell.name, f"the locked cell {source_cell.name} was edited (nbgrader restores it)")
+        if detail := _changed(source_cell, nb.cells[seen[source_cell.name][-1]]):
+            add("tamper", source_cell.name, detail)
     return findings, nb
+
+
+def _graded_cells(nb, known, findings):
+    """grade_id -> the positions of the cells that carry it; metadata nbgrader would stumble on is dropped."""
+    seen = {}
+    for i, cell in enumerate(nb.cells):
+        meta = cell.get("metadata", {}).get("nbgrader")
+        if meta is None:
+            continue
+        if not isinstance(meta, dict) or not meta:  # empty metadata stops a whole nbgrader batch
+            cell.metadata.pop("nbgrader", None)
+            continue
+        name = meta.get("grade_id")
+        if not name or name not in known:
+            cell.metadata.pop("nbgrader", None)
+            if name or meta.get("grade") or meta.get("solution") or meta.get("locked"):
+                findings.append(Finding("tamper", None, f"a cell claims nbgrader metadata for {name or 'no id'!r}, "
+                                        "which the assignment does not have", f"cell {i}"))
+            continue
+        seen.setdefault(name, []).append(i)
+    return seen
+
+
+def _changed(source_cell, cell):
+    """What the learner changed in a course cell ("" for nothing); edited metadata is put back as released."""
+    meta = cell.metadata.nbgrader
+    changed = [key for key, want in (("grade", source_cell.grade), ("solution", source_cell.solution),
+                                     ("locked", source_cell.locked), ("task", source_cell.task))
+               if bool(meta.get(key, False)) != bool(want)]
+    if source_cell.grade and float(meta.get("points", 0) or 0) != float(source_cell.points):
+        changed.append("points")
+    if cell.get("cell_type") != source_cell.cell_type:
+        changed.append("cell type")
+    if changed:
+        # Put the released metadata back: nbgrader's OverwriteCells restores the source and the lock,
+        # but a test cell turned into an answer cell would leave it with inconsistent checksums.
+        meta.update(grade=source_cell.grade, solution=source_cell.solution, locked=source_cell.locked,
+                    task=source_cell.task)
+        if source_cell.grade:
+            meta["points"] = source_cell.points
+        else:
+            meta.pop("points", None)
+        return f"the metadata of {source_cell.name} was edited ({', '.join(changed)})"
+    if source_cell.locked:
+        released = strip_hidden_tests(source_cell.source) if source_cell.grade else source_cell.source
+        text = cell.get("source", "")
+        text = "".join(text) if isinstance(text, list) else text
+        if not (_same_code(text, released) or _same_code(text, source_cell.source)):  # as released, or whole
+            return f"the locked cell {source_cell.name} was edited (nbgrader restores it)"
+    return ""

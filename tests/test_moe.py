@@ -406,3 +406,10 @@ def test_mixes_positions_reference(f, mixes):
 def test_mixes_positions_rejects_a_single_vector():
     with pytest.raises(ValueError, match=r"X should have shape \(n, d_model\)"):
         positions.mixes_positions(lambda X: X, np.ones(3))
+
+
+def test_with_one_expert_per_token_every_gate_is_exactly_one():
+    """Notebook 11: with k = 1 the softmax runs over one logit, so the gate is 1 exactly."""
+    rng = np.random.default_rng(11)
+    _, gates = moe.router_topk(rng.normal(size=(3, 5, 4)), rng.normal(size=(4, 6)) * 50, 1)
+    assert gates.shape == (3, 5, 1) and np.all(gates == 1.0)

@@ -196,6 +196,11 @@ checks.ok("router_topk picks W-10's experts, largest first, with gates [0.731059
 # $k = 1, 2, 8$ on inputs of shapes $(d_\text{model},)$, $(n, d_\text{model})$
 # and $(b, s, d_\text{model})$; logits with ties, at the boundary of the top $k$
 # too; logits near 800, where an unshifted `np.exp` overflows.
+#
+# **Why** (the forecast's answer). With $k = 1$ the softmax runs over a single
+# logit, so every gate is exactly $1$: the chosen expert's output passes
+# unscaled. That is why Switch Transformer, which routes to one expert, scales
+# it by the full-softmax probability instead (section 1).
 
 # %% nbgrader={"grade": true, "grade_id": "test_router_topk_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
