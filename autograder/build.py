@@ -50,6 +50,9 @@ HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 SUCCESS_CALL = "checks.ok("
 
 
+UNSEEDED = "default_rng("  # a hidden test's generator comes from checks.hidden_rng, which OFFERING_SEED moves
+
+
 def _outside_hidden_blocks(source):
     """The lines of a cell that nbgrader keeps in the learner version (those outside hidden blocks)."""
     kept, hidden = [], False
@@ -76,11 +79,17 @@ def source_problems(assignment_id, nb=None):
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
         if cell.cell_type != "code" or not (HIDDEN_BEGIN in cell.source or grade_id.endswith("_hidden")):
             continue
-        for line in _outside_hidden_blocks(cell.source):
+        kept = _outside_hidden_blocks(cell.source)
+        for line in kept:
             if SUCCESS_CALL in line:
                 problems.append(f"{assignment_id}: hidden-test cell {grade_id or cell.id} calls {line.strip()!r} "
                                 f"outside {HIDDEN_BEGIN} ... {HIDDEN_END}: the learner version would print "
                                 "success with nothing checked; move it inside the hidden block")
+        hidden = set(cell.source.splitlines()) - set(kept)
+        for line in sorted(line for line in hidden if UNSEEDED in line):
+            problems.append(f"{assignment_id}: hidden-test cell {grade_id or cell.id} draws inputs with "
+                            f"{line.strip()!r}: use checks.hidden_rng(n), so that an offering's OFFERING_SEED "
+                            "changes them (AUTHORING.md, 'A private offering')")
     return problems
 
 

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 import numpy as np
 
 DEFAULT_RTOL = 1e-7
+# A private offering of the course sets its own number here, and every seeded hidden test draws new inputs
+# (autograder/AUTHORING.md, "A private offering"). None: the published inputs.
+OFFERING_SEED = None
 DEFAULT_ATOL = 1e-12
 
 
@@ -236,6 +239,18 @@ def restore(namespace, saved):
             namespace.pop(name, None)
         else:
             namespace[name] = value
+
+
+def hidden_seed(seed):
+    """A hidden test's seed: as published, or the offering's own, drawn from OFFERING_SEED and `seed`."""
+    if OFFERING_SEED is None:
+        return seed
+    return int(np.random.default_rng([OFFERING_SEED, seed]).integers(2**32))
+
+
+def hidden_rng(seed):
+    """The random generator of a hidden test (see hidden_seed)."""
+    return np.random.default_rng(hidden_seed(seed))
 
 
 def ok(message="All checks passed."):

@@ -311,3 +311,13 @@ def test_substitute_asks_the_hook_by_dotted_name_and_takes_only_course_functions
     assert "silu" not in globals()  # a name that was not there is removed again
     with pytest.raises(ValueError, match="function of ffn_helpers"):
         checks.substitute(silu=np.tanh)
+
+
+def test_an_offerings_seed_changes_every_hidden_input_and_none_keeps_the_published(monkeypatch):
+    published = checks.hidden_rng(201).normal(size=4)
+    np.testing.assert_array_equal(published, np.random.default_rng(201).normal(size=4))
+    assert checks.hidden_seed(1201) == 1201
+    monkeypatch.setattr(checks, "OFFERING_SEED", 2027)
+    assert not np.array_equal(checks.hidden_rng(201).normal(size=4), published)
+    np.testing.assert_array_equal(checks.hidden_rng(201).normal(size=4), checks.hidden_rng(201).normal(size=4))
+    assert checks.hidden_seed(1201) != 1201 and checks.hidden_seed(1201) != checks.hidden_seed(1205)

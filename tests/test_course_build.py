@@ -285,9 +285,12 @@ def _hidden_cell(body):
     ("# what the grader checks\n### BEGIN HIDDEN TESTS\ncheck()\n### END HIDDEN TESTS\nchecks.ok('all right')", True),
     ("checks.ok('all right')\n### BEGIN HIDDEN TESTS\ncheck()\n### END HIDDEN TESTS", True),
     ("# what the grader checks\n### BEGIN HIDDEN TESTS\ncheck()\nchecks.ok('all right')\n### END HIDDEN TESTS", False),
+    ("### BEGIN HIDDEN TESTS\nrng = np.random.default_rng(5)\nchecks.ok('all right')\n### END HIDDEN TESTS", True),
+    ("### BEGIN HIDDEN TESTS\nrng = checks.hidden_rng(5)\nchecks.ok('all right')\n### END HIDDEN TESTS", False),
 ])
 def test_build_check_rejects_success_outside_the_hidden_block(body, flagged):
-    """`build.source_problems` names a hidden-test cell whose `checks.ok` would survive into the learner version."""
+    """`build.source_problems` names a hidden-test cell whose `checks.ok` would survive into the learner version,
+    or whose inputs an offering's OFFERING_SEED would not change."""
     from autograder import build
 
     problems = build.source_problems("xx", _hidden_cell(body))

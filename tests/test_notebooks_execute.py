@@ -129,3 +129,27 @@ def test_unmodified_learner_notebook_claims_no_success(aid):
     ticks = [f"{nbtools.describe(c, i)}\n    printed {line!r}" for i, c, line in printed if line not in expected]
     assert not ticks, (f"notebooks/{aid}.ipynb claims success with nothing implemented in "
                        f"{len(ticks)} cell(s):\n" + "\n".join(ticks))
+
+
+OFFERING = 2027  # any number other than the published None: a private offering's own (AUTHORING.md)
+
+
+def _seeded():
+    return [pytest.param(aid, id=aid, marks=pytest.mark.xdist_group(f"execute-{aid}")) for aid in assignments()
+            if "checks.hidden_" in (nbtools.SOLUTIONS_DIR / f"{aid}.ipynb").read_text(encoding="utf-8")]
+
+
+@pytest.mark.parametrize("aid", _seeded())
+def test_solution_passes_its_hidden_tests_with_an_offerings_own_seed(aid, tmp_path):
+    """With checks.OFFERING_SEED set (the one place a private offering changes), every seeded hidden test
+    draws other inputs, and the worked solution still passes them all."""
+    import nbformat
+
+    nb = nbformat.read(nbtools.SOLUTIONS_DIR / f"{aid}.ipynb", as_version=4)
+    offering = f"import ffn_helpers.checks\nffn_helpers.checks.OFFERING_SEED = {OFFERING}"
+    nb.cells.insert(0, nbformat.v4.new_code_cell(offering))
+    nbformat.write(nb, tmp_path / f"{aid}.ipynb")
+    run = nbtools.execute(tmp_path / f"{aid}.ipynb", cwd=nbtools.SOLUTIONS_DIR)
+    failures = [f"{nbtools.describe(c, i)}\n    {e.ename}: {e.evalue[:500]}"
+                for i, c in enumerate(run.nb.cells) for e in nbtools.errors(c)]
+    assert not failures, f"solutions/{aid}.ipynb with OFFERING_SEED = {OFFERING}:\n" + "\n".join(failures)
