@@ -205,9 +205,12 @@ def two_faced(ctx):
 
 
 # --- 8. memory without bound -----------------------------------------------------------------------------
+# It asks for address space, 1 GiB at a time, without writing it: the sandbox's limit (RLIMIT_AS) stops it at
+# once, however busy the machine. A bomb that writes every page would reach the limit only as fast as the CPU
+# lets it, and on a loaded machine it meets the cell's time limit first: the status would depend on the load.
 def memory_bomb(ctx):
     return ctx.honest(dead_fraction=ctx.answers["dead_fraction"]
-                      + "\n\nhoard = []\nwhile True:\n    hoard.append(np.ones(2**24))  # 128 MiB at a time\n")
+                      + "\n\nhoard = []\nwhile True:\n    hoard.append(np.empty(2**27))  # 1 GiB at a time\n")
 
 
 # --- 9. processes ----------------------------------------------------------------------------------------
