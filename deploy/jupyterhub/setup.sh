@@ -21,7 +21,7 @@ FFN_EXCHANGE=${FFN_EXCHANGE:-/srv/nbgrader/exchange}   # nbgrader's exchange (Ex
 FFN_INSTRUCTORS=${FFN_INSTRUCTORS:-}                   # hub users who may use the formgrader (space-separated)
 FFN_STUDENTS=${FFN_STUDENTS:-}                         # the other hub users (space-separated)
 FFN_PYTHON=${FFN_PYTHON:-/usr/bin/python3}             # every user runs it: not one under a private home
-FFN_JUPYTERHUB=${FFN_JUPYTERHUB:-jupyterhub>=5,<7}     # the releases the course's hub test covers
+FFN_JUPYTERHUB=${FFN_JUPYTERHUB:-jupyterhub>=6.1,<7}   # the release series tests/hub/ runs (6.1.1)
 FFN_HUB_PORT=${FFN_HUB_PORT:-8000}                     # the proxy's public port (put TLS in front of it)
 FFN_HUB_IP=${FFN_HUB_IP:-}                             # where the proxy listens ("" = every interface)
 FFN_HUB_AUTH=${FFN_HUB_AUTH:-pam}                      # pam: the server's own accounts and passwords
