@@ -79,8 +79,8 @@ def missing():
             found.append(Missing("playwright (Python)", "the browser tests of JupyterLab",
                                  "pip install -e '.[dev]'", "browser", "FFN_REQUIRE_BROWSER"))
     if os.geteuid() != 0:
-        found.append(Missing("root", "the JupyterHub test (it creates system users)", "run the hub test as root",
-                             "hub", "FFN_REQUIRE_HUB"))
+        found.append(Missing("root privileges", "the JupyterHub test, which creates system users",
+                             "sudo .venv/bin/python -m pytest tests/hub", "hub", "FFN_REQUIRE_HUB"))
     if shutil.which("configurable-http-proxy") is None:
         found.append(Missing("configurable-http-proxy", "the JupyterHub test",
                              "apt-get install nodejs npm && npm install --global configurable-http-proxy",

@@ -130,7 +130,7 @@ class Hub:
             return
         self.process.terminate()  # the hub stops the users' servers, its services and the proxy
         try:
-            self.process.wait(30)
+            self.process.wait(15)
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
@@ -335,12 +335,15 @@ def test_a_class_on_jupyterhub(hub, chromium):
     exchange = hub.exchange / COURSE_ID
     timings = {}
 
-    # The formgrader is the grading account's server; it alone runs it.
-    course_dir = str(hub.course / "autograder")
-    service = [p for p in _pids_of({_uid(GRADER)})
-               if course_dir.encode() in Path(f"/proc/{p}/cmdline").read_bytes()
-               and b"jupyterhub-singleuser" in Path(f"/proc/{p}/cmdline").read_bytes()]
-    assert service, f"no formgrader service process of {GRADER} on {course_dir}"
+    # The formgrader is the grading account's server, and no one else's.
+    course_dir = f"--ServerApp.root_dir={hub.course / 'autograder'}".encode()
+    owners = set()
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        with contextlib.suppress(OSError):
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            if b"jupyterhub-singleuser" in cmdline and course_dir in cmdline:
+                owners.add(os.stat(f"/proc/{entry}").st_uid)
+    assert owners == {_uid(GRADER)}, f"the formgrader runs as uids {owners}, expected {GRADER}'s only"
 
     # The instructor releases through the formgrader service.
     started = time.perf_counter()
@@ -351,7 +354,7 @@ def test_a_class_on_jupyterhub(hub, chromium):
     # A student may not use the formgrader service.
     student_session = hub.session(STUDENTS[0])
     r = student_session.get(f"{hub.url}/services/{COURSE_ID}/formgrader/api/status", timeout=60)
-    assert r.status_code == 403 or "formgrader/api" not in r.url, f"a student reached the formgrader: {r.status_code}"
+    assert r.status_code == 403, f"a student asked for the formgrader service: {r.status_code} at {r.url}"
     # nbgrader's course list, from the instructor's own server, finds the course's formgrader on the hub.
     instructor.post(f"{hub.url}/hub/api/users/{INSTRUCTOR}/server", timeout=60,
                     headers={"X-XSRFToken": _xsrf(instructor, "/hub/")})
@@ -388,6 +391,8 @@ def test_a_class_on_jupyterhub(hub, chromium):
     other = submitted[s2][0]
     assert re.fullmatch(rf"{s2}\+{AID}\+[^+]+\+[\w-]{{8,}}", other.name), \
         f"a submission's folder name must end in a random string (nbgrader's add_random_string): {other.name}"
+    own = submitted[s1][0] / f"{AID}.ipynb"
+    assert _can(s1, f"open({str(own)!r}).read()") == "ok"  # their own, by its name: the probe itself works
     assert _can(s1, f"import os; os.listdir({str(exchange / 'inbound')!r})") == "PermissionError"
     assert _can(s1, f"open({str(hub.course / 'autograder' / 'gradebook.db')!r}, 'rb')") == "PermissionError"
     assert _can(s1, f"import os; os.listdir({str(hub.course)!r})") == "PermissionError"
