@@ -68,7 +68,7 @@ c.JupyterHub.load_groups = {f"formgrade-{COURSE_ID}": {"users": instructors}}
 c.JupyterHub.load_roles = [
     {"name": f"formgrade-{COURSE_ID}", "groups": [f"formgrade-{COURSE_ID}"],
      "scopes": [f"access:services!service={COURSE_ID}", "list:services", f"read:services!service={COURSE_ID}"]},
-    # Every user's server may list the services: nbgrader's course list looks for the formgrader there.
+    # A user's server acts with its user's rights, and may see which services exist (names and URLs).
     {"name": "server", "scopes": ["inherit", "list:services", "read:services"]},
 ]
 c.JupyterHub.services = [{
