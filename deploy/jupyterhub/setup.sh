@@ -53,6 +53,9 @@ fi
 command -v configurable-http-proxy >/dev/null || npm install --global --silent configurable-http-proxy
 "$FFN_PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || die "$FFN_PYTHON is older than 3.11"
 
+git -C "$CHECKOUT" rev-parse --git-dir >/dev/null 2>&1 \
+    || die "$CHECKOUT is not a git checkout: clone the course's repository (its file list comes from git)"
+
 step "the grading account $FFN_GRADER"
 id -u "$FFN_GRADER" >/dev/null 2>&1 || useradd --create-home --shell /bin/bash "$FFN_GRADER"
 GRADER_HOME=$(getent passwd "$FFN_GRADER" | cut -d: -f6)
