@@ -31,6 +31,7 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = Path(os.environ.get("FFN_ARTIFACTS", ROOT / "artifacts")) / "hub"  # screenshots of a failure
 COURSE_ID = "ffn-course"
 AID = "02_forward_pass"
 PREFIX = "ffnt-"  # every account the test makes starts with it
@@ -287,7 +288,8 @@ def _student_submits(chromium, hub, student, answers):
         _row(page, "submitted_assignments_list")
         menu = jlab.menu_items(page, "Nbgrader")
     except BaseException:
-        page.screenshot(path=str(hub.prefix.parent / f"FAILED-{student}.png"), full_page=True)
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)  # the scratch folder goes at teardown; this stays
+        page.screenshot(path=str(ARTIFACTS / f"FAILED-{student}.png"), full_page=True)
         raise
     finally:
         context.close()
