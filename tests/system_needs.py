@@ -5,11 +5,13 @@ the operating system:
 
 - tests marked `sandbox` build the grading sandbox: bubblewrap (`bwrap`), plus
   `prlimit` and `setpriv` from util-linux, as `autograder.sandbox.probe` checks;
-- tests marked `browser` drive JupyterLab in Debian's Chromium, through Playwright.
+- tests marked `browser` drive JupyterLab in Debian's Chromium, through Playwright;
+- tests marked `hub` (tests/hub/) deploy the course on JupyterHub with system users they
+  create: they need root and JupyterHub's proxy, `configurable-http-proxy` from npm.
 
 Where one is missing, the run says so once (conftest's report header) and those tests
 skip with the same one-line reason. CI must never pass by skipping: it sets
-FFN_REQUIRE_SANDBOX=1 and FFN_REQUIRE_BROWSER=1, which turn those skips into failures.
+FFN_REQUIRE_SANDBOX=1, FFN_REQUIRE_BROWSER=1 and FFN_REQUIRE_HUB=1, which turn those skips into failures.
 """
 
 import os
@@ -76,6 +78,13 @@ def missing():
         except ImportError:
             found.append(Missing("playwright (Python)", "the browser tests of JupyterLab",
                                  "pip install -e '.[dev]'", "browser", "FFN_REQUIRE_BROWSER"))
+    if os.geteuid() != 0:
+        found.append(Missing("root privileges", "the JupyterHub test, which creates system users",
+                             "sudo .venv/bin/python -m pytest tests/hub", "hub", "FFN_REQUIRE_HUB"))
+    if shutil.which("configurable-http-proxy") is None:
+        found.append(Missing("configurable-http-proxy", "the JupyterHub test",
+                             "apt-get install nodejs npm && npm install --global configurable-http-proxy",
+                             "hub", "FFN_REQUIRE_HUB"))
     return found
 
 

@@ -1,0 +1,142 @@
+"""A class of 300 on JupyterHub: collect 300 submissions from nbgrader's exchange, grade them with --jobs N.
+
+The submissions are 02_forward_pass (bench_grading's mix of right and wrong answers), laid
+out as students' `nbgrader submit` leaves them in the exchange
+(`<exchange>/ffn-course/inbound/<student>+<assignment>+<timestamp>+<random>/`). `nbgrader
+collect` brings them into a fresh copy of the course, then `python -m autograder grade
+--jobs N` grades them, sandboxed. Rows: the wall time; one job's wall time per submission,
+with the machine's load average (other work slows it); the peak resident memory of one
+job's processes (its worker or judge, and its sandboxed kernel), counting only processes
+under this grading; and from the job's time per submission, the cores a 10-minute
+turnaround for 300 students needs. Not from CPU time: the children's CPU time that reaches
+the grader missed most of the sandboxes' work (about 1 s per submission, less than one
+kernel's start-up), so it would understate the need.
+
+FFN_BENCH_HUB_STUDENTS (default 300) and FFN_BENCH_HUB_JOBS (default: the number of cores)
+change the class size and N.
+"""
+
+import contextlib
+import math
+import os
+import re
+import secrets
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from benchmarks import Row
+from benchmarks.bench_grading import _assignment, _course, _submissions
+
+COURSE_ID = "ffn-course"
+TURNAROUND_S = 600  # the guide's target: every submission of the class graded within 10 minutes
+
+
+def _exchange_inbound(exchange, aid, notebooks, n):
+    """n students' submissions in the exchange's inbound folder, cycling through `notebooks`."""
+    import nbformat
+
+    inbound = exchange / COURSE_ID / "inbound"
+    inbound.mkdir(parents=True)
+    variants = list(notebooks.items())
+    for i in range(n):
+        kind, nb = variants[i % len(variants)]
+        stamp = f"2026-01-01 09:{i // 60 % 60:02d}:{i % 60:02d}.000000 UTC"
+        folder = inbound / f"st{i:03d}-{kind.split('-', 1)[1]}+{aid}+{stamp}+{secrets.token_urlsafe(8)}"
+        folder.mkdir()
+        (folder / f"{aid}.ipynb").write_text(nbformat.writes(nb) + "\n", encoding="utf-8")
+        (folder / "timestamp.txt").write_text(stamp, encoding="utf-8")
+
+
+def _run(cmd, cwd):
+    run = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} failed ({run.returncode}):\n{run.stderr[-3000:]}")
+
+
+class _TreePeaks:
+    """Peak resident memory (VmHWM) of the processes under `root` whose command line holds each needle.
+
+    Only descendants count: other work on the machine (a notebook, another grading) must not.
+    """
+
+    def __init__(self, root, needles):
+        self.root, self.peaks, self._stop = root, dict.fromkeys(needles, 0), threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join()
+        return self.peaks
+
+    def _parents(self):
+        parents = {}
+        for entry in filter(str.isdigit, os.listdir("/proc")):
+            with contextlib.suppress(OSError, AttributeError):
+                status = Path(f"/proc/{entry}/status").read_text()
+                parents[int(entry)] = (int(re.search(r"^PPid:\s*(\d+)", status, re.M).group(1)), status)
+        return parents
+
+    def _run(self):
+        while not self._stop.wait(0.1):
+            parents = self._parents()
+            for pid, (ppid, status) in parents.items():
+                while ppid not in (0, 1, self.root) and ppid in parents:
+                    ppid = parents[ppid][0]
+                if ppid != self.root:
+                    continue
+                with contextlib.suppress(OSError, AttributeError):
+                    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+                    rss = int(re.search(r"^VmHWM:\s*(\d+) kB", status, re.M).group(1)) * 1024
+                    for needle in self.peaks:
+                        if needle in cmdline:
+                            self.peaks[needle] = max(self.peaks[needle], rss)
+
+
+def rows():
+    from autograder import course
+
+    n = int(os.environ.get("FFN_BENCH_HUB_STUDENTS", "300"))
+    jobs = int(os.environ.get("FFN_BENCH_HUB_JOBS", str(os.cpu_count() or 1)))
+    aid = _assignment()
+    with tempfile.TemporaryDirectory(prefix="ffn-bench-hub-") as tmp:
+        tmp = Path(tmp)
+        root, exchange = tmp / "course", tmp / "exchange"
+        _course(root, aid)
+        _exchange_inbound(exchange, aid, _submissions(aid), n)
+        course.ensure_bin_on_path()
+        start = time.perf_counter()
+        _run([sys.executable, "-m", "nbgrader", "collect", aid, f"--Exchange.root={exchange}",
+              f"--CourseDirectory.course_id={COURSE_ID}"], cwd=root)
+        collect_s = time.perf_counter() - start
+        collected = len(list((root / "submitted").glob(f"*/{aid}/{aid}.ipynb")))
+        assert collected == n, f"nbgrader collect brought {collected} of {n} submissions"
+        cmd = [sys.executable, "-m", "autograder", "grade", aid, str(root / "submitted"), "--out",
+               str(tmp / "results"), "--jobs", str(jobs), "--course", str(root)]
+        load, start = os.getloadavg()[0], time.perf_counter()
+        grade = subprocess.Popen(cmd, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        peaks = _TreePeaks(grade.pid, (b"autograder.worker", b"ipykernel_launcher"))
+        _, err = grade.communicate()
+        peaks = peaks.stop()
+        grade_s, load = time.perf_counter() - start, max(load, os.getloadavg()[0])
+        if grade.returncode != 0:
+            raise RuntimeError(f"grade failed ({grade.returncode}):\n{err[-3000:]}")
+        graded = len(list((tmp / "results").glob("*.json")))
+        assert graded == n, f"grade wrote results for {graded} of {n} students"
+    wall_each = grade_s * jobs / n  # one job's wall seconds per submission
+    label = f"hub {n} x {aid}"
+    busy = f"load average {load:.1f} on {os.cpu_count()} cores"
+    return [
+        Row(f"{label}: nbgrader collect from the exchange", collect_s, "s"),
+        Row(f"{label}: grade --jobs {jobs}, wall", grade_s, "s", "", f"{n / grade_s * 60:.1f} submissions/min"),
+        Row(f"{label}: a job's wall time per submission", wall_each, "s", "", busy),
+        Row(f"{label}: peak RSS of a job's worker or judge", peaks[b"autograder.worker"] / 2**20, "MiB"),
+        Row(f"{label}: peak RSS of a job's sandboxed kernel", peaks[b"ipykernel_launcher"] / 2**20, "MiB", "",
+            "a job runs one of each at a time"),
+        Row("hub: cores for 300 students in 10 min", math.ceil(300 * wall_each / TURNAROUND_S), "cores", "",
+            f"--jobs = cores, at this job speed ({busy})"),
+    ]
