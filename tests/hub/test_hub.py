@@ -258,11 +258,7 @@ def _student_submits(chromium, hub, student, answers):
     _as(student, "python", "-c", "import json, pathlib; p = pathlib.Path.home() / '.jupyter/lab/user-settings/"
         "@jupyterlab/notebook-extension/tracker.jupyterlab-settings'; p.parent.mkdir(parents=True, exist_ok=True); "
         "p.write_text(json.dumps({'windowingMode': 'none'}))")
-    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    try:
-        _log_in(page, hub, student)
+    with _student_page(chromium, hub, student) as page:
         _assignments_panel(page)
         _row(page, "released_assignments_list").get_by_role("button", name="Fetch").click()
         _row(page, "fetched_assignments_list")
@@ -286,23 +282,29 @@ def _student_submits(chromium, hub, student, answers):
         _assignments_panel(page)
         _row(page, "fetched_assignments_list").get_by_role("button", name="Submit").click()
         _row(page, "submitted_assignments_list")
-        menu = jlab.menu_items(page, "Nbgrader")
+        return jlab.menu_items(page, "Nbgrader")
+
+
+@contextlib.contextmanager
+def _student_page(chromium, hub, student):
+    """A browser page with `student` logged in; if what runs in it fails, a screenshot in artifacts/hub/."""
+    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        _log_in(page, hub, student)
+        yield page
     except BaseException:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)  # the scratch folder goes at teardown; this stays
         page.screenshot(path=str(ARTIFACTS / f"FAILED-{student}.png"), full_page=True)
         raise
     finally:
         context.close()
-    return menu
 
 
 def _student_fetches_feedback(chromium, hub, student):
     """Fetch Feedback from the panel; the text of the feedback page the student then has."""
-    context = chromium.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    page.set_default_timeout(60_000)
-    try:
-        _log_in(page, hub, student)
+    with _student_page(chromium, hub, student) as page:
         _assignments_panel(page)
         _row(page, "submitted_assignments_list").get_by_role("button", name="Fetch Feedback").click()
         home = Path(pwd.getpwnam(student).pw_dir)
@@ -312,8 +314,6 @@ def _student_fetches_feedback(chromium, hub, student):
         assert pages, f"Fetch Feedback put no feedback page in {student}'s {AID}/feedback/"
         page.goto(UserServer(hub, student).url(f"files/{pages[-1].relative_to(home)}"))
         return page.locator("body").inner_text()
-    finally:
-        context.close()
 
 
 def _scores(hub):
