@@ -1,6 +1,7 @@
 """Input validation shared by the reference computations: float64 arrays with clear errors."""
 
 import numbers
+import operator
 
 import numpy as np
 
@@ -38,3 +39,16 @@ def check_shape(arr, expected, name, hint=""):
 def check_matrix(arr, name):
     if arr.ndim != 2:
         raise ValueError(f"{name} should be a 2-D matrix, got an array of shape {arr.shape}")
+
+
+def positive_int(value, name):
+    """`value` as an int > 0: ints and numpy integers, not floats or bools."""
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be a whole number, got {value!r}")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be a whole number, got {value!r}") from None
+    if value <= 0:
+        raise ValueError(f"{name} must be positive, got {value}")
+    return value

@@ -1,21 +1,10 @@
 """Parameter counts, memory and FLOPs of an FFN, and presets for real models."""
 
-import operator
 from dataclasses import dataclass
 
+from ._arrays import positive_int
+
 DTYPE_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int8": 1}
-
-
-def _positive_int(value, name):
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be a whole number, got {value!r}")
-    try:
-        value = operator.index(value)  # ints and numpy integers, not floats
-    except TypeError:
-        raise TypeError(f"{name} must be a whole number, got {value!r}") from None
-    if value <= 0:
-        raise ValueError(f"{name} must be positive, got {value}")
-    return value
 
 
 def ffn_param_count(d_model, d_ff, bias=True, gated=False):
@@ -25,7 +14,7 @@ def ffn_param_count(d_model, d_ff, bias=True, gated=False):
     Gated (SwiGLU): three matrices W_gate, W_up, W_down, i.e. 3·d_model·d_ff;
     with bias, d_ff + d_ff + d_model more.
     """
-    d_model, d_ff = _positive_int(d_model, "d_model"), _positive_int(d_ff, "d_ff")
+    d_model, d_ff = positive_int(d_model, "d_model"), positive_int(d_ff, "d_ff")
     n_matrices = 3 if gated else 2
     weights = n_matrices * d_model * d_ff
     biases = ((n_matrices - 1) * d_ff + d_model) if bias else 0
@@ -43,7 +32,7 @@ def dtype_bytes(dtype):
 
 def param_bytes(n_params, dtype="float32"):
     """Memory for `n_params` parameters stored as `dtype`."""
-    return _positive_int(n_params, "n_params") * dtype_bytes(dtype)
+    return positive_int(n_params, "n_params") * dtype_bytes(dtype)
 
 
 def ffn_flops_per_token(d_model, d_ff, gated=False):
@@ -51,7 +40,7 @@ def ffn_flops_per_token(d_model, d_ff, gated=False):
 
     Biases and the activation are ignored, as is usual.
     """
-    d_model, d_ff = _positive_int(d_model, "d_model"), _positive_int(d_ff, "d_ff")
+    d_model, d_ff = positive_int(d_model, "d_model"), positive_int(d_ff, "d_ff")
     return 2 * (3 if gated else 2) * d_model * d_ff
 
 
@@ -62,8 +51,8 @@ def attention_param_count(d_model, bias=True, d_kv=None):
     (n_kv_heads · head_dim) is d_model unless the heads share keys and values
     (grouped-query attention, as in Mistral and Mixtral).
     """
-    d_model = _positive_int(d_model, "d_model")
-    d_kv = d_model if d_kv is None else _positive_int(d_kv, "d_kv")
+    d_model = positive_int(d_model, "d_model")
+    d_kv = d_model if d_kv is None else positive_int(d_kv, "d_kv")
     weights = 2 * d_model * d_model + 2 * d_model * d_kv
     return weights + ((2 * d_model + 2 * d_kv) if bias else 0)
 

@@ -11,26 +11,13 @@ model's count is `model_param_counts(MIXTRAL_8X7B)`. The load-balancing loss is
 Switch Transformer's, N · Σ_i f_i · P_i, before its scale α.
 """
 
-import operator
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._arrays import as_float, check_matrix
+from ._arrays import as_float, check_matrix, positive_int
 from .budgets import attention_param_count, ffn_param_count
 from .ffn import ffn_forward
-
-
-def _count(value, name, low=1):
-    if isinstance(value, bool):
-        raise TypeError(f"{name} must be a whole number, got {value!r}")
-    try:
-        value = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{name} must be a whole number, got {value!r}") from None
-    if value < low:
-        raise ValueError(f"{name} must be at least {low}, got {value}")
-    return value
 
 
 def _router_inputs(x, W_r):
@@ -63,7 +50,7 @@ def router_probs(x, W_r):
 def top_k(r, k):
     """Indices of the k largest entries of r along the last axis, largest first, ties to the lower index."""
     r = as_float(r, "r")
-    k = _count(k, "k")
+    k = positive_int(k, "k")
     if k > r.shape[-1]:
         raise ValueError(f"k must be at most the number of experts E = {r.shape[-1]}, got k = {k}")
     if np.isnan(r).any():
@@ -128,7 +115,7 @@ def moe_param_count(d_model, d_ff, n_experts, k, gated=True):
     An expert has 3·d_model·d_ff parameters when gated (SwiGLU), 2·d_model·d_ff otherwise;
     the router W_r has d_model·n_experts. A token uses k experts and the router.
     """
-    n_experts, k = _count(n_experts, "n_experts"), _count(k, "k")
+    n_experts, k = positive_int(n_experts, "n_experts"), positive_int(k, "k")
     if k > n_experts:
         raise ValueError(f"k must be at most n_experts = {n_experts}, got k = {k}")
     expert = ffn_param_count(d_model, d_ff, bias=False, gated=gated)
@@ -190,7 +177,7 @@ def model_param_counts(config):
 
 def expert_shares(expert_index, n_experts):
     """f_i: the share of tokens whose expert is i; expert_index: (...) ints in [0, n_experts) -> (n_experts,)."""
-    n_experts = _count(n_experts, "n_experts")
+    n_experts = positive_int(n_experts, "n_experts")
     index = np.asarray(expert_index)
     if index.size == 0 or index.dtype.kind not in "iu":
         raise TypeError(f"expert_index should be a non-empty array of integers, got dtype {index.dtype}, "
@@ -209,7 +196,7 @@ def load_balancing_loss(router_probs, expert_index, n_experts):
     It is 1 when routing is uniform, and N when every token goes to one expert with certainty.
     """
     probs = as_float(router_probs, "router_probs")
-    n_experts = _count(n_experts, "n_experts")
+    n_experts = positive_int(n_experts, "n_experts")
     if probs.ndim == 0 or probs.shape[-1] != n_experts:
         raise ValueError(f"router_probs should have shape (..., n_experts) = (..., {n_experts}), got {probs.shape}")
     if np.shape(expert_index) != probs.shape[:-1]:

@@ -123,7 +123,7 @@ def test_large_logits_do_not_overflow():
 
 
 @pytest.mark.parametrize("args, error, pattern", [
-    ((np.ones(2), np.ones((2, 3)), 0), ValueError, "k must be at least 1, got 0"),
+    ((np.ones(2), np.ones((2, 3)), 0), ValueError, "k must be positive, got 0"),
     ((np.ones(2), np.ones((2, 3)), 4), ValueError, r"k must be at most the number of experts E = 3, got k = 4"),
     ((np.ones(2), np.ones((2, 3)), 1.0), TypeError, "k must be a whole number, got 1.0"),
     ((np.ones(3), np.ones((2, 3)), 1), ValueError, r"x should have shape \(\.\.\., d_model\) with d_model = "
