@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 from IPython.core.inputtransformer2 import TransformerManager
 
+from . import exercise_of_test
+
 _BODY_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun")
 
 
@@ -154,17 +156,6 @@ def role_of(cell):
     if meta.get("locked") and meta.get("grade_id"):
         return "instructor"
     return "learner"
-
-
-def exercise_of_test(grade_id, answer_ids, previous_answer):
-    """`test_<f>` and `test_<f>_hidden` belong to exercise `<f>`; otherwise to the answer just above."""
-    name = grade_id or ""
-    if name.startswith("test_"):
-        name = name[len("test_"):]
-    for suffix in ("_hidden", "_visible"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    return name if name in answer_ids else previous_answer
 
 
 def code_cells(nb):

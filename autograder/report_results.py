@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import SOURCE_DIR
+from . import SOURCE_DIR, exercise_of_test
 
 
 class ReportError(Exception):
@@ -155,20 +155,6 @@ class Results:
     notes: list = field(default_factory=list)  # what the reader ignored or could not read, for the report
 
 
-def exercise_of(grade_id, answers=(), previous=None):
-    """`test_<f>` and `test_<f>_hidden` (or `_visible`) belong to exercise `<f>`.
-
-    Given the answer cells' ids, a test cell whose name names none of them belongs to the answer above it.
-    """
-    name = grade_id[len("test_"):] if grade_id.startswith("test_") else grade_id
-    for suffix in ("_hidden", "_visible"):
-        if name.endswith(suffix):
-            name = name[: -len(suffix)]
-    if answers and name not in answers and previous:
-        return previous
-    return name or grade_id
-
-
 _CELL_HEADER = re.compile(r"^# %%(?P<rest>.*)$")
 _NBGRADER_META = re.compile(r"\bnbgrader=(?P<json>\{.*\})\s*$")
 
@@ -199,7 +185,7 @@ def course_layout(assignment):
         if meta.get("solution"):
             previous = meta["grade_id"]
         elif meta.get("grade"):
-            cells.append((meta["grade_id"], exercise_of(meta["grade_id"], answers, previous),
+            cells.append((meta["grade_id"], exercise_of_test(meta["grade_id"], answers, previous),
                           float(meta.get("points", 0) or 0)))
     return Layout(assignment, tuple(cells))
 
@@ -286,7 +272,7 @@ class _Reader:
         named = _diagnosis(values["message"], values["diagnosis"], where)
         exercise = values["exercise"] if isinstance(values["exercise"], str) and values["exercise"] else None
         message = values["message"] if isinstance(values["message"], str) else ""
-        return TestCell(grade_id, exercise or exercise_of(grade_id), points, max_points,
+        return TestCell(grade_id, exercise or exercise_of_test(grade_id), points, max_points,
                         "" if values["status"] is None else str(values["status"]),
                         tuple(dict.fromkeys(k for k, _ in named)), tuple((k, t) for k, t in named if t), message)
 

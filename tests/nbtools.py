@@ -95,18 +95,14 @@ def answer_ids(nb):
 def exercise_of(test_id, exercises):
     """(exercise, aspect, hidden) for a test cell id `test_<fn>[_<aspect>][_hidden]`, or None.
 
-    An exercise may have a pair of test cells per aspect (`test_ffn_module_backward_layer2`
-    and `..._layer2_hidden`); the longest exercise name wins (`test_relu_grad` is relu_grad's).
+    The exercise is the grader's own rule (autograder.exercise_of_test): the longest exercise
+    name that fits wins (`test_relu_grad` is relu_grad's), aspects as in `test_ffn_module_backward_layer2`.
     """
-    if not test_id.startswith("test_"):
+    fn = autograder.exercise_of_test(test_id, exercises) if test_id.startswith("test_") and exercises else None
+    if fn is None:
         return None
-    core = test_id.removeprefix("test_")
-    hidden = core.endswith("_hidden")
-    core = core.removesuffix("_hidden")
-    for fn in sorted(exercises, key=len, reverse=True):
-        if core == fn or core.startswith(fn + "_"):
-            return fn, core[len(fn):], hidden
-    return None
+    core = test_id.removeprefix("test_").removesuffix("_hidden")
+    return fn, core[len(fn):], test_id.endswith("_hidden")
 
 
 def graded_assignments():

@@ -26,7 +26,8 @@ from report_fixtures import (
 )
 
 from autograder import REPO_ROOT, assignments, report, report_figures
-from autograder.report_results import ReportError, course_layout, exercise_of, read_results
+from autograder import exercise_of_test as exercise_of
+from autograder.report_results import ReportError, course_layout, read_results
 from ffn_helpers import mistakes, plots
 
 AID = "02_forward_pass"
@@ -529,6 +530,10 @@ def test_exercise_of_groups_visible_and_hidden_tests():
     assert exercise_of("test_ffn_forward") == exercise_of("test_ffn_forward_hidden") == "ffn_forward"
     assert exercise_of("test_gelu_tanh_visible") == "gelu_tanh"
     assert exercise_of("check_shapes", {"ffn_forward"}, "ffn_forward") == "ffn_forward"
+    # An aspect's tests belong to their exercise wherever they stand; the longest exercise name wins.
+    answers = {"relu", "relu_grad", "ffn_module_forward", "ffn_module_backward"}
+    assert exercise_of("test_ffn_module_backward_layer2_hidden", answers) == "ffn_module_backward"
+    assert exercise_of("test_relu_grad", answers, "relu") == "relu_grad"
 
 
 def test_command_line_help_and_parser_registration():
