@@ -19,6 +19,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ffn_helpers.checks import LIKELY_MISTAKE
+
 from . import SOURCE_DIR, exercise_of_test
 
 
@@ -54,7 +56,6 @@ _STATUS_ALIASES = {
 # Students whose notebook produced no scores at all: they are not part of the score statistics.
 UNSCORED = ("unreadable", "missing", "grader_error", "results_unreadable")
 
-LIKELY_MISTAKE = re.compile(r"Likely mistake \((?P<key>[A-Za-z0-9_.:-]+)\):[ \t]*(?P<text>[^\n]*)")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 # The field names the adapter reads (results.py's names first), each with the other spellings it accepts.

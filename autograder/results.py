@@ -8,13 +8,13 @@ the clean re-run alone. The overall status is the most serious of:
     missing notebook > unreadable notebook > flagged > out of memory > timeout > kernel died > graded
 """
 
-import re
+
+from ffn_helpers.checks import LIKELY_MISTAKE
 
 from .integrity import Finding
 
 STATUSES = ("missing notebook", "unreadable notebook", "grader error", "flagged", "out of memory", "timeout",
             "kernel died", "graded")
-_DIAGNOSIS = re.compile(r"Likely mistake \(([A-Za-z0-9_.-]+)\): (.+)")
 
 
 def worst(statuses):
@@ -23,7 +23,7 @@ def worst(statuses):
 
 def diagnoses(message):
     """The catalogue's "Likely mistake (<key>): <explanation>" lines of a failure message."""
-    return [{"key": m.group(1), "explanation": m.group(2).strip()} for m in _DIAGNOSIS.finditer(message or "")]
+    return [{"key": m["key"], "explanation": m["text"].strip()} for m in LIKELY_MISTAKE.finditer(message or "")]
 
 
 def notebook_run_score(cell, max_points):

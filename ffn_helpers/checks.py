@@ -8,6 +8,7 @@ raises AssertionError with that message, so an nbgrader test cell fails (and
 scores 0) exactly when the learner's function is wrong.
 """
 
+import re
 import sys
 import warnings
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ DEFAULT_RTOL = 1e-7
 # A private offering of the course sets its own number here, and every seeded hidden test draws new inputs
 # (autograder/AUTHORING.md, "A private offering"). None: the published inputs.
 OFFERING_SEED = None
+# The line a failed check adds per mistake it recognises; the grader's feedback and the class report read it back.
+LIKELY_MISTAKE = re.compile(r"Likely mistake \((?P<key>[A-Za-z0-9_.:-]+)\):[ \t]*(?P<text>[^\n]*)")
 DEFAULT_ATOL = 1e-12
 
 
