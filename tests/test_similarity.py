@@ -30,6 +30,9 @@ FROM_THE_SOLUTION = {
     ("04_activations", "gelu_tanh", "erf-exp"): "the solution's formula with the tanh argument named",
     ("05_position_wise", "ffn_per_token", "ndindex-each-token"): "the solution's loop with h inlined",
     ("06_parameter_budget", "param_bytes", "formulas"): "the solution with another error message",
+    ("11_mixture_of_experts", "router_topk", "renormalised-dense-formula"):
+        "the solution's selection (four of its six lines) with the gates renormalised from the full softmax",
+    ("11_mixture_of_experts", "moe_param_count", "renormalised-dense-formula"): "the solution with one name changed",
 }
 
 
