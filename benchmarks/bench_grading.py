@@ -16,13 +16,11 @@ import os
 import re
 import shutil
 import sqlite3
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-from benchmarks import Row
+from benchmarks import Row, run_timed
 
 N_SUBMISSIONS = 40
 ASSIGNMENT = "02_forward_pass"
@@ -114,9 +112,7 @@ def _scores(db_path):
 
 def _timed(cmd, cwd):
     """Wall seconds of one command, which must succeed."""
-    start = time.perf_counter()
-    run = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
+    run, seconds, _ = run_timed(cmd, cwd=cwd)
     if run.returncode != 0:
         raise RuntimeError(f"{' '.join(map(str, cmd))} failed ({run.returncode}):\n{run.stderr[-3000:]}")
     return seconds

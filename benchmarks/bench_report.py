@@ -1,13 +1,11 @@
 """The class report for 300 graded students: the command end to end, and the build alone."""
 
-import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks import Row
+from benchmarks import Row, run_timed
 
 AID = "02_forward_pass"
 N_STUDENTS = 300
@@ -22,14 +20,8 @@ def rows():
         records, _ = synthetic_class(N_STUDENTS, seed=300)
         results = write_class(tmp / "results", records)
         out = tmp / "report.html"
-        cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "autograder.report", AID, "--results", str(results),
-                               "--out", str(out), "--csv", str(tmp / "report.csv")],
-                              capture_output=True, text=True)
-        command_s = time.perf_counter() - t0
-        cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        command_cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+        done, command_s, command_cpu = run_timed([sys.executable, "-m", "autograder.report", AID, "--results",
+                                                  str(results), "--out", str(out), "--csv", str(tmp / "report.csv")])
         if done.returncode != 0:
             return [Row(f"class report, {N_STUDENTS} students", float("nan"), "s", "< 10",
                         f"failed: {done.stderr.strip()[-200:]}")]

@@ -7,14 +7,12 @@ classmate's instead. The cells are the course's answer cells, taken in turn unti
 
 import importlib
 import random
-import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from benchmarks import Row
+from benchmarks import Row, run_timed
 
 N_STUDENTS = 300
 N_CELLS = 30
@@ -86,15 +84,9 @@ def _report_row(rng):
         notebooks = write_notebooks(tmp / "autograded", AID, {s: {g: answers[g][s] for g in answers}
                                                               for s in students})
         assert (NOTEBOOKS_DIR / f"{AID}.ipynb").is_file()
-        cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "autograder.report", AID, "--results", str(results),
-                               "--notebooks", str(notebooks), "--out", str(tmp / "report.html")],
-                              capture_output=True, text=True)
-        wall = time.perf_counter() - t0
-        cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done, wall, cpu = run_timed([sys.executable, "-m", "autograder.report", AID, "--results", str(results),
+                                     "--notebooks", str(notebooks), "--out", str(tmp / "report.html")])
     name = f"report + answers to look at, {N_STUDENTS} notebooks of {AID}"
     if done.returncode != 0:
         return Row(name, float("nan"), "s", "< 10", f"failed: {done.stderr.strip()[-200:]}")
-    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
     return Row(name, wall, "s", "< 10", f"command end to end; CPU {cpu:.1f} s; {done.stdout.strip().split(': ')[-1]}")
