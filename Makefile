@@ -30,7 +30,7 @@ test: $(READY)  ## run the whole test suite
 lint: $(READY)
 	$(BIN)/ruff check .
 
-course: $(READY)  ## regenerate notebooks/ and solutions/ from autograder/source/
+course: $(READY)  ## regenerate notebooks/ and solutions/ from autograder/course/source/
 	$(BIN)/python -m autograder build
 
 check-course: $(READY)  ## fail if notebooks/ or solutions/ differ from a fresh build

@@ -1,15 +1,19 @@
-"""The nbgrader course of the FFN course, and the tools that build and grade it.
+"""The FFN course's nbgrader course and the tools that build, grade and report on it.
 
-This folder is an nbgrader course root (see `nbgrader_config.py`):
-`source/<id>/<id>.py` are the authored notebooks (jupytext percent format, with
-solutions and hidden tests); `python -m autograder build` makes the learner
-versions in `notebooks/` and the worked solutions in `solutions/` from them.
+    course/      the nbgrader course root: nbgrader_config.py, the authored sources
+                 course/source/<id>/<id>.py (jupytext, with solutions and hidden tests), and
+                 nbgrader's working folders and gradebook, made at run time (git-ignored)
+    authoring/   build: the learner notebooks/ and the solutions/ from the sources; lab: JupyterLab
+    grading/     `python -m autograder grade|check`: sandboxed runs, the clean re-run, results
+    report/      `python -m autograder report`: the class report from the graded results
+    cells.py     what each code cell of a graded notebook is (shared by all three)
 """
 
 from pathlib import Path
 
-COURSE_ROOT = Path(__file__).resolve().parent
-REPO_ROOT = COURSE_ROOT.parent
+PACKAGE_DIR = Path(__file__).resolve().parent
+REPO_ROOT = PACKAGE_DIR.parent
+COURSE_ROOT = PACKAGE_DIR / "course"  # nbgrader's course root: data, not code
 SOURCE_DIR = COURSE_ROOT / "source"
 NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
 SOLUTIONS_DIR = REPO_ROOT / "solutions"

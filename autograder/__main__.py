@@ -3,7 +3,7 @@
 import argparse
 import sys
 
-from . import report  # standard library only: cheap to import
+from .report import class_report as report  # standard library only: cheap to import
 
 
 def _grading_options(parser):
@@ -18,13 +18,13 @@ def _grading_options(parser):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
-    p_build = sub.add_parser("build", help="generate notebooks/ and solutions/ from autograder/source/")
+    p_build = sub.add_parser("build", help="generate notebooks/ and solutions/ from autograder/course/source/")
     p_build.add_argument("--check", action="store_true",
                          help="write nothing; fail if the committed files differ from a fresh build")
     p_build.add_argument("assignments", nargs="*", help="assignment ids (default: all)")
     p_lab = sub.add_parser("lab", help="open the course in JupyterLab (127.0.0.1, with a token)")
     p_lab.add_argument("--instructor", action="store_true",
-                       help="the instructor's JupyterLab: nbgrader's formgrader on the course in autograder/")
+                       help="the instructor's JupyterLab: nbgrader's formgrader on the course in autograder/course/")
     p_lab.add_argument("--port", type=int, help="port to listen on (default: 8888 or the next free one)")
     p_lab.add_argument("--no-browser", action="store_true", help="print the URL instead of opening a browser")
     p_lab.add_argument("--allow-root", action="store_true", help="run even as root (containers)")
@@ -34,7 +34,7 @@ def main(argv=None):
     p_grade.add_argument("--out", required=True, help="folder for grades.csv, <student>.json and <student>.html")
     p_grade.add_argument("--jobs", type=int, default=None, help="students graded at once (default: number of cores)")
     p_grade.add_argument("--student", action="append", help="grade only this student (repeatable)")
-    p_grade.add_argument("--course", default=None, help="nbgrader course root (default: the autograder/ folder)")
+    p_grade.add_argument("--course", default=None, help="nbgrader course root (default: autograder/course/)")
     p_grade.add_argument("--timeout", type=float, default=900.0, metavar="SECONDS",
                          help="wall-clock limit per student (default: 900)")
     _grading_options(p_grade)
@@ -47,19 +47,19 @@ def main(argv=None):
     if args.command == "report":
         return report.run(args)
     if args.command == "grade":
-        from . import grade
+        from .grading import grade
 
         return grade.main(args)
     if args.command == "check":
-        from . import check
+        from .grading import check
 
         return check.main(args)
     if args.command == "lab":
-        from . import lab
+        from .authoring import lab
 
         return lab.main(args.instructor, args.port, not args.no_browser, args.allow_root)
     if args.command == "build":
-        from . import build
+        from .authoring import build
 
         return build.main(check=args.check, only=args.assignments or None)
     return 2

@@ -38,7 +38,8 @@ _WRONG = {
 
 def _assignment():
     """02_forward_pass, or (while it is being written) the first graded assignment there is."""
-    from autograder import assignments, build
+    from autograder import assignments
+    from autograder.authoring import build
 
     ids = assignments()
     if ASSIGNMENT in ids:
@@ -77,7 +78,9 @@ def _submissions(aid):
 def _course(root, aid):
     import nbformat
 
-    from autograder import COURSE_ROOT, build, course
+    from autograder import COURSE_ROOT
+    from autograder.authoring import build
+    from autograder.grading import course
 
     root.mkdir(parents=True)
     shutil.copy(COURSE_ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
@@ -164,7 +167,7 @@ class _Peaks:
 def _memory_rows(aid, tmp):
     if aid != ASSIGNMENT:
         return []
-    from autograder import course
+    from autograder.grading import course
 
     learner = _submissions(aid)
     honest = {k: v for k, v in list(learner.items())[:2]}
@@ -182,7 +185,7 @@ def _memory_rows(aid, tmp):
     course.ensure_bin_on_path()
     cmd = [sys.executable, "-m", "autograder", "grade", aid, str(root / "submitted"), "--out", str(root / "results"),
            "--jobs", "2", "--course", str(root / "course"), "--cell-timeout", "30"]
-    with _Peaks(b"autograder.worker") as workers, _Peaks(b"autograder\0grade") as parent:
+    with _Peaks(b"autograder.grading.worker") as workers, _Peaks(b"autograder\0grade") as parent:
         seconds = _timed(cmd, cwd=root)
     label = f"grading {len(attacks)} memory attacks + {len(honest)} honest x {aid}"
     return [
@@ -193,7 +196,7 @@ def _memory_rows(aid, tmp):
 
 
 def rows():
-    from autograder import course
+    from autograder.grading import course
 
     aid = _assignment()
     submissions = _submissions(aid)

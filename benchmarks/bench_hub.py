@@ -98,7 +98,7 @@ class _TreePeaks:
 
 
 def rows():
-    from autograder import course
+    from autograder.grading import course
 
     n = int(os.environ.get("FFN_BENCH_HUB_STUDENTS", "300"))
     jobs = int(os.environ.get("FFN_BENCH_HUB_JOBS", str(os.cpu_count() or 1)))
@@ -119,7 +119,7 @@ def rows():
                str(tmp / "results"), "--jobs", str(jobs), "--course", str(root)]
         load, start = os.getloadavg()[0], time.perf_counter()
         grade = subprocess.Popen(cmd, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        peaks = _TreePeaks(grade.pid, (b"autograder.worker", b"ipykernel_launcher"))
+        peaks = _TreePeaks(grade.pid, (b"autograder.grading.worker", b"ipykernel_launcher"))
         _, err = grade.communicate()
         peaks = peaks.stop()
         grade_s, load = time.perf_counter() - start, max(load, os.getloadavg()[0])
@@ -134,7 +134,7 @@ def rows():
         Row(f"{label}: nbgrader collect from the exchange", collect_s, "s"),
         Row(f"{label}: grade --jobs {jobs}, wall", grade_s, "s", "", f"{n / grade_s * 60:.1f} submissions/min"),
         Row(f"{label}: a job's wall time per submission", wall_each, "s", "", busy),
-        Row(f"{label}: peak RSS of a job's worker or judge", peaks[b"autograder.worker"] / 2**20, "MiB"),
+        Row(f"{label}: peak RSS of a job's worker or judge", peaks[b"autograder.grading.worker"] / 2**20, "MiB"),
         Row(f"{label}: peak RSS of a job's sandboxed kernel", peaks[b"ipykernel_launcher"] / 2**20, "MiB", "",
             "a job runs one of each at a time"),
         Row("hub: cores for 300 students in 10 min", math.ceil(300 * wall_each / TURNAROUND_S), "cores", "",

@@ -12,7 +12,7 @@ N_STUDENTS = 300
 
 
 def rows():
-    from autograder import report
+    from autograder.report import class_report as report
     from tests.report_fixtures import synthetic_class, write_class
 
     with tempfile.TemporaryDirectory(prefix="ffn-bench-report-") as tmp:

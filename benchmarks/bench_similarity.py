@@ -52,7 +52,7 @@ def _class(rng, codes):
 
 
 def rows():
-    from autograder import similarity
+    from autograder.report import similarity
 
     rng = random.Random(30)
     work = [(gid, _class(rng, codes), solution, starter) for gid, solution, starter, codes in _cells()]
@@ -69,7 +69,7 @@ def rows():
 def _report_row(rng):
     """The class report command with --notebooks: reading 300 notebooks and comparing their 3 answer cells."""
     from autograder import NOTEBOOKS_DIR, SOLUTIONS_DIR
-    from autograder.report_results import course_layout
+    from autograder.report.results import course_layout
     from tests.report_fixtures import answer_cells, graded_cells, student_record, write_class, write_notebooks
 
     solutions = answer_cells(SOLUTIONS_DIR / f"{AID}.ipynb")

@@ -23,7 +23,7 @@ import nbformat
 from nbclient import NotebookClient
 
 import autograder
-from autograder import build
+from autograder.authoring import build
 
 REPO_ROOT = autograder.REPO_ROOT
 COURSE_ROOT = autograder.COURSE_ROOT
@@ -41,7 +41,7 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 @functools.cache
 def source(aid):
-    """The authored notebook, read from autograder/source/<aid>/<aid>.py as the build reads it."""
+    """The authored notebook, read from autograder/course/source/<aid>/<aid>.py as the build reads it."""
     return build.read_source(aid)
 
 

@@ -291,7 +291,7 @@ def _hidden_cell(body):
 def test_build_check_rejects_success_outside_the_hidden_block(body, flagged):
     """`build.source_problems` names a hidden-test cell whose `checks.ok` would survive into the learner version,
     or whose inputs an offering's OFFERING_SEED would not change."""
-    from autograder import build
+    from autograder.authoring import build
 
     problems = build.source_problems("xx", _hidden_cell(body))
     assert bool(problems) == flagged, problems
@@ -300,7 +300,7 @@ def test_build_check_rejects_success_outside_the_hidden_block(body, flagged):
 
 @pytest.mark.parametrize("aid", AIDS)
 def test_sources_pass_the_build_check(aid):
-    from autograder import build
+    from autograder.authoring import build
 
     assert build.source_problems(aid) == []
 

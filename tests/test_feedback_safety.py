@@ -15,7 +15,7 @@ from html.parser import HTMLParser
 import nbformat
 import pytest
 
-from autograder import feedback
+from autograder.grading import feedback
 
 pytestmark = pytest.mark.xdist_group("feedback_safety")
 
@@ -368,7 +368,7 @@ def test_page_stays_bounded_whatever_the_number_of_cells():
 
 
 def _executor(cells=10):
-    from autograder.execute import SandboxExecute
+    from autograder.grading.execute import SandboxExecute
 
     ex = SandboxExecute()
     ex.nb = _notebook([_cell(f"x = {i}") for i in range(cells)])

@@ -41,7 +41,7 @@ import pytest
 from adversarial import ASSIGNMENT, _cell, grading
 from adversarial.hostile import HOSTILE, LATE_VICTIM, TWIN_STUDENTS, TWINS, HostileContext
 
-from autograder import feedback
+from autograder.grading import feedback
 
 pytestmark = [pytest.mark.grading, pytest.mark.sandbox, pytest.mark.xdist_group("grader-hostile")]
 
@@ -91,7 +91,7 @@ class _PeakMemory:
             except OSError:
                 continue
             parent = re.search(r"^PPid:\s*(\d+)$", status, re.M)
-            if parent and b"autograder.worker" in cmdline:
+            if parent and b"autograder.grading.worker" in cmdline:
                 found[entry] = (parent.group(1), status)
         me = str(os.getpid())
         for pid, (parent, status) in found.items():

@@ -18,10 +18,11 @@ import nbtools
 import numpy as np
 import pytest
 
-from autograder import assignments, cells, feedback, integrity, rerun, results, rpc, sandbox, submissions
-from autograder.clean_runner import StudentPeer
-from autograder.course import NotebookModel, SourceCellModel
-from autograder.progress import Progress
+from autograder import assignments, cells
+from autograder.grading import feedback, integrity, rerun, results, rpc, sandbox, submissions
+from autograder.grading.clean_runner import StudentPeer
+from autograder.grading.course import NotebookModel, SourceCellModel
+from autograder.grading.progress import Progress
 
 # ---------------------------------------------------------------- sizes and the sandbox
 
@@ -107,9 +108,9 @@ def test_sandbox_keeps_a_python_that_lives_under_tmp(tmp_path, monkeypatch):
     """A checkout cloned under /tmp: its interpreter survives the sandbox's fresh /tmp; its course stays hidden."""
     if not str(tmp_path).startswith("/tmp/"):
         pytest.fail(f"this test needs pytest's temporary folder under /tmp, got {tmp_path}")
-    checkout, course = tmp_path / "checkout", tmp_path / "checkout" / "autograder"
+    checkout, course = tmp_path / "checkout", tmp_path / "checkout" / "autograder" / "course"
     (checkout / "bin").mkdir(parents=True)
-    course.mkdir()
+    course.mkdir(parents=True)
     (course / "gradebook.db").write_text("grades")
     tool = checkout / "bin" / "tool"
     tool.write_text(f"#!/bin/sh\necho alive; ls {course}\n")
@@ -125,7 +126,7 @@ _REQUIRED = sandbox.required_paths()
 
 
 def test_refuses_to_grade_without_a_sandbox(monkeypatch, capsys):
-    from autograder import grade
+    from autograder.grading import grade
 
     monkeypatch.setattr(sandbox, "probe", lambda limits=None: (False, "bwrap: creating new namespace failed"))
     assert grade.check_sandbox(sandbox.Limits(), unsafe=False) is False
@@ -507,7 +508,7 @@ def test_diagnoses_are_read_from_failure_messages():
 
 def _every_test_passed(model):
     """A notebook run and a clean re-run in which every test cell of `model` passed."""
-    from autograder.rerun import CleanRunResult, TestResult
+    from autograder.grading.rerun import CleanRunResult, TestResult
 
     tests = [c for c in model.cells if c.grade]
     notebook = nbformat.v4.new_notebook()
@@ -534,7 +535,7 @@ def test_both_runs_must_agree_and_flags_zero_an_exercise(released):
 
 def test_a_clean_re_run_without_a_verdict_is_no_disagreement(released):
     """Trouble in the clean re-run (a busy machine, a killed process) withholds points; it accuses nobody."""
-    from autograder.rerun import TestResult
+    from autograder.grading.rerun import TestResult
 
     _, model = released
     notebook, clean = _every_test_passed(model)
@@ -591,7 +592,7 @@ def test_nbgraders_feedback_preprocessor_strips_hidden_tests():
 
 
 def test_lms_zip_is_unpacked_into_nbgraders_layout(tmp_path):
-    from autograder import course
+    from autograder.grading import course
 
     config = course.load_config()
     archive = tmp_path / "download.zip"
@@ -670,7 +671,7 @@ def test_gradebook_patch_refuses_an_nbgrader_it_was_not_written_for(monkeypatch)
     import nbgrader
     from nbgrader import api
 
-    from autograder import gradebook
+    from autograder.grading import gradebook
 
     monkeypatch.setattr(api.Gradebook, "_ffn_engines", None, raising=False)
     monkeypatch.setattr(nbgrader, "__version__", "0.10.0")

@@ -1,6 +1,6 @@
 """What the learner meets outside the notebooks' own cells: their working copy and the stated contracts.
 
-- `make lab` opens the learner's own copy (`autograder.lab.sync_learner_copy`): made from
+- `make lab` opens the learner's own copy (`autograder.authoring.lab.sync_learner_copy`): made from
   notebooks/ on the first run; later runs add new notebooks, update copies the learner
   never changed, and never overwrite one they did.
 - The float64 contract that 00_start_here states: a float32 answer fails, and its message
@@ -14,7 +14,7 @@ import nbtools
 import numpy as np
 import pytest
 
-from autograder import lab
+from autograder.authoring import lab
 from ffn_helpers import checks
 
 

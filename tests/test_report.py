@@ -25,9 +25,11 @@ from report_fixtures import (
     write_class,
 )
 
-from autograder import REPO_ROOT, assignments, report, report_figures
+from autograder import REPO_ROOT, assignments
 from autograder import exercise_of_test as exercise_of
-from autograder.report_results import ReportError, course_layout, read_results
+from autograder.report import class_report as report
+from autograder.report import figures as report_figures
+from autograder.report.results import ReportError, course_layout, read_results
 from ffn_helpers import mistakes, plots
 
 AID = "02_forward_pass"

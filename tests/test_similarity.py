@@ -1,4 +1,4 @@
-"""Answers to look at (autograder/similarity.py): copies are found, independent answers are not.
+"""Answers to look at (autograder/report/similarity.py): copies are found, independent answers are not.
 
 The copies are the published solutions and the alternative answers of tests/submissions/, renamed and laid
 out anew by report_fixtures.renamed; the independent answers are those alternatives themselves.
@@ -19,8 +19,10 @@ from report_fixtures import (
     write_notebooks,
 )
 
-from autograder import NOTEBOOKS_DIR, SOLUTIONS_DIR, assignments, report, similarity
-from autograder.report_results import course_layout
+from autograder import NOTEBOOKS_DIR, SOLUTIONS_DIR, assignments
+from autograder.report import class_report as report
+from autograder.report import similarity
+from autograder.report.results import course_layout
 
 GRADED = [a for a in assignments() if importlib.util.find_spec(f"submissions.{a}") is not None]
 

@@ -27,7 +27,7 @@ FFN_HUB_IP=${FFN_HUB_IP:-}                             # where the proxy listens
 FFN_HUB_AUTH=${FFN_HUB_AUTH:-pam}                      # pam: the server's own accounts and passwords
 set -euo pipefail
 
-COURSE_ID=ffn-course  # autograder/nbgrader_config.py's course_id; the formgrader service is named after it
+COURSE_ID=ffn-course  # autograder/course/nbgrader_config.py's course_id; the formgrader service is named after it
 HERE=$(cd "$(dirname "$0")" && pwd)
 CHECKOUT=$(cd "$HERE/../.." && pwd)
 VENV=$FFN_PREFIX/venv
@@ -38,7 +38,7 @@ step() { printf '\n--- setup: %s\n' "$*"; }
 die() { printf 'setup: %s\n' "$*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "run as root (sudo $0): it creates an account and installs system packages"
-[ -f "$CHECKOUT/autograder/nbgrader_config.py" ] || die "$CHECKOUT is not a checkout of the course"
+[ -f "$CHECKOUT/autograder/course/nbgrader_config.py" ] || die "$CHECKOUT is not a checkout of the course"
 
 step "system packages"
 need=()
@@ -95,9 +95,9 @@ install -d -o "$FFN_GRADER" -m 700 "$GRADER_HOME/.jupyter" "$GRADER_HOME/.jupyte
 for file in jupyter_server_config.py jupyter_server_config.json nbgrader_config.py labconfig/page_config.json; do
     install -o "$FFN_GRADER" -m 600 "$HERE/grader/$file" "$GRADER_HOME/.jupyter/$file"
 done
-sed -i "s|^COURSE = .*|COURSE = \"$COURSE/autograder\"|" "$GRADER_HOME/.jupyter/nbgrader_config.py"
-# The formgrader works on nbgrader's source notebooks, autograder/source/<id>/<id>.ipynb, made from the authored .py.
-(cd "$COURSE" && as_grader python -c 'from autograder import build; build.write_sources()')
+sed -i "s|^COURSE = .*|COURSE = \"$COURSE/autograder/course\"|" "$GRADER_HOME/.jupyter/nbgrader_config.py"
+# The formgrader works on nbgrader's source notebooks, autograder/course/source/<id>/<id>.ipynb, made from the authored .py.
+(cd "$COURSE" && as_grader python -c 'from autograder.authoring import build; build.write_sources()')
 
 step "the exchange $FFN_EXCHANGE"
 # nbgrader wants its root world-writable (it checks rwx for all). The sticky bit, which it does not
@@ -115,7 +115,7 @@ cat >"$HUB/course.env" <<ENV
 FFN_VENV=$VENV
 FFN_INSTRUCTOR_CONFIG=$FFN_PREFIX/instructor
 FFN_GRADER=$FFN_GRADER
-FFN_COURSE_DIR=$COURSE/autograder
+FFN_COURSE_DIR=$COURSE/autograder/course
 FFN_INSTRUCTORS=$FFN_INSTRUCTORS
 FFN_STUDENTS=$FFN_STUDENTS
 FFN_HUB_IP=$FFN_HUB_IP

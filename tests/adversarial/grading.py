@@ -8,7 +8,7 @@ from pathlib import Path
 import nbformat
 import nbtools
 
-from autograder import course, grade, sandbox
+from autograder.grading import course, grade, sandbox
 
 
 def make_course(root, assignment_id):

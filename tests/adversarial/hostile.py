@@ -277,7 +277,7 @@ import html, json, pathlib, sys
 _source = "\\n".join("".join(c["source"]) for p in pathlib.Path({ctx.course!r}).glob("source/*/*.ipynb")
                     for c in json.loads(p.read_text())["cells"])
 pathlib.Path({ctx.proof(student)!r}).write_text("ran in the grader")
-_feedback = sys.modules["autograder.feedback"]
+_feedback = sys.modules["autograder.grading.feedback"]
 def _render(notebook, result, student, _original=_feedback.render):
     page = _original(notebook, result, student)
     return page + ("<pre>" + html.escape(_source) + "</pre>" if student == {student!r} else "")
@@ -297,8 +297,8 @@ def rpc_setattr_persist(ctx, student):
 
 def _strike(grader_ctypes):
     modules = grader_ctypes._sys.modules  # the grader's sys.modules, as a dict of handles
-    modules["autograder.results"].min = modules["builtins"].max
-    anything = modules["autograder.rerun"]._Shell().anything  # a grader function: any arguments, returns None
+    modules["autograder.grading.results"].min = modules["builtins"].max
+    anything = modules["autograder.grading.rerun"]._Shell().anything  # a grader function: any arguments, returns None
     modules["ffn_helpers.checks"].assert_close = anything
     return True
 ''')
@@ -425,7 +425,7 @@ for top, dirs, _ in os.walk("/"):
     places.add(top)
 seen = set()
 for place in sorted(places):
-    for path in glob.glob(os.path.join(place, "autograder", "source", "*", "*forward_pass*.py")):
+    for path in glob.glob(os.path.join(place, "autograder", "course", "source", "*", "*forward_pass*.py")):
         real = os.path.realpath(path)
         if real in seen:
             continue
@@ -630,7 +630,7 @@ HOSTILE = [
             leak_frame_stash, "correct"),
     Hostile("hostile-4-frame-raise", 4, "ffn_forward raises with its callers' source as the message",
             leak_frame_raise, "wrong-ffn"),
-    Hostile("hostile-4-other-checkout", 4, "reads autograder/source of any checkout visible in the sandbox",
+    Hostile("hostile-4-other-checkout", 4, "reads autograder/course/source of any checkout visible in the sandbox",
             leak_other_checkout, "correct"),
     Hostile("hostile-5-png-quote", 5, "image/png value with a quote and onerror=",
             xss_png_quote, "correct"),

@@ -1,7 +1,7 @@
 """JupyterLab servers and a real Chromium for the browser tests.
 
 Each server is started on 127.0.0.1 with a token by the same code as
-`make lab` (autograder.lab.lab_command), in a scratch HOME so no user settings
+`make lab` (autograder.authoring.lab.lab_command), in a scratch HOME so no user settings
 leak in, and stopped after the session. The learner's server serves a scratch
 copy of notebooks/ and solutions/: JupyterLab saves what the tests type and run
 (Validate saves first), and the checkout must stay as committed. Screenshots go
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import system_needs
 
-from autograder import lab
+from autograder.authoring import lab
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("FFN_ARTIFACTS", ROOT / "artifacts")) / "browser"

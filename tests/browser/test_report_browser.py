@@ -15,7 +15,8 @@ from report_fixtures import (  # tests/ is on sys.path (tests/conftest.py)
     write_notebooks,
 )
 
-from autograder import SOLUTIONS_DIR, report
+from autograder import SOLUTIONS_DIR
+from autograder.report import class_report as report
 
 AID = "02_forward_pass"
 

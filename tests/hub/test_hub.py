@@ -318,7 +318,7 @@ def _student_fetches_feedback(chromium, hub, student):
 
 def _scores(hub):
     """student -> {test cell: (score, max)} from the course's gradebook, read as the grading account."""
-    code = ("import json, sqlite3; db = sqlite3.connect('file:autograder/gradebook.db?mode=ro', uri=True)\n"
+    code = ("import json, sqlite3; db = sqlite3.connect('file:autograder/course/gradebook.db?mode=ro', uri=True)\n"
             "rows = db.execute('SELECT submitted_assignment.student_id, base_cell.name, grade.auto_score, "
             "grade.manual_score, grade_cells.max_score FROM grade JOIN submitted_notebook ON grade.notebook_id = "
             "submitted_notebook.id JOIN submitted_assignment ON submitted_notebook.assignment_id = "
@@ -338,7 +338,7 @@ def test_a_class_on_jupyterhub(hub, chromium):
     timings = {}
 
     # The formgrader is the grading account's server, and no one else's.
-    course_dir = f"--ServerApp.root_dir={hub.course / 'autograder'}".encode()
+    course_dir = f"--ServerApp.root_dir={hub.course / 'autograder' / 'course'}".encode()
     owners = set()
     for entry in filter(str.isdigit, os.listdir("/proc")):
         with contextlib.suppress(OSError):
@@ -396,14 +396,14 @@ def test_a_class_on_jupyterhub(hub, chromium):
     own = submitted[s1][0] / f"{AID}.ipynb"
     assert _can(s1, f"open({str(own)!r}).read()") == "ok"  # their own, by its name: the probe itself works
     assert _can(s1, f"import os; os.listdir({str(exchange / 'inbound')!r})") == "PermissionError"
-    assert _can(s1, f"open({str(hub.course / 'autograder' / 'gradebook.db')!r}, 'rb')") == "PermissionError"
+    assert _can(s1, f"open({str(hub.course / 'autograder' / 'course' / 'gradebook.db')!r}, 'rb')") == "PermissionError"
     assert _can(s1, f"import os; os.listdir({str(hub.course)!r})") == "PermissionError"
     assert _can(s1, f"import os; os.rename({str(exchange)!r}, {str(exchange) + '-moved'!r})") == "PermissionError"
 
     # The instructor collects through the formgrader, grades as the grading account (sandbox on), releases feedback.
     started = time.perf_counter()
     _formgrader(hub, instructor, "collect")
-    grade = _as(GRADER, "python", "-m", "autograder", "grade", AID, "autograder/submitted",
+    grade = _as(GRADER, "python", "-m", "autograder", "grade", AID, "autograder/course/submitted",
                 "--out", f"grading/{AID}", "--jobs", "2", cwd=hub.course)
     assert "--unsafe" not in grade.stdout + grade.stderr
     timings["collect and grade"] = time.perf_counter() - started

@@ -17,8 +17,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import NOTEBOOKS_DIR, results
-from autograder.report_results import course_layout
+from autograder import NOTEBOOKS_DIR
+from autograder.grading import results
+from autograder.report.results import course_layout
 from ffn_helpers import mistakes
 
 ASSIGNMENT = "02_forward_pass"

@@ -32,8 +32,8 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..cells import needed, slim
 from . import rpc
-from .cells import needed, slim
 
 _HERE = Path(__file__).resolve().parent
 

@@ -13,7 +13,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import COURSE_ROOT, assignments, course, sandbox
+from .. import COURSE_ROOT, assignments
+from . import course, sandbox
 from .grade import check_sandbox
 
 
@@ -35,7 +36,7 @@ def check(notebook, limits=None, unsafe=False, cell_timeout=None, feedback=None,
     if not check_sandbox(limits, unsafe):
         raise SystemExit(2)
     course.ensure_bin_on_path()
-    from . import build
+    from ..authoring import build
 
     with tempfile.TemporaryDirectory(prefix="ffn-check-") as tmp:
         root = Path(tmp) / "course"

@@ -1,7 +1,8 @@
 """nbgrader configuration of the FFN course (this folder is the course root).
 
-Run nbgrader from this folder, e.g. `cd autograder && nbgrader generate_assignment 02_forward_pass`;
-grade with `python -m autograder grade` (see README.md here).
+Run nbgrader from this folder, e.g. `cd autograder/course && nbgrader generate_assignment 02_forward_pass`;
+grade with `python -m autograder grade` (see autograder/README.md). The course's own code it names
+(`autograder.grading.feedback`) comes from the installed package (`make setup`), not from a path edit.
 """
 
 import os
@@ -16,8 +17,6 @@ here = os.path.dirname(os.path.abspath(__file__))
 _bin = os.path.dirname(sys.executable)
 if _bin not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = _bin + os.pathsep + os.environ.get("PATH", "")
-if os.path.dirname(here) not in sys.path:  # the course's own tools (autograder.*), for the feedback step below
-    sys.path.insert(0, os.path.dirname(here))
 c.CourseDirectory.root = here
 c.CourseDirectory.course_id = "ffn-course"
 c.CourseDirectory.db_url = "sqlite:///" + os.path.join(here, "gradebook.db")
@@ -45,7 +44,7 @@ c.LimitOutput.max_traceback = 60
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import GetGrades  # noqa: E402
 
-from autograder.feedback import HideHiddenTests  # noqa: E402
+from autograder.grading.feedback import HideHiddenTests  # noqa: E402
 
 c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, HideHiddenTests]
 

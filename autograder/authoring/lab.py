@@ -1,7 +1,7 @@
 """Open the course in JupyterLab: the learner's setup, or the instructor's with nbgrader's formgrader.
 
     python -m autograder lab               # learner: my-notebooks/00_start_here.ipynb, Validate only
-    python -m autograder lab --instructor  # instructor: formgrader on the course in autograder/
+    python -m autograder lab --instructor  # instructor: formgrader on the course in autograder/course/
 
 The learner works in their own copy, `my-notebooks/` (git-ignored), never in the
 generated `notebooks/`: a saved notebook there would make `make check-course`
@@ -22,7 +22,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 
-from . import COURSE_ROOT, NOTEBOOKS_DIR, REPO_ROOT
+from .. import COURSE_ROOT, NOTEBOOKS_DIR, REPO_ROOT
 
 CONFIG_DIRS = {role: REPO_ROOT / "jupyter" / role for role in ("learner", "instructor")}
 LEARNER_COPY = REPO_ROOT / "my-notebooks"
@@ -132,7 +132,7 @@ def main(instructor=False, port=None, open_browser=True, allow_root=False):
     if instructor:
         from . import build
 
-        build.write_sources()  # the formgrader works on autograder/source/<id>/<id>.ipynb
+        build.write_sources()  # the formgrader works on autograder/course/source/<id>/<id>.ipynb
     argv, env, root = lab_command(role, port, open_browser, allow_root)
     if shutil.which("jupyter", path=env["PATH"]) is None:
         print("jupyter is not installed in this environment: run `make setup` first.", file=sys.stderr)

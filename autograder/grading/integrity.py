@@ -27,7 +27,7 @@ import ast
 import importlib
 from dataclasses import dataclass
 
-from .cells import bound_names, parse
+from ..cells import bound_names, parse
 
 # Functions of ffn_helpers that answer an exercise whose name differs from theirs (the spec's table).
 EXTRA_REFERENCES = {

@@ -45,7 +45,7 @@ class SandboxedKernelClient(AsyncKernelClient):
 class SandboxedKernelManager(AsyncKernelManager):
     """Start the kernel as `prlimit ... bwrap ... -- python -m ipykernel_launcher -f CONNECTION_FILE`."""
 
-    client_class = DottedObjectName("autograder.kernel.SandboxedKernelClient")
+    client_class = DottedObjectName("autograder.grading.kernel.SandboxedKernelClient")
 
     @default("client_factory")
     def _client_factory_default(self):

@@ -37,7 +37,7 @@ def reuse_engines():
     if not nbgrader.__version__.startswith(PATCHED_NBGRADER) or params != ["self", "db_url", "course_id",
                                                                             "authenticator"]:
         raise RuntimeError(
-            f"autograder/gradebook.py patches nbgrader {PATCHED_NBGRADER}x's Gradebook.__init__(self, db_url, "
+            f"autograder/grading/gradebook.py patches nbgrader {PATCHED_NBGRADER}x's Gradebook.__init__(self, db_url, "
             f"course_id, authenticator); found nbgrader {nbgrader.__version__} with __init__({', '.join(params)}). "
             "Install the pinned nbgrader (pyproject.toml), or check the patch against this release and update "
             "PATCHED_NBGRADER.")

@@ -34,8 +34,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from . import COURSE_ROOT, similarity
-from .report_results import ReportError, course_answers, read_answers, read_results
+from .. import COURSE_ROOT
+from . import similarity
+from .results import ReportError, course_answers, read_answers, read_results
 
 EPS = 1e-9
 DEFAULT_THRESHOLD = 0.5
@@ -558,7 +559,7 @@ def _look_section(looks):
 
 def render_html(reports, attention, notes, *, threshold, source, anonymised, looks=()):
     """The whole report as one HTML page (figures embedded)."""
-    from . import report_figures as figures
+    from . import figures
 
     names = ", ".join(r.assignment for r in reports)
     parts = [
@@ -662,7 +663,7 @@ def add_arguments(parser):
     salt = parser.add_mutually_exclusive_group()
     salt.add_argument("--salt", help="the secret that keys the pseudonyms (default: read from --salt-file)")
     salt.add_argument("--salt-file", type=Path,
-                      help="file holding the secret; made on first use (default: autograder/.report_salt)")
+                      help="file holding the secret; made on first use (default: autograder/course/.report_salt)")
 
 
 def add_parser(subparsers):

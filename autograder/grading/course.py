@@ -11,7 +11,7 @@ from pathlib import Path
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from . import COURSE_ROOT, exercise_of_test
+from .. import COURSE_ROOT, exercise_of_test
 
 
 def ensure_bin_on_path():

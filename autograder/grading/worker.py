@@ -44,7 +44,8 @@ class Worker:
     def __init__(self, setup):
         import nbformat
 
-        from . import cells, course, gradebook
+        from .. import cells
+        from . import course, gradebook
         from .course import AssignmentModel
         from .sandbox import Limits
 
@@ -295,7 +296,8 @@ class Worker:
     def _judge(self, student, nbm, autograded_dir, findings, error):
         import nbformat
 
-        from . import cells, execute, feedback, integrity, results
+        from .. import cells
+        from . import execute, feedback, integrity, results
 
         path = autograded_dir / f"{nbm.name}.ipynb"
         run_info = dict(execute.LAST_RUN.get(nbm.name, {}))

@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from autograder.rpc import ChannelError, Peer, ProtocolError  # RPC-IMPORT: dropped inside the sandbox
+from autograder.grading.rpc import ChannelError, Peer, ProtocolError  # RPC-IMPORT: dropped inside the sandbox
 
 _GUARDED_PREFIXES = ("ffn_helpers",)
 _GUARDED_MODULES = ("builtins", "math", "numpy", "numpy.testing", "numpy.linalg", "numpy.random", "numpy.lib",

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ffn_helpers.checks import LIKELY_MISTAKE
 
-from . import SOURCE_DIR, exercise_of_test
+from .. import SOURCE_DIR, exercise_of_test
 
 
 class ReportError(Exception):
@@ -435,7 +435,7 @@ def _read_file(path, implied, assignments, reader, students, others):
 
 def course_answers(assignment):
     """({grade_id: published solution code}, {grade_id: starter code}) of a course assignment's answer cells."""
-    from . import NOTEBOOKS_DIR, SOLUTIONS_DIR
+    from .. import NOTEBOOKS_DIR, SOLUTIONS_DIR
 
     return tuple(_answer_cells(json.loads((folder / f"{assignment}.ipynb").read_text(encoding="utf-8")))
                  for folder in (SOLUTIONS_DIR, NOTEBOOKS_DIR))
@@ -462,8 +462,8 @@ def read_answers(notebooks_dir, assignment, students, wanted):
     The path is built from a valid student id and the course's own assignment and notebook names; no
     folder on it may be a link, and the notebook is opened without following one (worker.read_notebook).
     """
-    from .submissions import STUDENT_ID
-    from .worker import read_notebook
+    from ..grading.submissions import STUDENT_ID
+    from ..grading.worker import read_notebook
 
     answers, unread = {}, Counter()
     for student in students:

@@ -23,7 +23,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearMarkScheme, ClearOutput, LockCells
 from traitlets.config.loader import PyFileConfigLoader
 
-from . import COURSE_ROOT, NOTEBOOKS_DIR, SOLUTIONS_DIR, SOURCE_DIR, assignments
+from .. import COURSE_ROOT, NOTEBOOKS_DIR, SOLUTIONS_DIR, SOURCE_DIR, assignments
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
@@ -133,7 +133,7 @@ def _solution_version(source_nb):
 
 
 def write_sources(only=None):
-    """Write nbgrader's source notebooks (autograder/source/<id>/<id>.ipynb) from the authored .py."""
+    """Write nbgrader's source notebooks (autograder/course/source/<id>/<id>.ipynb) from the authored .py."""
     for assignment_id in only or assignments():
         _write(read_source(assignment_id), SOURCE_DIR / assignment_id / f"{assignment_id}.ipynb")
 
@@ -174,7 +174,7 @@ def check_all(only=None):
         for folder in (NOTEBOOKS_DIR, SOLUTIONS_DIR) if only is None else ():
             for stray in sorted(folder.glob("*.ipynb")):
                 if (folder.name, stray.name) not in expected_names:
-                    problems.append(f"{folder.name}/{stray.name} has no source in autograder/source/")
+                    problems.append(f"{folder.name}/{stray.name} has no source in autograder/course/source/")
         for new in fresh:
             committed = (NOTEBOOKS_DIR if new.parent.name == "notebooks" else SOLUTIONS_DIR) / new.name
             rel = f"{new.parent.name}/{new.name}"

@@ -52,7 +52,7 @@ def check_sandbox(limits, unsafe):
 
 
 class WorkerProcess:
-    """One worker: a `python -m autograder.worker` child with a JSON-lines channel."""
+    """One worker: a `python -m autograder.grading.worker` child with a JSON-lines channel."""
 
     def __init__(self, slot, setup, log_path, generation):
         self.slot = slot
@@ -67,7 +67,7 @@ class WorkerProcess:
         env = dict(os.environ, HOME=str(self.home), JUPYTER_RUNTIME_DIR=str(self.home / "jupyter-runtime"),
                    IPYTHONDIR=str(self.home / "ipython"), MPLCONFIGDIR=str(self.home / "matplotlib"),
                    OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")  # the jobs use the cores; its judges fork it
-        self.proc = subprocess.Popen([sys.executable, "-m", "autograder.worker"], stdin=subprocess.PIPE,
+        self.proc = subprocess.Popen([sys.executable, "-m", "autograder.grading.worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log, start_new_session=True,
                                      preexec_fn=start, cwd="/", env=env)
         self.buffer = b""

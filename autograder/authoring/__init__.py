@@ -1,0 +1,1 @@
+"""The course's authoring tools: build the notebook forms from their sources, open them in JupyterLab."""

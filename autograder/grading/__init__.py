@@ -1,0 +1,11 @@
+"""Grading: every submission of an assignment, each in a sandbox, scored as plain nbgrader scores it.
+
+    grade.py       the command: finds submissions, runs a pool of workers, writes results and the gradebook
+    check.py       the command for one notebook, in a throw-away copy of the course
+    worker.py      one student: copy in, run the notebook, the clean re-run, combine (a process of its own)
+    execute.py, kernel.py, sandbox.py, confine.py   the notebook run: a kernel inside bubblewrap, limits
+    rerun.py, clean_runner.py, rpc.py, judge.py     the clean re-run: each test against only the answers
+    integrity.py   static findings on the submitted cells; results.py: the two runs into one result
+    feedback.py, gradebook.py                       what the student sees, what formgrader shows
+    course.py, submissions.py, progress.py          the course on disk, the submissions, a progress bar
+"""
