@@ -110,30 +110,28 @@ def graded_assignments():
     return [aid for aid in autograder.assignments() if test_ids(source(aid))]
 
 
-def between_markers(text, begin, end):
-    """The lines strictly between `begin` and `end` marker lines (nbgrader's rule: a line containing the marker)."""
-    lines, inside = [], False
+def _by_markers(text, begin, end):
+    """(lines strictly between `begin` and `end` marker lines, the other lines), by nbgrader's rule:
+    a marker is any line containing it, and belongs to neither."""
+    inside_lines, outside_lines, inside = [], [], False
     for line in text.splitlines():
         if begin in line:
             inside = True
         elif end in line:
             inside = False
-        elif inside:
-            lines.append(line)
-    return lines
+        else:
+            (inside_lines if inside else outside_lines).append(line)
+    return inside_lines, outside_lines
+
+
+def between_markers(text, begin, end):
+    """The lines strictly between `begin` and `end` marker lines."""
+    return _by_markers(text, begin, end)[0]
 
 
 def outside_markers(text, begin, end):
     """The lines of `text` not between the markers (and not the markers themselves)."""
-    kept, inside = [], False
-    for line in text.splitlines():
-        if begin in line:
-            inside = True
-        elif end in line:
-            inside = False
-        elif not inside:
-            kept.append(line)
-    return kept
+    return _by_markers(text, begin, end)[1]
 
 
 def python_source(cell_source):
