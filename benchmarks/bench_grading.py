@@ -12,15 +12,15 @@ submissions built to make a trusted process hold far more than they send.
 """
 
 import copy
-import os
-import re
 import shutil
 import sqlite3
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-from benchmarks import Row, run_timed
+from benchmarks import Row, TreePeaks, run_timed
 
 N_SUBMISSIONS = 40
 ASSIGNMENT = "02_forward_pass"
@@ -136,34 +136,6 @@ _MEMORY_ATTACKS = {
 }
 
 
-class _Peaks:
-    """Samples the peak resident memory (VmHWM) of every process whose command line holds `needle`."""
-
-    def __init__(self, needle):
-        import threading
-
-        self.needle, self.peak, self._stop = needle, 0, threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-
-    def _run(self):
-        while not self._stop.wait(0.1):
-            for entry in filter(str.isdigit, os.listdir("/proc")):
-                try:
-                    if self.needle in Path(f"/proc/{entry}/cmdline").read_bytes():
-                        m = re.search(r"^VmHWM:\s*(\d+) kB", Path(f"/proc/{entry}/status").read_text(), re.M)
-                        self.peak = max(self.peak, int(m.group(1)) * 1024 if m else 0)
-                except OSError:
-                    continue
-
-
 def _memory_rows(aid, tmp):
     if aid != ASSIGNMENT:
         return []
@@ -185,13 +157,18 @@ def _memory_rows(aid, tmp):
     course.ensure_bin_on_path()
     cmd = [sys.executable, "-m", "autograder", "grade", aid, str(root / "submitted"), "--out", str(root / "results"),
            "--jobs", "2", "--course", str(root / "course"), "--cell-timeout", "30"]
-    with _Peaks(b"autograder.grading.worker") as workers, _Peaks(b"autograder\0grade") as parent:
-        seconds = _timed(cmd, cwd=root)
+    start = time.perf_counter()
+    grade = subprocess.Popen(cmd, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    peaks = TreePeaks(grade.pid, (b"autograder.grading.worker", b"autograder\0grade"))
+    _, err = grade.communicate()
+    peaks, seconds = peaks.stop(), time.perf_counter() - start
+    if grade.returncode != 0:
+        raise RuntimeError(f"{' '.join(map(str, cmd))} failed ({grade.returncode}):\n{err[-3000:]}")
     label = f"grading {len(attacks)} memory attacks + {len(honest)} honest x {aid}"
     return [
-        Row(f"{label}: peak memory of a worker or judge", workers.peak / 2**20, "MiB", "<= 1024",
+        Row(f"{label}: peak memory of a worker or judge", peaks[b"autograder.grading.worker"] / 2**20, "MiB", "<= 1024",
             f"{seconds:.0f} s; sandboxes not counted (they have their own limit)"),
-        Row(f"{label}: peak memory of the grading parent", parent.peak / 2**20, "MiB", "<= 1024"),
+        Row(f"{label}: peak memory of the grading parent", peaks[b"autograder\0grade"] / 2**20, "MiB", "<= 1024"),
     ]
 
 

@@ -16,19 +16,16 @@ FFN_BENCH_HUB_STUDENTS (default 300) and FFN_BENCH_HUB_JOBS (default: the number
 change the class size and N.
 """
 
-import contextlib
 import math
 import os
-import re
 import secrets
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
-from benchmarks import Row
+from benchmarks import Row, TreePeaks
 from benchmarks.bench_grading import _assignment, _course, _submissions
 
 COURSE_ID = "ffn-course"
@@ -57,46 +54,6 @@ def _run(cmd, cwd):
         raise RuntimeError(f"{' '.join(map(str, cmd))} failed ({run.returncode}):\n{run.stderr[-3000:]}")
 
 
-class _TreePeaks:
-    """Peak resident memory (VmHWM) of the processes under `root` whose command line holds each needle.
-
-    Only descendants count: other work on the machine (a notebook, another grading) must not.
-    """
-
-    def __init__(self, root, needles):
-        self.root, self.peaks, self._stop = root, dict.fromkeys(needles, 0), threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def stop(self):
-        self._stop.set()
-        self._thread.join()
-        return self.peaks
-
-    def _parents(self):
-        parents = {}
-        for entry in filter(str.isdigit, os.listdir("/proc")):
-            with contextlib.suppress(OSError, AttributeError):
-                status = Path(f"/proc/{entry}/status").read_text()
-                parents[int(entry)] = (int(re.search(r"^PPid:\s*(\d+)", status, re.M).group(1)), status)
-        return parents
-
-    def _run(self):
-        while not self._stop.wait(0.1):
-            parents = self._parents()
-            for pid, (ppid, status) in parents.items():
-                while ppid not in (0, 1, self.root) and ppid in parents:
-                    ppid = parents[ppid][0]
-                if ppid != self.root:
-                    continue
-                with contextlib.suppress(OSError, AttributeError):
-                    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-                    rss = int(re.search(r"^VmHWM:\s*(\d+) kB", status, re.M).group(1)) * 1024
-                    for needle in self.peaks:
-                        if needle in cmdline:
-                            self.peaks[needle] = max(self.peaks[needle], rss)
-
-
 def rows():
     from autograder.grading import course
 
@@ -119,7 +76,7 @@ def rows():
                str(tmp / "results"), "--jobs", str(jobs), "--course", str(root)]
         load, start = os.getloadavg()[0], time.perf_counter()
         grade = subprocess.Popen(cmd, cwd=tmp, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        peaks = _TreePeaks(grade.pid, (b"autograder.grading.worker", b"ipykernel_launcher"))
+        peaks = TreePeaks(grade.pid, (b"autograder.grading.worker", b"ipykernel_launcher"))
         _, err = grade.communicate()
         peaks = peaks.stop()
         grade_s, load = time.perf_counter() - start, max(load, os.getloadavg()[0])
