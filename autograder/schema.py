@@ -10,8 +10,10 @@ SchemaError saying where, what was expected and what came.
 """
 
 import math
-from dataclasses import asdict, dataclass, field
-from enum import StrEnum
+from dataclasses import asdict, dataclass, field, fields, is_dataclass
+from enum import Enum, StrEnum
+from types import UnionType
+from typing import get_args, get_origin
 
 SCHEMA = 1
 
@@ -85,7 +87,7 @@ class CellResult:
     max_points: float
     status: CellStatus
     message: str = ""  # why it lost points ("" when it earned them all)
-    diagnosis: tuple = ()  # Diagnosis of each catalogue mistake the message names
+    diagnosis: tuple[Diagnosis, ...] = ()  # each catalogue mistake the message names
     notebook_run: Run = Run(0.0)
     clean_run: Run = Run(0.0)
     notebook: str | None = None
@@ -110,6 +112,7 @@ class Flag:
     detail: str
     where: str = ""  # e.g. "cell 12 (ffn_forward), line 3"
     notebook: str | None = None
+    DERIVED = ("costs_points",)  # written for readers, read from kind and exercise
 
     @property
     def costs_points(self):
@@ -133,10 +136,10 @@ class NotebookResult:
     status: Status
     score: float
     max_score: float
-    cells: list = field(default_factory=list)
-    flags: list = field(default_factory=list)
+    cells: list[CellResult] = field(default_factory=list)
+    flags: list[Flag] = field(default_factory=list)
     error: str | None = None  # the grader's traceback, when it failed on this notebook
-    course_errors: list = field(default_factory=list)  # course cells that failed in the clean re-run
+    course_errors: list[str] = field(default_factory=list)  # course cells that failed in the clean re-run
 
     def to_dict(self):
         return dict(asdict(self), cells=[asdict(c) for c in self.cells], flags=[f.to_dict() for f in self.flags])
@@ -151,11 +154,12 @@ class StudentResult:
     status: Status
     score: float = 0.0
     max_score: float = 0.0
-    notebooks: list = field(default_factory=list)
-    flags: list = field(default_factory=list)  # the notebooks' flags, then the submission's own (review only)
+    notebooks: list[NotebookResult] = field(default_factory=list)
+    flags: list[Flag] = field(default_factory=list)  # the notebooks' flags, then the submission's own (review only)
     timestamp: str | None = None
     error: str | None = None
     seconds: float | None = None
+    DERIVED = ("schema", "cells")
 
     @property
     def cells(self):
@@ -180,15 +184,10 @@ class StudentResult:
                     else f'"schema": {_show(data["schema"])}')
             raise SchemaError(f'{where} should be a student\'s results with "schema": {SCHEMA} (as `python -m '
                               f'autograder grade` writes them), got {came}')
-        _fields(data, where, ("schema", "student", "assignment", "status", "score", "max_score", "notebooks",
-                              "cells", "flags"), ("timestamp", "error", "seconds"))
-        notebooks = [_notebook(nb, f"{where} notebooks[{i}]") for i, nb in enumerate(_list(data, "notebooks", where))]
-        _list(data, "cells", where)  # the notebooks' cells again: read there
-        return cls(_text(data, "student", where), _text(data, "assignment", where),
-                   _status(Status, data, where), _number(data, "score", where), _number(data, "max_score", where),
-                   notebooks, [_flag(f, f"{where} flags[{i}]") for i, f in enumerate(_list(data, "flags", where))],
-                   _text(data, "timestamp", where, none=True), _text(data, "error", where, none=True),
-                   None if data.get("seconds") is None else _number(data, "seconds", where))
+        try:
+            return cls(**_fields(StudentResult, data, ""))
+        except SchemaError as exc:
+            raise SchemaError(f"{where}: {exc}") from None
 
 
 def _show(value):
@@ -196,79 +195,41 @@ def _show(value):
     return text if len(text) <= 80 else text[:77] + "..."
 
 
-def _fields(data, where, required, optional=()):
-    if not isinstance(data, dict):
-        raise SchemaError(f"{where} should be an object, got {_show(data)}")
-    missing = [name for name in required if name not in data]
-    if missing:
-        raise SchemaError(f"{where} has no {', '.join(map(repr, missing))} field (schema {SCHEMA} has "
-                          f"{', '.join(required + tuple(optional))})")
-    unknown = sorted(set(data) - set(required) - set(optional))
-    if unknown:
-        raise SchemaError(f"{where} has the field(s) {', '.join(map(repr, unknown))}, which schema {SCHEMA} does "
-                          f"not have (it has {', '.join(required + tuple(optional))})")
-
-
-def _number(data, name, where):
-    value = data[name]
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise SchemaError(f"{where} {name} should be a finite number, got {_show(value)}")
-    return float(value)
-
-
-def _text(data, name, where, none=False):
-    value = data.get(name)
-    if not (isinstance(value, str) or (none and value is None)):
-        raise SchemaError(f"{where} {name} should be text{' or null' if none else ''}, got {_show(value)}")
+def _read(kind, value, where):
+    """The JSON `value` as a `kind` (a record, an enum, a list of one kind, a number, text, or one of these or null)."""
+    origin, args = get_origin(kind), get_args(kind)
+    if origin is UnionType:  # X | None
+        return None if value is None else _read(args[0], value, where)
+    if origin in (list, tuple):
+        if not isinstance(value, list):
+            raise SchemaError(f"{where} should be a list, got {_show(value)}")
+        return origin(_read(args[0], item, f"{where}[{i}]") for i, item in enumerate(value))
+    if isinstance(kind, type) and issubclass(kind, Enum):
+        try:
+            return kind(value)
+        except ValueError:
+            raise SchemaError(f"{where} {_show(value)} is not one of schema {SCHEMA}'s ({', '.join(kind)})") from None
+    if is_dataclass(kind):
+        return kind(**_fields(kind, value, where))
+    if kind is float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise SchemaError(f"{where} should be a finite number, got {_show(value)}")
+        return float(value)
+    if not isinstance(value, kind):
+        raise SchemaError(f"{where} should be {'text' if kind is str else kind.__name__}, got {_show(value)}")
     return value
 
 
-def _list(data, name, where):
-    if not isinstance(data[name], list):
-        raise SchemaError(f"{where} {name} should be a list, got {_show(data[name])}")
-    return data[name]
-
-
-def _status(kind, data, where):
-    try:
-        return kind(data["status"])
-    except ValueError:
-        raise SchemaError(f"{where} status {_show(data['status'])} is not one of schema {SCHEMA}'s "
-                          f"({', '.join(kind)})") from None
-
-
-def _notebook(data, where):
-    _fields(data, where, ("notebook", "status", "score", "max_score", "cells", "flags"), ("error", "course_errors"))
-    errors = data.get("course_errors") or []
-    if not isinstance(errors, list) or not all(isinstance(e, str) for e in errors):
-        raise SchemaError(f"{where} course_errors should be a list of text, got {_show(errors)}")
-    return NotebookResult(_text(data, "notebook", where), _status(Status, data, where), _number(data, "score", where),
-                          _number(data, "max_score", where),
-                          [_cell(c, f"{where}.cells[{i}]") for i, c in enumerate(_list(data, "cells", where))],
-                          [_flag(f, f"{where}.flags[{i}]") for i, f in enumerate(_list(data, "flags", where))],
-                          _text(data, "error", where, none=True), errors)
-
-
-def _cell(data, where):
-    _fields(data, where, ("grade_id", "exercise", "points", "max_points", "status", "message", "diagnosis",
-                          "notebook_run", "clean_run"), ("notebook",))
-    where = f"{where} ({_text(data, 'grade_id', where)})"
-    runs = {}
-    for name in ("notebook_run", "clean_run"):
-        _fields(data[name], f"{where} {name}", ("points", "message"))
-        runs[name] = Run(_number(data[name], "points", f"{where} {name}"), _text(data[name], "message", where))
-    diagnosis = []
-    for item in _list(data, "diagnosis", where):
-        _fields(item, f"{where} diagnosis", ("key", "explanation"))
-        diagnosis.append(Diagnosis(_text(item, "key", where), _text(item, "explanation", where)))
-    return CellResult(data["grade_id"], _text(data, "exercise", where, none=True), _number(data, "points", where),
-                      _number(data, "max_points", where), _status(CellStatus, data, where),
-                      _text(data, "message", where), tuple(diagnosis), runs["notebook_run"], runs["clean_run"],
-                      _text(data, "notebook", where, none=True))
-
-
-def _flag(data, where):
-    _fields(data, where, ("kind", "exercise", "detail", "where", "costs_points"), ("notebook",))
-    return Flag(_text(data, "kind", where), _text(data, "exercise", where, none=True), _text(data, "detail", where),
-                _text(data, "where", where), _text(data, "notebook", where, none=True))
-
+def _fields(kind, data, where):
+    """{name: value} of each field of record `kind` in the JSON object `data`: all of them, and no other."""
+    if not isinstance(data, dict):
+        raise SchemaError(f"{where or 'the record'} should be an object, got {_show(data)}")
+    names, derived = [f.name for f in fields(kind)], getattr(kind, "DERIVED", ())
+    missing = [name for name in names if name not in data]
+    unknown = [name for name in data if name not in names and name not in derived]
+    if missing or unknown:
+        raise SchemaError(f"{where or 'the record'} has " + (f"no {', '.join(map(repr, missing))} field" if missing else
+                          f"the field(s) {', '.join(map(repr, unknown))}, which schema {SCHEMA} does not have")
+                          + f" (its fields: {', '.join(names + list(derived))})")
+    prefix = f"{where}." if where else ""
+    return {f.name: _read(f.type, data[f.name], prefix + f.name) for f in fields(kind)}

@@ -390,10 +390,10 @@ def test_a_field_outside_the_schema_is_a_clear_note(tmp_path):
     data["late_penalty"] = 0.5
     (results / "ok-1.json").write_text(json.dumps(data))
     b = report.build([AID], results)
-    why = "ok-1.json has the field(s) 'late_penalty', which schema 1 does not have"
+    why = "ok-1.json: the record has the field(s) 'late_penalty', which schema 1 does not have"
     assert any(n.startswith(why) and n.endswith("its student is listed as needing attention") for n in b.notes)
     notes = b.html[b.html.index("<section id='notes'>"):]
-    assert "ok-1.json has the field(s) &#x27;late_penalty&#x27;" in notes
+    assert "ok-1.json: the record has the field(s) &#x27;late_penalty&#x27;" in notes
     rows = Tables(b.html).rows("Students needing attention")
     assert rows["ok-1"][1] == "results file unreadable" and rows["ok-1"][3].startswith(why)
 
@@ -415,9 +415,9 @@ def test_bad_statuses_schemas_and_files_are_listed_not_raised(tmp_path):
     assert {rows[s][1] for s in ("garbled", "odd-1", "bad-1", "old-1", "new-1")} == {"results file unreadable"}
     assert "could not be read as JSON" in rows["garbled"][3]
     known = ", ".join(Status)
-    assert f"odd-1.json status 'exploded' is not one of schema 1's ({known})" in rows["odd-1"][3]
+    assert f"odd-1.json: status 'exploded' is not one of schema 1's ({known})" in rows["odd-1"][3]
     assert known.startswith("results file unreadable, missing notebook, unreadable notebook, grader error, flagged")
-    assert "notebooks[0].cells[0] (test_ffn_forward) points should be a finite number, got 'two'" in rows["bad-1"][3]
+    assert "bad-1.json: notebooks[0].cells[0].points should be a finite number, got 'two'" in rows["bad-1"][3]
     expected = 'should be a student\'s results with "schema": 1 (as `python -m autograder grade` writes them), got '
     assert rows["old-1"][3].startswith(f"old-1.json {expected}no schema field")
     assert rows["new-1"][3].startswith(f'new-1.json {expected}"schema": 2')
