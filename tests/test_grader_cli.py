@@ -12,6 +12,8 @@ import nbtools
 import pytest
 from adversarial import grading
 
+from autograder.schema import StudentResult
+
 ASSIGNMENT = "02_forward_pass"
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("grader-cli")]
 MISSING_B1 = "def ffn_forward(x, W1, b1, W2, b2):\n    return np.maximum(x @ W1, 0) @ W2 + b2\n"
@@ -26,6 +28,7 @@ def test_check_prints_the_json_of_one_notebook(tmp_path):
     run = _autograder("check", nbtools.SOLUTIONS_DIR / f"{ASSIGNMENT}.ipynb", "--feedback", tmp_path / "f.html")
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads(run.stdout)
+    assert result["schema"] == 1 and json.loads(json.dumps(StudentResult.from_dict(result).to_dict())) == result
     assert result["assignment"] == ASSIGNMENT and result["status"] == "graded"
     assert result["score"] == result["max_score"] > 0
     assert [c["grade_id"] for c in result["cells"]] == nbtools.test_ids(nbtools.source(ASSIGNMENT))

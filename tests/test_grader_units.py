@@ -23,6 +23,7 @@ from autograder.grading import feedback, integrity, rerun, results, rpc, sandbox
 from autograder.grading.clean_runner import StudentPeer
 from autograder.grading.course import NotebookModel, SourceCellModel
 from autograder.grading.progress import Progress
+from autograder.schema import Diagnosis, Status
 
 # ---------------------------------------------------------------- sizes and the sandbox
 
@@ -501,9 +502,9 @@ def test_notebook_run_score():
 def test_diagnoses_are_read_from_failure_messages():
     message = ("ffn_forward(...) is not close\nLikely mistake (missing_b1): your output equals the FFN without b1.\n"
                "Likely mistake (no_activation): no ReLU.")
-    assert results.diagnoses(message) == [
-        {"key": "missing_b1", "explanation": "your output equals the FFN without b1."},
-        {"key": "no_activation", "explanation": "no ReLU."}]
+    coloured = message.replace("no ReLU", "no \x1b[1mReLU\x1b[0m")  # a traceback's colours are no part of it
+    assert results.diagnoses(message) == results.diagnoses(coloured) == (
+        Diagnosis("missing_b1", "your output equals the FFN without b1."), Diagnosis("no_activation", "no ReLU."))
 
 
 def _every_test_passed(model):
@@ -525,10 +526,10 @@ def test_both_runs_must_agree_and_flags_zero_an_exercise(released):
     clean.tests["test_ffn_forward"].points, clean.tests["test_ffn_forward"].message = 0.0, "AssertionError: wrong"
     flags = [integrity.Finding("reference", "dead_fraction", "calls the reference")]
     out, findings = results.combine(model, notebook, {}, clean, flags)
-    points = {c["grade_id"]: c["points"] for c in out["cells"]}
+    points = {c.grade_id: c.points for c in out.cells}
     assert points["test_ffn_forward"] == 0  # passed in the notebook, failed in the clean re-run
     assert points["test_dead_fraction"] == points["test_dead_fraction_hidden"] == 0  # flagged exercise
-    assert points["test_linear_torch"] == 1 and out["status"] == "flagged"
+    assert points["test_linear_torch"] == 1 and out.status == "flagged"
     assert {(f.kind, f.exercise) for f in findings} == {("reference", "dead_fraction"),
                                                         ("disagreement", "ffn_forward")}
 
@@ -542,17 +543,17 @@ def test_a_clean_re_run_without_a_verdict_is_no_disagreement(released):
     clean.tests["test_ffn_forward"] = TestResult("test_ffn_forward", "ffn_forward", 2.0, 0.0,
                                                  "timed out after 60 s", timed_out=True, incomplete=True)
     out, findings = results.combine(model, notebook, {}, clean, [])
-    cell = next(c for c in out["cells"] if c["grade_id"] == "test_ffn_forward")
-    assert cell["points"] == 0 and cell["status"] == "rerun incomplete"
-    assert out["status"] == "graded" and [(f.kind, f.costs_points) for f in findings] == [("review", False)]
+    cell = next(c for c in out.cells if c.grade_id == "test_ffn_forward")
+    assert cell.points == 0 and cell.status == "rerun incomplete"
+    assert out.status == "graded" and [(f.kind, f.costs_points) for f in findings] == [("review", False)]
     assert "regrade it by hand" in findings[0].detail
 
 
 def test_status_order():
-    assert results.worst(["graded", "kernel died", "timeout"]) == "timeout"
-    assert results.worst(["out of memory", "flagged"]) == "flagged"
-    assert results.worst(["flagged", "missing notebook"]) == "missing notebook"
-    assert results.worst([]) == "graded"
+    assert Status.worst(["graded", "kernel died", "timeout"]) == "timeout"
+    assert Status.worst(["out of memory", "flagged"]) == "flagged"
+    assert Status.worst(["flagged", "missing notebook"]) == "missing notebook"
+    assert Status.worst([]) == "graded"
 
 
 # ---------------------------------------------------------------- feedback

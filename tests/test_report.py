@@ -30,6 +30,7 @@ from autograder import exercise_of_test as exercise_of
 from autograder.report import class_report as report
 from autograder.report import figures as report_figures
 from autograder.report.results import ReportError, course_layout, read_results
+from autograder.schema import CellStatus, Status, StudentResult
 from ffn_helpers import mistakes, plots
 
 AID = "02_forward_pass"
@@ -383,59 +384,74 @@ def test_a_class_where_nobody_submitted_gets_a_clear_report(tmp_path):
     assert [(r["exercise"], r["students_scored"]) for r in rows] == [(e, "0") for e in LAYOUT.exercises]
 
 
-def test_unknown_fields_are_ignored_with_a_note(tmp_path):
+def test_a_field_outside_the_schema_is_a_clear_note(tmp_path):
     results = hand_built_class(tmp_path / "results")
-    for path in sorted(results.glob("ok-*.json")):
-        data = json.loads(path.read_text())
-        data["late_penalty"] = 0.5
-        data["cells"][0]["grader_version"] = "9"
-        path.write_text(json.dumps(data))
+    data = json.loads((results / "ok-1.json").read_text())
+    data["late_penalty"] = 0.5
+    (results / "ok-1.json").write_text(json.dumps(data))
     b = report.build([AID], results)
-    assert "ignored the student field 'late_penalty' (in 12 files): the report does not know it" in b.notes
-    assert "ignored the test cell field 'grader_version' (in 12 files): the report does not know it" in b.notes
+    why = "ok-1.json: the record has the field(s) 'late_penalty', which schema 1 does not have"
+    assert any(n.startswith(why) and n.endswith("its student is listed as needing attention") for n in b.notes)
     notes = b.html[b.html.index("<section id='notes'>"):]
-    assert "ignored the student field &#x27;late_penalty&#x27; (in 12 files)" in notes
-    assert _exercise(b, "ffn_forward").mistakes[0].students == 7  # the numbers do not change
+    assert "ok-1.json: the record has the field(s) &#x27;late_penalty&#x27;" in notes
+    rows = Tables(b.html).rows("Students needing attention")
+    assert rows["ok-1"][1] == "results file unreadable" and rows["ok-1"][3].startswith(why)
 
 
-def test_unknown_status_and_unreadable_results_are_listed_not_raised(tmp_path):
+def test_bad_statuses_schemas_and_files_are_listed_not_raised(tmp_path):
     results = hand_built_class(tmp_path / "results")
     (results / "garbled.json").write_text("{not json")
     odd = student_record("odd-1", AID, graded_cells(LAYOUT, {}))
     odd["status"] = "exploded"
     bad = student_record("bad-1", AID, graded_cells(LAYOUT, {}))
-    bad["cells"][0]["points"] = "two"
-    write_class(results, [odd, bad])
+    bad["notebooks"][0]["cells"][0]["points"] = "two"
+    old = student_record("old-1", AID, graded_cells(LAYOUT, {}))
+    del old["schema"]
+    new = dict(student_record("new-1", AID, graded_cells(LAYOUT, {})), schema=2)
+    write_class(results, [odd, bad, old, new])
     (results / "run.json").write_text(json.dumps({"jobs": 2, "seconds": 31.5}))
     b = report.build([AID], results)
     rows = Tables(b.html).rows("Students needing attention")
-    assert rows["garbled"][1] == "results file unreadable" and "could not be read as JSON" in rows["garbled"][3]
-    assert rows["odd-1"][1] == "unknown status" and "status 'exploded' is not one the report knows" in rows["odd-1"][3]
-    assert rows["bad-1"][1] == "results file unreadable"
-    assert "cells[0] (test_ffn_forward) points should be a finite number, got 'two'" in rows["bad-1"][3]
+    assert {rows[s][1] for s in ("garbled", "odd-1", "bad-1", "old-1", "new-1")} == {"results file unreadable"}
+    assert "could not be read as JSON" in rows["garbled"][3]
+    known = ", ".join(Status)
+    assert f"odd-1.json: status 'exploded' is not one of schema 1's ({known})" in rows["odd-1"][3]
+    assert known.startswith("results file unreadable, missing notebook, unreadable notebook, grader error, flagged")
+    assert "bad-1.json: notebooks[0].cells[0].points should be a finite number, got 'two'" in rows["bad-1"][3]
+    expected = 'should be a student\'s results with "schema": 1 (as `python -m autograder grade` writes them), got '
+    assert rows["old-1"][3].startswith(f"old-1.json {expected}no schema field")
+    assert rows["new-1"][3].startswith(f'new-1.json {expected}"schema": 2')
     assert any(n.startswith("skipped run.json: not a student's results") for n in b.notes)
-    assert b.reports[0].scored == SCORED + 1  # odd-1 has scores; the unreadable ones do not
+    assert b.reports[0].scored == SCORED  # none of the unreadable ones has scores
 
 
-def test_results_in_other_shapes_are_read(tmp_path):
-    """Cells keyed by grade_id, diagnosis only as structured keys, no status field, a list of students in one file."""
-    structured = {"student": "struct-1", "assignment": AID, "status": "graded", "cells": {
-        g: {"points": 0.0 if e == "ffn_forward" else p, "max_points": p,
-            "diagnosis": [{"key": "missing_b1", "explanation": "forgot b1"}] if e == "ffn_forward" else []}
-        for g, e, p in LAYOUT.cells}}
-    plain = {"student": "plain-1", "cells": [{"grade_id": g, "points": p, "max_points": p} for g, _, p in LAYOUT.cells]}
-    folder = tmp_path / "results"
-    folder.mkdir()
-    (folder / "class.json").write_text(json.dumps([structured, plain]))
-    data = read_results(folder, [AID])
-    by_id = {s.student: s for s in data.students[AID]}
-    assert by_id["struct-1"].cells[0].mistakes == ("missing_b1",)
-    assert by_id["plain-1"].status == "graded"
-    assert "class.json: no status field; taken as 'graded'" in data.notes
-    rep = report.assignment_report(AID, data.students[AID], data.layouts[AID])
-    ffn = next(e for e in rep.exercises if e.exercise == "ffn_forward")
-    # The catalogue's explanation wins over a text that is not in it.
-    assert ffn.mistakes[0].explanation == _explanation(mistakes.FFN, "missing_b1") and ffn.mistakes[0].catalogued
+def test_a_result_round_trips_through_json():
+    """What the grader writes (StudentResult.to_dict, as JSON) reads back as the same records."""
+    cells = graded_cells(LAYOUT, {"ffn_forward": (("missing_b1", "no_activation"), FFN_ALL)}, timed_out=DEAD_HIDDEN)
+    record = student_record("rt-1", AID, cells, status="timeout", error="a traceback",
+                            flags=[flag("review", None, "runs a shell command"), flag("lying", "ffn_forward", "x")])
+    written = json.dumps(record, sort_keys=True)
+    back = StudentResult.from_dict(json.loads(written))
+    assert json.dumps(back.to_dict(), sort_keys=True) == written
+    assert back.status is Status.TIMEOUT and back.error == "a traceback"
+    assert back.score == sum(c.points for c in cells) < back.max_score == 10
+    assert [(f.kind, f.costs_points) for f in back.flags] == [("review", False), ("lying", True)]
+    ffn = back.cells[0]
+    assert ffn.status == "failed" and ffn.mistakes == ("missing_b1", "no_activation") and ffn.notebook == AID
+    assert back.cells[-1].status is CellStatus.TIMEOUT
+
+
+def test_every_status_the_grader_writes_has_its_label_in_the_report(tmp_path):
+    statuses = [s for s in Status if s is not Status.RESULTS_UNREADABLE]  # that one is the report's own
+    records = [student_record(f"s-{i}", AID, not_run_cells(LAYOUT, "why") if status in ("missing notebook",
+                              "unreadable notebook", "grader error") else graded_cells(LAYOUT, {}), status=status,
+                              flags=[flag("reference", "ffn_forward", "x")] if status == "flagged" else ())
+               for i, status in enumerate(statuses)]
+    data = read_results(write_class(tmp_path / "r", records), [AID])
+    assert [s.status_label for s in data.students[AID]] == [s.label for s in statuses] and not data.notes
+    assert all(s.label and s.label == s.value for s in (*Status, *CellStatus))
+    rows = Tables(report.build([AID], tmp_path / "r").html).rows("Students needing attention")
+    assert {rows[f"s-{i}"][1] for i, s in enumerate(statuses) if s != "graded"} == {s for s in statuses} - {"graded"}
 
 
 def test_keys_outside_the_catalogue_are_shown_as_they_came(tmp_path):

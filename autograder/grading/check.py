@@ -19,7 +19,7 @@ from .grade import check_sandbox
 
 
 def check(notebook, limits=None, unsafe=False, cell_timeout=None, feedback=None, student="learner"):
-    """The result (a dict, as in `grade`'s <student>.json) of one notebook."""
+    """The result of one notebook, as `grade` writes it to <student>.json (schema.StudentResult.to_dict)."""
     import nbformat
 
     from .worker import Worker

@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..schema import Flag, Status, StudentResult
 from . import confine, course, gradebook, results, sandbox, submissions
 from .progress import Progress
 
@@ -160,13 +161,13 @@ def _report_page(result):
 
     from . import feedback
 
-    pages = [feedback.render(nbformat.v4.new_notebook(), nb, result["student"]) for nb in result["notebooks"]]
+    pages = [feedback.render(nbformat.v4.new_notebook(), nb.to_dict(), result.student) for nb in result.notebooks]
     return "\n<hr>\n".join(pages)
 
 
 def _failed(model, student, status, message):
     notebooks = [results.empty_notebook(n, status, message) for n in model.notebooks]
-    return results.student_result(student, model.name, notebooks, error=message)
+    return results.student_result(student, model.name, notebooks, error=message).to_dict()
 
 
 class _Pool:
@@ -247,8 +248,8 @@ def run_pool(queue, setup, jobs, timeout, log_dir, model):
 
 def _publish(config, model, submission, reply, out_dir, gb):
     """Write one student's result everywhere it belongs: JSON, gradebook, the course's folders."""
-    result = reply["result"]
-    student, aid = result["student"], model.name
+    result = StudentResult.from_dict(reply["result"], "the worker's result")
+    student, aid = result.student, model.name
     root = Path(config.CourseDirectory.root)
     skipped = []
     if submission.folder is not None:
@@ -259,21 +260,21 @@ def _publish(config, model, submission, reply, out_dir, gb):
         skipped += course.copy_tree(reply["autograded_dir"], root / "autograded" / student / aid)
         shutil.rmtree(reply["autograded_dir"], ignore_errors=True)
     for what in skipped[:20]:  # links, FIFOs, devices: never followed or copied, shown to the instructor
-        result["flags"].append({"kind": "review", "exercise": None, "notebook": aid, "costs_points": False,
-                                "detail": f"not copied: {what}", "where": "the submission's files"})
+        result.flags.append(Flag("review", None, f"not copied: {what}", "the submission's files", notebook=aid))
     gradebook.record(config, result, gb)
     page = out_dir / f"{student}.html"
     if page.exists() or page.is_symlink():
         page.unlink()
     if not reply.get("html") or course.copy_file(Path(reply["html"]), page, 50 * 1024 * 1024)[0]:
         page.write_text(_report_page(result), encoding="utf-8")  # the worker could not write one
-    (out_dir / f"{student}.json").write_text(json.dumps(result, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    (out_dir / f"{student}.json").write_text(json.dumps(result.to_dict(), indent=1, sort_keys=True) + "\n",
+                                             encoding="utf-8")
     return result
 
 
 def grade(assignment_id, submitted, out_dir, jobs=None, students=None, limits=None, unsafe=False,
           course_root=None, cell_timeout=None, timeout=900.0):
-    """Grade a class; return the list of student results (also written to `out_dir`)."""
+    """Grade a class; return the student results as written to `out_dir` (StudentResult.to_dict's), by student."""
     course.ensure_bin_on_path()
     limits = limits or sandbox.Limits()
     if not check_sandbox(limits, unsafe):
@@ -318,15 +319,15 @@ def grade(assignment_id, submitted, out_dir, jobs=None, students=None, limits=No
                     result = _publish(config, model, submission, reply, out_dir, gb)
                 except Exception as exc:  # one student's trouble never ends the batch
                     _say(f"{submission.student}: could not record the result: {exc!r}")
-                    result = _failed(model, submission.student, "grader error", f"could not record the result: {exc}")
+                    failed = _failed(model, submission.student, "grader error", f"could not record the result: {exc}")
+                    result = StudentResult.from_dict(failed)
                     with contextlib.suppress(Exception):
-                        result = _publish(config, model, submission, {"result": result}, out_dir, gb)
+                        result = _publish(config, model, submission, {"result": failed}, out_dir, gb)
                 graded.append(result)
-                progress.advance(f"{result['student']}: {result['status']} "
-                                 f"{result['score']:g}/{result['max_score']:g}")
-        gradebook.export_csv(config, assignment_id, [r["student"] for r in graded], out_dir / "grades.csv")
+                progress.advance(f"{result.student}: {result.status} {result.score:g}/{result.max_score:g}")
+        gradebook.export_csv(config, assignment_id, [r.student for r in graded], out_dir / "grades.csv")
         _summary(graded, out_dir)
-        return sorted(graded, key=lambda r: r["student"])
+        return [r.to_dict() for r in sorted(graded, key=lambda r: r.student)]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -334,14 +335,14 @@ def grade(assignment_id, submitted, out_dir, jobs=None, students=None, limits=No
 def _summary(graded, out_dir):
     by_status = {}
     for r in graded:
-        by_status.setdefault(r["status"], []).append(r["student"])
-    counts = sorted(by_status.items(), key=lambda kv: results.STATUSES.index(kv[0]))
+        by_status.setdefault(r.status, []).append(r.student)
+    counts = sorted(by_status.items(), key=lambda kv: list(Status).index(kv[0]))
     _say(f"graded {len(graded)} submission(s): " + ", ".join(f"{len(v)} {k}" for k, v in counts))
-    for status in ("flagged", "timeout", "out of memory", "kernel died", "unreadable notebook", "missing notebook",
-                   "grader error"):
+    for status in (Status.FLAGGED, Status.TIMEOUT, Status.OUT_OF_MEMORY, Status.KERNEL_DIED, Status.UNREADABLE,
+                   Status.MISSING, Status.GRADER_ERROR):
         if status in by_status:
             _say(f"  {status}: {', '.join(sorted(by_status[status]))}")
-    reviews = sorted({r["student"] for r in graded for f in r["flags"] if not f["costs_points"]})
+    reviews = sorted({r.student for r in graded for f in r.flags if not f.costs_points})
     if reviews:
         _say(f"  to review (no points lost for it): {', '.join(reviews)}")
     _say(f"results: {out_dir}/grades.csv, {out_dir}/<student>.json, {out_dir}/<student>.html")

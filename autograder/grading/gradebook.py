@@ -77,7 +77,7 @@ def open_gradebook(config):
 
 
 def record(config, result, gb=None):
-    """Store one student's result (results.student_result) in the course gradebook (or the open `gb`)."""
+    """Store one student's result (a schema.StudentResult) in the course gradebook (or the open `gb`)."""
     with warnings.catch_warnings():  # nbgrader's own add_submission trips SQLAlchemy's autoflush warnings
         warnings.simplefilter("ignore", SAWarning)
         if gb is not None:
@@ -88,28 +88,28 @@ def record(config, result, gb=None):
 
 
 def _record(config, result, gb):
-    assignment, student = result["assignment"], result["student"]
-    cells = {(c["notebook"], c["grade_id"]): c for c in result["cells"]}
+    assignment, student = result.assignment, result.student
     gb.update_or_create_student(student)
     kwargs = {}
-    if result.get("timestamp"):
+    if result.timestamp:
         try:
-            kwargs["timestamp"] = parse_utc(result["timestamp"])
+            kwargs["timestamp"] = parse_utc(result.timestamp)
         except (ValueError, OverflowError, TypeError):
             pass
     submission = gb.update_or_create_submission(assignment, student, **kwargs)
-    for nb_result in result["notebooks"]:
+    for nb_result in result.notebooks:
         try:
-            notebook = gb.find_submission_notebook(nb_result["notebook"], assignment, student)
+            notebook = gb.find_submission_notebook(nb_result.notebook, assignment, student)
         except MissingEntry:
             continue
+        cells = {c.grade_id: c for c in nb_result.cells}
         for grade in notebook.grades:
-            cell = cells.get((nb_result["notebook"], grade.name))
+            cell = cells.get(grade.name)
             if cell is None:
                 continue  # a manually graded cell: left to the grader
-            grade.auto_score = float(cell["points"])
+            grade.auto_score = float(cell.points)
             grade.needs_manual_grade = grade.manual_score is not None
-        notebook.flagged = nb_result["status"] == "flagged"
+        notebook.flagged = nb_result.status == "flagged"
         notebook.late_submission_penalty = None
         if submission.total_seconds_late > 0:
             penalty = _late_plugin(config).late_submission_penalty(

@@ -25,9 +25,9 @@ the attempt so the instructor sees it.
 
 import ast
 import importlib
-from dataclasses import dataclass
 
 from ..cells import bound_names, parse
+from ..schema import Flag as Finding  # a finding is the Flag the result records
 
 # Functions of ffn_helpers that answer an exercise whose name differs from theirs (the spec's table).
 EXTRA_REFERENCES = {
@@ -84,23 +84,6 @@ _REVIEW_MODULES = {"subprocess": "starts processes", "multiprocessing": "starts 
                    "pty": "opens terminals", "resource": "changes resource limits"}
 # Importing gc, ctypes, importlib, inspect, os or sys is no evidence by itself (an honest answer may): what the
 # code then does with them (patching, gc.get_referents, ctypes' memory access) is judged on its own.
-
-
-@dataclass(frozen=True)
-class Finding:
-    kind: str  # monkeypatch | reference | lying | shadow | review | tamper | disagreement | channel
-    exercise: str | None  # None: the whole notebook (shown for review, costs nothing)
-    detail: str
-    where: str = ""  # e.g. "cell 12 (ffn_forward), line 3"
-
-    @property
-    def costs_points(self):
-        """Evidence on one exercise costs that exercise's points; nothing else costs any."""
-        return self.kind != "review" and self.exercise is not None
-
-    def as_dict(self):
-        return {"kind": self.kind, "exercise": self.exercise, "detail": self.detail, "where": self.where,
-                "costs_points": self.costs_points}
 
 
 def reference_names(exercise):

@@ -152,10 +152,9 @@ class Worker:
                          for n in self.model.notebooks]
             result, autograded_dir = results.student_result(student, self.aid, notebooks, error=error), None
             html = self._write_feedback(student, notebooks, {})
-        result["seconds"] = round(time.monotonic() - started, 2)
-        print(f"{student}: {result['status']} in {result['seconds']:.1f} s ({self._timing()})", file=sys.stderr,
-              flush=True)
-        return {"student": student, "result": result, "autograded_dir": autograded_dir, "html": html}
+        result.seconds = round(time.monotonic() - started, 2)
+        print(f"{student}: {result.status} in {result.seconds:.1f} s ({self._timing()})", file=sys.stderr, flush=True)
+        return {"student": student, "result": result.to_dict(), "autograded_dir": autograded_dir, "html": html}
 
     def _grade(self, student, input_dir):
         import nbformat
@@ -297,6 +296,7 @@ class Worker:
         import nbformat
 
         from .. import cells
+        from ..schema import Status
         from . import execute, feedback, integrity, results
 
         path = autograded_dir / f"{nbm.name}.ipynb"
@@ -322,11 +322,9 @@ class Worker:
         shutil.rmtree(rerun_dir, ignore_errors=True)
         result, findings = results.combine(nbm, executed, run_info if executed is not None else {}, clean, findings)
         if error and executed is None:
-            result["status"] = results.worst([result["status"], "grader error"])
-            result["error"] = error
-        if clean.course_errors:
-            result["course_errors"] = [f"{label}: {message}" for label, message in clean.course_errors]
-        page = feedback.render(notebook, result, student) if self.feedback_dir else None
+            result.status, result.error = Status.worst([result.status, Status.GRADER_ERROR]), error
+        result.course_errors = [f"{label}: {message}" for label, message in clean.course_errors]
+        page = feedback.render(notebook, result.to_dict(), student) if self.feedback_dir else None
         return result, page
 
     def _clean_run(self, code, sandbox, references, course_cells, timeout):
@@ -370,11 +368,11 @@ class Worker:
 
         parts = []
         for nb_result in notebooks:
-            page = pages.get(nb_result["notebook"])
+            page = pages.get(nb_result.notebook)
             if page is None:  # nothing to show but the report
                 import nbformat
 
-                page = feedback.render(nbformat.v4.new_notebook(), nb_result, student)
+                page = feedback.render(nbformat.v4.new_notebook(), nb_result.to_dict(), student)
             parts.append(page)
         self.feedback_dir.mkdir(parents=True, exist_ok=True)
         target = self.feedback_dir / f"{student}.html"

@@ -14,12 +14,13 @@ import keyword
 import random
 import tokenize
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autograder import NOTEBOOKS_DIR
 from autograder.grading import results
 from autograder.report.results import course_layout
+from autograder.schema import CellResult, CellStatus, Flag, NotebookResult, Run, Status
 from ffn_helpers import mistakes
 
 ASSIGNMENT = "02_forward_pass"
@@ -37,22 +38,25 @@ def failure_message(function, keys, group=None):
 
 
 def cell(grade_id, exercise, points, max_points, message="", status=None):
-    """One test cell's result, as results.combine writes it."""
+    """One test cell's result (a schema.CellResult), as results.combine makes it."""
     status = status or ("passed" if points >= max_points else "partial" if points > 0 else "failed")
-    return {"grade_id": grade_id, "exercise": exercise, "points": points, "max_points": max_points,
-            "status": status, "message": message, "diagnosis": results.diagnoses(message),
-            "notebook_run": {"points": points, "message": message}, "clean_run": {"points": points, "message": message}}
+    run = Run(points, message)
+    return CellResult(grade_id, exercise, points, max_points, CellStatus(status), message,
+                      results.diagnoses(message), run, run)
 
 
 def student_record(student, assignment, cells, status="graded", flags=(), error=None):
-    """One student's results JSON (a dict), made by the grader's own results.student_result."""
-    notebook = {"notebook": assignment, "status": status, "score": sum(c["points"] for c in cells),
-                "max_score": sum(c["max_points"] for c in cells), "cells": list(cells), "flags": list(flags)}
-    return results.student_result(student, assignment, [notebook], timestamp="2025-01-31T12:00:00", error=error)
+    """One student's results JSON (a dict, schema 1), made by the grader's own results.student_result."""
+    cells = [replace(c, notebook=assignment) for c in cells]
+    flags = [replace(f, notebook=assignment) for f in flags]
+    notebook = NotebookResult(assignment, Status(status), sum(c.points for c in cells),
+                              sum(c.max_points for c in cells), cells, flags)
+    return results.student_result(student, assignment, [notebook], timestamp="2025-01-31T12:00:00",
+                                  error=error).to_dict()
 
 
 def flag(kind, exercise, detail, where="cell 12, line 2"):
-    return {"kind": kind, "exercise": exercise, "detail": detail, "where": where, "costs_points": kind != "review"}
+    return Flag(kind, exercise, detail, where)
 
 
 def not_run_cells(layout, message):
@@ -159,10 +163,10 @@ def synthetic_class(n=40, *, seed=0, assignment=ASSIGNMENT, mistakes_per_student
 
 
 def _account(c, student, layout, cells, wrong, timed_out):
-    c.scores[student] = sum(x["points"] for x in cells)
+    c.scores[student] = sum(x.points for x in cells)
     for exercise in layout.exercises:
-        mine = [x for x in cells if x["grade_id"] in {g for g, e, _ in layout.cells if e == exercise}]
-        earned, top = sum(x["points"] for x in mine), sum(x["max_points"] for x in mine)
+        mine = [x for x in cells if x.grade_id in {g for g, e, _ in layout.cells if e == exercise}]
+        earned, top = sum(x.points for x in mine), sum(x.max_points for x in mine)
         c.credit[exercise][student] = (earned, top)
         keys, lost = wrong.get(exercise, ((), ()))
         if set(lost) - set(timed_out):  # a failure message, not a timeout, names the keys
