@@ -394,7 +394,7 @@ def test_unknown_fields_are_ignored_with_a_note(tmp_path):
     assert "ignored the student field 'late_penalty' (in 12 files): the report does not know it" in b.notes
     assert "ignored the test cell field 'grader_version' (in 12 files): the report does not know it" in b.notes
     notes = b.html[b.html.index("<section id='notes'>"):]
-    assert "ignored the student field &#x27;late_penalty&#x27; (in 12 files)" in notes
+    assert "ignored the student field 'late_penalty' (in 12 files)" in html.unescape(notes)
     assert _exercise(b, "ffn_forward").mistakes[0].students == 7  # the numbers do not change
 
 
