@@ -393,7 +393,7 @@ def test_a_field_outside_the_schema_is_a_clear_note(tmp_path):
     why = "ok-1.json: the record has the field(s) 'late_penalty', which schema 1 does not have"
     assert any(n.startswith(why) and n.endswith("its student is listed as needing attention") for n in b.notes)
     notes = b.html[b.html.index("<section id='notes'>"):]
-    assert "ok-1.json: the record has the field(s) &#x27;late_penalty&#x27;" in notes
+    assert "ok-1.json: the record has the field(s) 'late_penalty'" in html.unescape(notes)
     rows = Tables(b.html).rows("Students needing attention")
     assert rows["ok-1"][1] == "results file unreadable" and rows["ok-1"][3].startswith(why)
 

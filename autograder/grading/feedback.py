@@ -8,7 +8,7 @@ included, and tracebacks quote the failing lines. Two fixes here:
   error shows only its final "Error: message" line;
 - `render`, used by `python -m autograder grade`: the same, plus each test cell's
   verdict from the grader and a summary (score, status, flags, likely mistakes)
-  at the top, as a plain self-contained page.
+  at the top, as a plain self-contained page (templates/feedback.html).
 
 Everything in a notebook the student's code ran in is hostile: outputs, their
 MIME types and metadata, markdown cells, and the failure messages and flag
@@ -17,8 +17,10 @@ whose value is valid base64 of a real PNG; every other MIME type (HTML,
 JavaScript, SVG, ...) is dropped with a note. Markdown becomes HTML through
 mistune with raw HTML escaped, and that HTML goes through a whitelist (`clean_html`)
 that keeps only plain formatting tags, no `on*` or style attributes and only
-http(s), mailto and relative links. Each output and the page as a whole are
-also cut to a size (`MAX_OUTPUT_CHARS`, `MAX_PAGE_CHARS`).
+http(s), mailto and relative links. The page's template escapes every value it
+is given except that whitelisted HTML, which `_page_cell` alone marks as Markup.
+Each output and the page as a whole are also cut to a size (`MAX_OUTPUT_CHARS`,
+`MAX_PAGE_CHARS`).
 """
 
 import base64
@@ -28,7 +30,9 @@ import functools
 import html
 import re
 from html.parser import HTMLParser
+from pathlib import Path
 
+import markupsafe
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 
@@ -250,18 +254,7 @@ def feedback_notebook(notebook, notebook_result, student):
 # A second line of defence: should markup ever slip through, the browser runs no script, loads nothing
 # from elsewhere and submits no form.
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
-_CSS = """
-body { font-family: system-ui, sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem; color: #222; }
-pre { background: #f6f8fa; padding: .6rem .8rem; overflow-x: auto; border-radius: 4px; font-size: .9rem; }
-pre.out { background: #fff; border-left: 3px solid #ccc; }
-pre.err { background: #fff5f5; border-left: 3px solid #c0392b; }
-pre.ok { background: #f2fbf4; border-left: 3px solid #1e8449; }
-.cell { margin: 1.2rem 0; }
-.label { font-size: .8rem; color: #555; margin-bottom: .2rem; }
-.summary { border: 1px solid #ccc; border-radius: 6px; padding: .2rem 1rem; background: #fbfbfb; }
-table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: .2rem .5rem; }
-img { max-width: 100%; }
-"""
+_MARKUP = 100  # the tags around one part of the page, counted with its text against MAX_PAGE_CHARS
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]")
 
 
@@ -384,72 +377,76 @@ def markdown_as_html_block(source):
 
 
 def _outputs(cell, budget):
-    """The HTML of a cell's outputs; `budget` (a one-item list) counts down the characters the page may still hold."""
+    """A cell's outputs for the page, and whether the page was full before the last; `budget` (a one-item list)
+    counts down the characters the page may still hold."""
     parts = []
     for out in safe_outputs(cell.get("outputs", [])):
         if budget[0] <= 0:
-            parts.append('<pre class="out">[further output left out: the page is full]</pre>')
-            break
-        kind = out.get("output_type")
+            return parts, True
+        kind, data = out.get("output_type"), out.get("data", {})
         if kind == "stream":
-            css = "err" if out.get("name") == "stderr" else "out"
             text = _text(out.get("text", ""))
-            if text.startswith("✔"):
-                css = "ok"
-            elif text.startswith("✘"):
-                css = "err"
-            part = f'<pre class="{css}">{html.escape(_ANSI.sub("", text))}</pre>'
+            stderr = out.get("name") == "stderr"
+            css = "ok" if text.startswith("✔") else "err" if text.startswith("✘") or stderr else "out"
+            part = {"css": css, "text": _ANSI.sub("", text), "png": None}
         elif kind == "error":
             text = _ANSI.sub("", "\n".join(out.get("traceback") or [f"{out.get('ename')}: {out.get('evalue')}"]))
-            part = f'<pre class="err">{html.escape(text[:MAX_OUTPUT_CHARS])}</pre>'
+            part = {"css": "err", "text": text[:MAX_OUTPUT_CHARS], "png": None}
+        elif "image/png" in data:  # checked by safe_outputs: strict base64 of a PNG
+            part = {"css": None, "text": None, "png": data["image/png"]}
         else:
-            data = out.get("data", {})
-            if "image/png" in data:  # checked by safe_outputs: strict base64 of a PNG
-                part = f'<img alt="a figure" src="data:image/png;base64,{data["image/png"]}">'
-            else:
-                part = f'<pre class="out">{html.escape(_ANSI.sub("", data.get("text/plain", "")))}</pre>'
-        budget[0] -= len(part)
+            part = {"css": "out", "text": _ANSI.sub("", data.get("text/plain", "")), "png": None}
+        budget[0] -= _MARKUP + len(part["png"] or markupsafe.escape(part["text"]))
         parts.append(part)
-    return "".join(parts)
+    return parts, False
+
+
+def _page_cell(cell, first, budget):
+    """What the page shows of one cell (None: nothing); counts its characters off `budget`."""
+    source = _text(cell.get("source", ""))
+    if cell.get("cell_type") == "markdown":
+        # The one HTML from the notebook the page takes as is: markdown_html's, which the whitelist (clean_html) made.
+        view = {"kind": "markdown", "css": "summary" if first else "md",
+                "html": markupsafe.Markup(markdown_html(source))}
+        budget[0] -= _MARKUP + len(view["html"])
+        return view
+    if cell.get("cell_type") not in ("code", "raw"):
+        return None
+    meta = _nbgrader(cell) if cell.get("cell_type") == "code" else {}
+    view = {"kind": "code", "source": source[:MAX_OUTPUT_CHARS], "answer": None, "comment": None, "test": None,
+            "points": None, "outputs": [], "outputs_cut": False}
+    if meta.get("solution"):
+        view["answer"], view["comment"] = str(meta.get("grade_id")), meta.get("comment")
+    elif _is_test(cell):
+        view["test"] = str(meta.get("grade_id"))
+        view["points"] = f"{meta.get('score', 0):g} / {meta.get('points', 0):g}"
+    budget[0] -= _MARKUP + sum(len(markupsafe.escape(view[k] or "")) for k in ("source", "answer", "comment", "test"))
+    if cell.get("cell_type") == "code":
+        view["outputs"], view["outputs_cut"] = _outputs(cell, budget)
+    return view
+
+
+@functools.cache
+def _template():
+    import jinja2
+
+    pages = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+                               autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                               lstrip_blocks=True, keep_trailing_newline=True)
+    return pages.get_template("feedback.html")
 
 
 def render(notebook, notebook_result, student):
     """The feedback page (HTML) of one notebook: every cell escaped, no script, images inline."""
-    nb, resources = feedback_notebook(notebook, notebook_result, student)
-    title = html.escape(f"{notebook_result['notebook']}: feedback for {student}")
-    body = []
+    nb, _ = feedback_notebook(notebook, notebook_result, student)
+    cells, cut = [], False
     budget = [MAX_PAGE_CHARS]  # counted down by every cell, and by _outputs for each output
     for i, cell in enumerate(nb.cells):
         if budget[0] <= 0:
-            body.append('<div class="cell"><pre class="out">[the rest of the notebook is left out: '
-                        'the page is full]</pre></div>')
+            cut = True
             break
-        source = _text(cell.get("source", ""))
-        if cell.get("cell_type") == "markdown":
-            css = "summary" if i == 0 else "md"
-            part = f'<div class="cell {css}">{markdown_html(source)}</div>'
-        elif cell.get("cell_type") == "code":
-            meta = _nbgrader(cell)
-            label = ""
-            if meta.get("solution"):
-                label = f"your answer: <code>{html.escape(str(meta.get('grade_id')))}</code>"
-                if meta.get("comment"):
-                    label += f" · <b>{html.escape(meta['comment'])}</b>"
-            elif _is_test(cell):
-                label = (f"test <code>{html.escape(str(meta.get('grade_id')))}</code> · "
-                         f"{meta.get('score', 0):g} / {meta.get('points', 0):g} points")
-            head = f'<div class="label">{label}</div>' if label else ""
-            part = f'{head}<pre class="code">{html.escape(source[:MAX_OUTPUT_CHARS])}</pre>'
-            budget[0] -= len(part)
-            part = f'<div class="cell">{part}{_outputs(cell, budget)}</div>'
-            body.append(part)
-            continue
-        elif cell.get("cell_type") == "raw":
-            part = f'<div class="cell"><pre class="code">{html.escape(source[:MAX_OUTPUT_CHARS])}</pre></div>'
-        else:
-            continue
-        budget[0] -= len(part)
-        body.append(part)
-    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<meta http-equiv="Content-Security-Policy" content="{CSP}"><title>{title}</title>'
-            f"<style>{_CSS}</style></head><body><h1>{title}</h1>\n" + "\n".join(body) + "\n</body></html>\n")
+        view = _page_cell(cell, i == 0, budget)
+        if view is not None:
+            cells.append(view)
+    return _template().render(title=f"{notebook_result['notebook']}: feedback for {student}", csp=CSP, cells=cells,
+                              cut=cut)

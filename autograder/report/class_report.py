@@ -4,7 +4,8 @@
         [--csv REPORT.csv] [--anonymise] [--threshold 0.5] [--notebooks NOTEBOOKS_DIR]
 
 It reads the per-student JSON that `python -m autograder grade` wrote (see
-report_results.py) and writes one self-contained HTML page: the score
+report_results.py) and writes one self-contained HTML page (templates/class_report.html,
+which escapes every value): the score
 distribution, the share of full, partial and zero credit per exercise (hardest
 first), the misconceptions the diagnosis named (with how many of the students who
 failed the exercise they explain), the students who need attention, and the answers to
@@ -21,8 +22,8 @@ failed the exercise had a failure message naming that misconception.
 
 import argparse
 import csv
+import functools
 import hmac
-import html
 import io
 import os
 import re
@@ -48,6 +49,7 @@ CSV_COLUMNS = ("assignment", "exercise", "misconception", "max_points", "student
 SHOWN_MATCHES = 50  # per answer cell in the HTML (the CSV has them all): a class that copied wholesale stays readable
 SHOWN_CHARS = 5_000  # of each answer's code in the HTML: the course's longest solution cell (4,200) fits
 SOLUTION = "the published solution"
+FIGURE_MISTAKES = 20  # misconceptions in the figure (the tables have them all)
 
 
 # ---------------------------------------------------------------- statistics
@@ -121,10 +123,21 @@ class AssignmentReport:
         return statistics.median(self.scores) if self.scores else None
 
     @property
+    def unscored(self):
+        return len(self.students) - self.scored
+
+    @property
+    def at_full(self):
+        return sum(s >= self.max_score - EPS for s in self.scores)
+
+    @property
     def full_share(self):
-        if not self.scores:
-            return None
-        return sum(s >= self.max_score - EPS for s in self.scores) / len(self.scores)
+        return self.at_full / len(self.scores) if self.scores else None
+
+    @property
+    def named(self):
+        """How many (exercise, misconception) pairs the failures named."""
+        return sum(len(e.mistakes) for e in self.exercises)
 
 
 def _explanation(key, exercise, texts):
@@ -262,6 +275,14 @@ class LookAt:
     compared: int  # students whose notebook was read
     where: str  # the folder the code was read from
 
+    @property
+    def by_cell(self):
+        """{grade_id: its matches}, in the order of `matches`."""
+        cells = {}
+        for m in self.matches:
+            cells.setdefault(m.grade_id, []).append(m)
+        return cells
+
 
 def answers_to_look_at(rep, notebooks_dir):
     """Each scored student's answer cells against the published solution and each other (see similarity.py)."""
@@ -373,220 +394,44 @@ def _pct(v):
     return "–" if v is None else f"{v:.0%}"
 
 
-def _e(text):
-    return html.escape(str(text), quote=True)
+def _figures(rep):
+    """The assignment's figures (figures.Image) by name, None where it has nothing to draw."""
+    from . import figures
 
-
-def _figure(image, caption):
-    return (f'<figure><img src="data:image/png;base64,{image.png_base64}" alt="{_e(image.alt)}" '
-            f'width="{image.width}" height="{image.height}"><figcaption>{_e(caption)}</figcaption></figure>')
-
-
-_CSS = """
-body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;max-width:1000px;margin:2em auto;padding:0 1em;
-color:#1a1a1a;line-height:1.45}
-h1{font-size:1.7em;margin-bottom:.2em}h2{margin-top:2em;border-bottom:2px solid #0072B2;padding-bottom:.2em}
-h3{margin-top:1.6em}h4{margin:1.2em 0 .4em}
-table{border-collapse:collapse;margin:.6em 0 1.2em;font-size:.93em}
-th,td{border:1px solid #c8c8c8;padding:.3em .6em;text-align:left;vertical-align:top}
-th{background:#eef4fa}th[scope=row]{white-space:nowrap}td.n{text-align:right;font-variant-numeric:tabular-nums}
-caption{text-align:left;font-weight:600;padding:.3em 0}
-figure{margin:1em 0}figure img{max-width:100%;height:auto;border:1px solid #e0e0e0}
-figcaption{font-size:.9em;color:#444}
-.meta{color:#555;font-size:.92em}.note{background:#fff7e0;border-left:4px solid #E69F00;padding:.5em .8em}
-code{background:#f2f2f2;padding:0 .25em;border-radius:3px}
-dl.stats{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dl.stats dt{font-weight:600}
-dl.stats dd{margin:0}
-nav ul{columns:2}
-table.look{width:100%}.side{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:.5em}
-.side pre{margin:0;padding:.4em;background:#f4f4f4;overflow:auto;max-height:28em;font-size:.82em}
-.side pre code{background:none;padding:0}
-@media print{h2{page-break-before:auto}figure{page-break-inside:avoid}}
-"""
-
-
-def _summary_table(reports, attention):
-    by_assignment = Counter(a.assignment for a in attention)
-    head = ("<table><caption>Overview</caption><tr><th scope='col'>assignment</th><th scope='col'>students</th>"
-            "<th scope='col'>scored</th><th scope='col'>mean</th><th scope='col'>median</th>"
-            "<th scope='col'>max</th><th scope='col'>at full marks</th><th scope='col'>needing attention</th></tr>")
-    rows = []
-    for rep in reports:
-        mean = "–" if rep.mean is None else f"{rep.mean:.2f}"
-        median = "–" if rep.median is None else _num(rep.median)
-        rows.append(f"<tr><th scope='row'><a href='#{_e(rep.assignment)}'>{_e(rep.assignment)}</a></th>"
-                    f"<td class='n'>{len(rep.students)}</td><td class='n'>{rep.scored}</td><td class='n'>{mean}</td>"
-                    f"<td class='n'>{median}</td><td class='n'>{_num(rep.max_score)}</td>"
-                    f"<td class='n'>{_pct(rep.full_share)}</td>"
-                    f"<td class='n'>{by_assignment.get(rep.assignment, 0)}</td></tr>")
-    return head + "".join(rows) + "</table>"
-
-
-def _assignment_section(rep, figures):
-    aid = rep.assignment
-    out = [f"<section id='{_e(aid)}'><h2>{_e(aid)}</h2>"]
-    if not rep.in_course:
-        out.append(f"<p class='note'>{_e(aid)} is not an assignment of this course's source: its exercises and "
-                   "points are taken from the results as they are.</p>")
-    unscored = len(rep.students) - rep.scored
-    if not rep.students:
-        out.append(f"<p class='note'>The results hold no student of {_e(aid)}.</p></section>")
-        return "".join(out)
-    out.append("<h3>Score distribution</h3>")
+    aid, out = rep.assignment, dict.fromkeys(("scores", "exercises", "mistakes"))
     if not rep.scores:
-        out.append(f"<p class='note'>No submission of {_e(aid)} could be scored: all {len(rep.students)} students "
-                   "are listed under <a href='#attention'>students needing attention</a>.</p></section>")
-        return "".join(out)
-    out.append(
-        f"<dl class='stats'><dt>scored submissions</dt><dd>{rep.scored} of {len(rep.students)} students"
-        + (f" ({unscored} without a score: see <a href='#attention'>students needing attention</a>)"
-           if unscored else "")
-        + f"</dd><dt>mean</dt><dd>{rep.mean:.2f} of {_num(rep.max_score)} points</dd>"
-        f"<dt>median</dt><dd>{_num(rep.median)} of {_num(rep.max_score)} points</dd>"
-        f"<dt>at full marks</dt><dd>{_pct(rep.full_share)} "
-        f"({sum(s >= rep.max_score - EPS for s in rep.scores)} of {rep.scored})</dd></dl>")
+        return out
     if rep.max_score > EPS:
-        image = figures.score_histogram(aid, rep.scores, rep.max_score, rep.mean, rep.median, rep.full_share)
-        out.append(_figure(image, f"Figure: total scores of the {rep.scored} scored students of {aid}; "
-                                  "dashed line the mean, dotted line the median."))
-    out.append("<h3>Credit per exercise, hardest first</h3>")
+        out["scores"] = figures.score_histogram(aid, rep.scores, rep.max_score, rep.mean, rep.median, rep.full_share)
     if rep.exercises:
-        image = figures.exercise_bars(aid, [(e.exercise, e.full, e.partial, e.zero) for e in rep.exercises])
-        out.append(_figure(image, "Figure: the share of students with full, partial and zero credit on each "
-                                  "exercise (its test cells together), hardest at the top."))
-        out.append("<table><caption>Credit per exercise</caption><tr><th scope='col'>exercise</th>"
-                   "<th scope='col'>points</th><th scope='col'>full</th><th scope='col'>partial</th>"
-                   "<th scope='col'>zero</th><th scope='col'>mean credit</th></tr>")
-        for e in rep.exercises:
-            n = max(e.scored, 1)
-            out.append(f"<tr><th scope='row'><a href='#{_e(aid)}-{_e(e.exercise)}'>{_e(e.exercise)}</a></th>"
-                       f"<td class='n'>{_num(e.max_points)}</td>"
-                       + "".join(f"<td class='n'>{k} ({k / n:.0%})</td>" for k in (e.full, e.partial, e.zero))
-                       + f"<td class='n'>{e.mean_credit:.0%}</td></tr>")
-        out.append("</table>")
-    else:
-        out.append("<p class='note'>The results hold no graded test cells for this assignment.</p>")
-    out.append("<h3>What the failures were: misconceptions per exercise</h3>")
+        out["exercises"] = figures.exercise_bars(aid, [(e.exercise, e.full, e.partial, e.zero) for e in rep.exercises])
     ranked = sorted(((e.exercise, m) for e in rep.exercises for m in e.mistakes), key=lambda em: -em[1].students)
     if ranked:
-        image = figures.mistake_bars(aid, [(f"{ex}: {m.key}", m.students) for ex, m in ranked[:20]])
-        out.append(_figure(image, "Figure: the misconceptions the course's diagnosis named in failure messages, "
-                                  "by the number of students" + (" (the 20 most common)" if len(ranked) > 20 else "")
-                           + "."))
-    for e in rep.exercises:
-        out.append(f"<h4 id='{_e(aid)}-{_e(e.exercise)}'>{_e(e.exercise)}: {e.failed} of {e.scored} students "
-                   "failed it</h4>")
-        if not e.failed:
-            out.append("<p>Everyone scored full marks here.</p>")
-            continue
-        if e.mistakes:
-            out.append(f"<table><caption>{_e(e.exercise)}: misconceptions named</caption><tr>"
-                       "<th scope='col'>misconception</th><th scope='col'>students</th>"
-                       "<th scope='col'>share of those who failed</th><th scope='col'>what to tell the class</th></tr>")
-            for m in e.mistakes:
-                note = "" if m.catalogued else " <em>(not in the course's mistake catalogue)</em>"
-                out.append(f"<tr><th scope='row'><code>{_e(m.key)}</code></th>"
-                           f"<td class='n'>{m.students} of {m.failed}</td><td class='n'>{m.share:.0%}</td>"
-                           f"<td>{_e(m.explanation)}{note}</td></tr>")
-            out.append("</table>")
-        if e.undiagnosed:
-            out.append(f"<p>{e.undiagnosed} of {e.failed} failed without a named misconception (an error, a wrong "
-                       "shape, or a wrong answer no catalogued mistake explains): read their feedback.</p>")
-        if e.flagged:
-            out.append(f"<p>{e.flagged} of {e.failed} lost it to an integrity flag: see "
-                       "<a href='#attention'>students needing attention</a>.</p>")
-    out.append("</section>")
-    return "".join(out)
+        out["mistakes"] = figures.mistake_bars(aid, [(f"{ex}: {m.key}", m.students)
+                                                     for ex, m in ranked[:FIGURE_MISTAKES]])
+    return out
 
 
-def _attention_section(attention, threshold):
-    out = ["<section id='attention'><h2>Students needing attention</h2>",
-           "<p>Submissions the grader could not grade normally (integrity flags, timeouts, out of memory, a kernel "
-           f"that died, unreadable or missing notebooks), then scored students below {threshold:.0%} of the "
-           "points.</p>"]
-    if not attention:
-        out.append("<p>Nobody: every submission was graded normally and scored at least the threshold.</p>")
-        return "".join(out) + "</section>"
-    out.append("<table><caption>Students needing attention</caption><tr><th scope='col'>student</th>"
-               "<th scope='col'>assignment</th><th scope='col'>status</th><th scope='col'>score</th>"
-               "<th scope='col'>reason</th></tr>")
-    for a in attention:
-        score = "–" if a.score is None else f"{_num(a.score)} / {_num(a.max_score)}"
-        out.append(f"<tr><th scope='row'>{_e(a.student)}</th><td>{_e(a.assignment)}</td><td>{_e(a.status)}</td>"
-                   f"<td class='n'>{score}</td><td>{_e(a.reason)}</td></tr>")
-    return "".join(out) + "</table></section>"
+@functools.cache
+def _template():
+    import jinja2
 
-
-def _code(text):
-    cut = len(text) > SHOWN_CHARS
-    return (f"<pre><code>{_e(text[:SHOWN_CHARS])}</code></pre>"
-            + (f"<p class='meta'>(the first {SHOWN_CHARS:,} characters)</p>" if cut else ""))
-
-
-def _look_section(looks):
-    out = ["<section id='look'><h2>Answers to look at</h2>",
-           "<p>Each student's answer cells compared with the published solution and with every classmate's, "
-           "after renaming, reformatting, comments and docstrings are taken out (the MOSS technique). Listed: "
-           f"pairs where at least {similarity.REPORT_AT:.0%} of the shorter answer's fingerprints are in the other. "
-           f"Answers shorter than {similarity.MIN_TOKENS} tokens are never listed: short formulas are alike by "
-           "nature. This is not a verdict and costs no points: read both answers side by side and decide.</p>"]
-    for look in looks:
-        out.append(f"<h3>{_e(look.assignment)}</h3>")
-        if not look.compared:
-            out.append(f"<p class='note'>No answer was compared: {_e('; '.join(look.notes))}.</p>")
-            continue
-        out.append(f"<p class='meta'>{look.compared} students' notebooks read from {_e(look.where)}.</p>")
-        if not look.matches:
-            out.append("<p>No answer to look at.</p>")
-        by_cell = {}
-        for m in look.matches:
-            by_cell.setdefault(m.grade_id, []).append(m)
-        for grade_id, matches in by_cell.items():
-            out.append(f"<table class='look'><caption>{_e(look.assignment)} {_e(grade_id)}: answers to look at"
-                       "</caption><tr><th scope='col'>student</th><th scope='col'>compared with</th>"
-                       "<th scope='col'>shared</th></tr>")
-            for m in matches[:SHOWN_MATCHES]:
-                out.append(f"<tr><th scope='row'>{_e(m.student)}</th><td>{_e(m.other or SOLUTION)}</td>"
-                           f"<td class='n'>{m.score:.0%}</td></tr><tr><td colspan='3'><div class='side'>"
-                           f"<div>{_code(m.code)}</div><div>{_code(m.other_code)}</div></div></td></tr>")
-            out.append("</table>")
-            if len(matches) > SHOWN_MATCHES:
-                out.append(f"<p>and {len(matches) - SHOWN_MATCHES} more in the CSV (<code>--csv</code>).</p>")
-        if look.notes:
-            out.append("<ul class='meta'>" + "".join(f"<li>{_e(n)}</li>" for n in look.notes) + "</ul>")
-    return "".join(out) + "</section>"
+    pages = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+                               autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
+                               lstrip_blocks=True, keep_trailing_newline=True)
+    pages.filters.update(num=_num, pct=_pct)
+    pages.globals.update(SHOWN_CHARS=SHOWN_CHARS, SHOWN_MATCHES=SHOWN_MATCHES, SOLUTION=SOLUTION,
+                         FIGURE_MISTAKES=FIGURE_MISTAKES, REPORT_AT=similarity.REPORT_AT,
+                         MIN_TOKENS=similarity.MIN_TOKENS)
+    return pages.get_template("class_report.html")
 
 
 def render_html(reports, attention, notes, *, threshold, source, anonymised, looks=()):
     """The whole report as one HTML page (figures embedded)."""
-    from . import figures
-
-    names = ", ".join(r.assignment for r in reports)
-    parts = [
-        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        "<meta name='viewport' content='width=device-width, initial-scale=1'>",
-        f"<title>Class report: {_e(names)}</title><style>{_CSS}</style></head><body>",
-        f"<h1>Class report: {_e(names)}</h1>",
-        f"<p class='meta'>Made {datetime.now():%Y-%m-%d %H:%M} from {_e(source)}"
-        + (". Students appear under pseudonyms (stable for the course's salt)." if anonymised else ".") + "</p>",
-        "<nav><ul>" + "".join(f"<li><a href='#{_e(r.assignment)}'>{_e(r.assignment)}</a></li>" for r in reports)
-        + "<li><a href='#attention'>students needing attention</a></li>"
-        + ("<li><a href='#look'>answers to look at</a></li>" if looks else "")
-        + ("<li><a href='#notes'>notes on the results</a></li>" if notes else "") + "</ul></nav>",
-        _summary_table(reports, attention),
-    ]
-    parts += [_assignment_section(r, figures) for r in reports]
-    parts.append(_attention_section(attention, threshold))
-    if looks:
-        parts.append(_look_section(looks))
-    if notes:
-        parts.append("<section id='notes'><h2>Notes on the results</h2><ul>"
-                     + "".join(f"<li>{_e(n)}</li>" for n in notes) + "</ul></section>")
-    parts.append("<footer><p class='meta'>A student <em>failed</em> an exercise when its test cells together "
-                 "scored below their maximum. A misconception's share is of the students who failed that exercise; "
-                 "one failure can name several. Made by <code>python -m autograder report</code>.</p></footer>")
-    parts.append("</body></html>\n")
-    return "".join(parts)
+    return _template().render(
+        names=", ".join(r.assignment for r in reports), made=f"{datetime.now():%Y-%m-%d %H:%M}", source=source,
+        anonymised=anonymised, reports=reports, figures=[_figures(r) for r in reports], attention=attention,
+        threshold=threshold, looks=looks, notes=notes)
 
 
 # ---------------------------------------------------------------- command line
