@@ -6,6 +6,7 @@
     execute.py, kernel.py, sandbox.py, confine.py   the notebook run: a kernel inside bubblewrap, limits
     rerun.py, clean_runner.py, rpc.py, judge.py     the clean re-run: each test against only the answers
     integrity.py   static findings on the submitted cells; results.py: the two runs into one result
-    feedback.py, gradebook.py                       what the student sees, what formgrader shows
+                   (the records of autograder/schema.py)
+    feedback.py, templates/feedback.html, gradebook.py   what the student sees, what formgrader shows
     course.py, submissions.py, progress.py          the course on disk, the submissions, a progress bar
 """

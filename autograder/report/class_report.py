@@ -3,10 +3,9 @@
     python -m autograder report ASSIGNMENT [ASSIGNMENT ...] --results RESULTS_DIR --out REPORT.html
         [--csv REPORT.csv] [--anonymise] [--threshold 0.5] [--notebooks NOTEBOOKS_DIR]
 
-It reads the per-student JSON that `python -m autograder grade` wrote (see
-report_results.py) and writes one self-contained HTML page (templates/class_report.html,
-which escapes every value): the score
-distribution, the share of full, partial and zero credit per exercise (hardest
+It reads the per-student JSON that `python -m autograder grade` wrote (schema 1:
+autograder/schema.py, read by results.py) and writes one self-contained HTML page
+(templates/class_report.html, which escapes every value): the score distribution, the share of full, partial and zero credit per exercise (hardest
 first), the misconceptions the diagnosis named (with how many of the students who
 failed the exercise they explain), the students who need attention, and the answers to
 look at: answer cells that match the published solution or a classmate's (similarity.py;
