@@ -9,6 +9,7 @@
 SchemaError saying where, what was expected and what came.
 """
 
+import functools
 import math
 from dataclasses import asdict, dataclass, field, fields, is_dataclass
 from enum import Enum, StrEnum
@@ -197,39 +198,60 @@ def _show(value):
 
 def _read(kind, value, where):
     """The JSON `value` as a `kind` (a record, an enum, a list of one kind, a number, text, or one of these or null)."""
-    origin, args = get_origin(kind), get_args(kind)
-    if origin is UnionType:  # X | None
+    category, args = _shape(kind)
+    if category == "float":
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+            raise SchemaError(f"{where} should be a finite number, got {_show(value)}")
+        return float(value)
+    if category == "plain":
+        if not isinstance(value, kind):
+            raise SchemaError(f"{where} should be {'text' if kind is str else kind.__name__}, got {_show(value)}")
+        return value
+    if category == "optional":  # X | None
         return None if value is None else _read(args[0], value, where)
-    if origin in (list, tuple):
+    if category in (list, tuple):
         if not isinstance(value, list):
             raise SchemaError(f"{where} should be a list, got {_show(value)}")
-        return origin(_read(args[0], item, f"{where}[{i}]") for i, item in enumerate(value))
-    if isinstance(kind, type) and issubclass(kind, Enum):
+        return category(_read(args[0], item, f"{where}[{i}]") for i, item in enumerate(value))
+    if category == "enum":
         try:
             return kind(value)
         except ValueError:
             raise SchemaError(f"{where} {_show(value)} is not one of schema {SCHEMA}'s ({', '.join(kind)})") from None
-    if is_dataclass(kind):
-        return kind(**_fields(kind, value, where))
-    if kind is float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-            raise SchemaError(f"{where} should be a finite number, got {_show(value)}")
-        return float(value)
-    if not isinstance(value, kind):
-        raise SchemaError(f"{where} should be {'text' if kind is str else kind.__name__}, got {_show(value)}")
-    return value
+    return kind(**_fields(kind, value, where))  # a record
 
 
 def _fields(kind, data, where):
     """{name: value} of each field of record `kind` in the JSON object `data`: all of them, and no other."""
     if not isinstance(data, dict):
         raise SchemaError(f"{where or 'the record'} should be an object, got {_show(data)}")
-    names, derived = [f.name for f in fields(kind)], getattr(kind, "DERIVED", ())
+    names, types, derived = _layout(kind)
     missing = [name for name in names if name not in data]
     unknown = [name for name in data if name not in names and name not in derived]
     if missing or unknown:
         raise SchemaError(f"{where or 'the record'} has " + (f"no {', '.join(map(repr, missing))} field" if missing else
                           f"the field(s) {', '.join(map(repr, unknown))}, which schema {SCHEMA} does not have")
-                          + f" (its fields: {', '.join(names + list(derived))})")
+                          + f" (its fields: {', '.join(names + derived)})")
     prefix = f"{where}." if where else ""
-    return {f.name: _read(f.type, data[f.name], prefix + f.name) for f in fields(kind)}
+    return {name: _read(kind_, data[name], prefix + name) for name, kind_ in zip(names, types, strict=True)}
+
+
+@functools.cache
+def _shape(kind):
+    """(what `kind` is, its type arguments), worked out once per type: a results file has thousands of values."""
+    origin, args = get_origin(kind), get_args(kind)
+    if origin is UnionType:
+        return "optional", args
+    if origin in (list, tuple):
+        return origin, args
+    if isinstance(kind, type) and issubclass(kind, Enum):
+        return "enum", args
+    if is_dataclass(kind):
+        return "record", args
+    return ("float" if kind is float else "plain"), args
+
+
+@functools.cache
+def _layout(kind):
+    """(field names, their types, derived names) of record `kind`, worked out once per record type."""
+    return [f.name for f in fields(kind)], [f.type for f in fields(kind)], list(getattr(kind, "DERIVED", ()))
