@@ -13,7 +13,6 @@ submissions built to make a trusted process hold far more than they send.
 
 import copy
 import shutil
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -101,16 +100,9 @@ def _write(folder, aid, submissions):
 
 
 def _scores(db_path):
-    db = sqlite3.connect(f"file:{db_path}?mode=ro", uri=True)
-    try:
-        rows = db.execute(
-            "SELECT submitted_assignment.student_id, base_cell.name, grade.auto_score "
-            "FROM grade JOIN submitted_notebook ON grade.notebook_id = submitted_notebook.id "
-            "JOIN submitted_assignment ON submitted_notebook.assignment_id = submitted_assignment.id "
-            "JOIN base_cell ON grade.cell_id = base_cell.id").fetchall()
-    finally:
-        db.close()
-    return {(student, cell): score for student, cell, score in rows}
+    from autograder.gradebook import cell_scores
+
+    return {(row.student, row.cell): row.auto_score for row in cell_scores(db_path)}
 
 
 def _timed(cmd, cwd):

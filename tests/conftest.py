@@ -26,14 +26,17 @@ if str(TESTS_DIR) not in sys.path:  # `import nbtools` and `import submissions`,
 
 import system_needs  # noqa: E402  (found through the path just set)
 
+MISSING = pytest.StashKey[list]()  # the system packages this machine lacks (system_needs.missing())
+LOST_GROUP = pytest.StashKey[bool]()  # a test whose xdist_group the scheduler cannot see
+
 
 def pytest_configure(config):
-    config._ffn_missing = system_needs.missing()  # probed once per process: a few `which` look-ups
+    config.stash[MISSING] = system_needs.missing()  # probed once per process: a few `which` look-ups
 
 
 def pytest_report_header(config):
     """The preflight: one line per missing system package, at the top of the run (printed once, by the controller)."""
-    return [need.header_line() for need in config._ffn_missing]
+    return [need.header_line() for need in config.stash[MISSING]]
 
 
 def pytest_itemcollected(item):
@@ -44,41 +47,37 @@ def pytest_itemcollected(item):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    """Skip (or, when required, fail) a test whose system package is missing, before its fixtures start anything.
+    """Skip (or, when required, fail) a test whose system package is missing, before its fixtures start anything;
+    fail one whose xdist_group was lost (pytest_collection_modifyitems).
 
     Skipping here, not with a skip mark, makes every such skip report this one place, so the
     summary folds them into one line per reason.
     """
-    for need in item.config._ffn_missing:
+    if item.stash.get(LOST_GROUP, False):
+        pytest.fail("--dist loadgroup cannot see this test's xdist_group (pytest-xdist#1386 under pytest 9.2), so "
+                    "its group could run on two workers at once: install the pytest pyproject.toml asks for "
+                    "(below 9.2), or run without -n.", pytrace=False)
+    for need in item.config.stash[MISSING]:
         if item.get_closest_marker(need.marker) is not None:
             if need.required():
                 pytest.fail(need.failure(), pytrace=False)
             pytest.skip(need.reason())
 
 
-@pytest.hookimpl(trylast=True)
+@pytest.hookimpl(wrapper=True)
 def pytest_collection_modifyitems(config, items):
-    """Make `--dist loadgroup` honour `xdist_group` marks under pytest >= 9.2.
+    """Fail the tests of a `--dist loadgroup` run that lost their `xdist_group`, rather than run a group on two
+    workers at once (two JupyterLab servers, one grading batch twice).
 
-    pytest-xdist (3.8) groups tests by appending "@<group>" to `item._nodeid`; pytest 9.2
-    keeps the node id in `item._id` instead, so the suffix is lost and every test is
-    scheduled on its own (two workers then both start the same JupyterLab server or
-    grade the same batch). Where the suffix is missing, put it where pytest reads it.
+    pytest-xdist puts a test's group into its node id ("...@<group>"), where its scheduler reads it; under
+    pytest 9.2 that no longer takes (pytest-xdist#1386), which is why pyproject.toml keeps pytest below 9.2.
     """
-    if not getattr(config.option, "loadgroup", False):
-        return
-    for item in items:
-        groups = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
-                         for m in item.iter_markers("xdist_group")})
-        if not groups or "@" in item.nodeid.rpartition("]")[2]:
-            continue
-        nodeid = f"{item.nodeid}@{'_'.join(groups)}"
-        if hasattr(item, "_id"):
-            from _pytest.nodeid import NodeId
-
-            item._id = NodeId.parse(nodeid)
-        else:
-            item._nodeid = nodeid
+    result = yield  # pytest-xdist's own hook, in a worker, has named the groups by now
+    if config.getoption("loadgroup", False):  # set by pytest-xdist in a worker of a loadgroup run, read by its hook
+        for item in items:
+            if any(item.iter_markers("xdist_group")) and "@" not in item.nodeid.rpartition("]")[2]:
+                item.stash[LOST_GROUP] = True
+    return result
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -19,6 +19,8 @@ import nbtools
 import pytest
 from adversarial import ASSIGNMENT, ATTACKS, Context, grading
 
+from autograder.grading.gradebook import cell_scores
+
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("grader-adversarial")]
 
 SLEEPER_DELAY = 4.0  # tests/adversarial's sleeper strikes this long after it starts
@@ -97,17 +99,13 @@ def test_honest_students_score_as_without_attackers(batches):
 
 
 def _gradebook_scores(course_root):
-    db = sqlite3.connect(f"file:{course_root / 'gradebook.db'}?mode=ro", uri=True)
+    path = course_root / "gradebook.db"
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-        rows = db.execute(
-            "SELECT submitted_assignment.student_id, base_cell.name, grade.auto_score "
-            "FROM grade JOIN submitted_notebook ON grade.notebook_id = submitted_notebook.id "
-            "JOIN submitted_assignment ON submitted_notebook.assignment_id = submitted_assignment.id "
-            "JOIN base_cell ON grade.cell_id = base_cell.id").fetchall()
     finally:
         db.close()
-    return {(student, cell): score for student, cell, score in rows}
+    return {(row.student, row.cell): row.auto_score for row in cell_scores(path)}
 
 
 def test_gradebook_intact_and_matches_results(batches):

@@ -6,13 +6,12 @@ that warns on stderr: a warning must not cost points). The results must also be 
 the course gradebook, where formgrader and `nbgrader export` read them.
 """
 
-import sqlite3
-
 import nbtools
 import pytest
 from adversarial import grading
 
 from autograder import assignments
+from autograder.grading.gradebook import cell_scores
 
 GRADED = [aid for aid in assignments() if nbtools.test_ids(nbtools.source(aid))]
 NOISY = ("import warnings\n\ndef ffn_forward(x, W1, b1, W2, b2):\n"
@@ -49,13 +48,7 @@ def test_solution_full_marks_learner_zero(aid, tmp_path):
     if "warns" in results:
         warns = results["warns"]
         assert warns["score"] == warns["max_score"] and warns["flags"] == [], warns["cells"]
-    db = sqlite3.connect(f"file:{course_root / 'gradebook.db'}?mode=ro", uri=True)
-    try:
-        rows = dict(db.execute(
-            "SELECT submitted_assignment.student_id, SUM(grade.auto_score) FROM grade "
-            "JOIN submitted_notebook ON grade.notebook_id = submitted_notebook.id "
-            "JOIN submitted_assignment ON submitted_notebook.assignment_id = submitted_assignment.id "
-            "GROUP BY submitted_assignment.student_id").fetchall())
-    finally:
-        db.close()
+    rows = {}
+    for row in cell_scores(course_root / "gradebook.db"):
+        rows[row.student] = rows.get(row.student, 0) + (row.auto_score or 0)  # None: a manually graded cell
     assert rows["solution"] == solution["max_score"] and rows["learner"] == 0

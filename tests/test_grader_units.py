@@ -684,6 +684,22 @@ def test_gradebook_patch_refuses_an_nbgrader_it_was_not_written_for(monkeypatch)
         gradebook.reuse_engines()
 
 
+def test_execute_refuses_an_nbclient_it_was_not_written_for(monkeypatch):
+    """SandboxExecute uses two of nbclient 0.11's internals: another release gets a clear error."""
+    import nbclient
+
+    from autograder.grading import execute
+
+    execute.check_nbclient()  # the installed release passes
+    monkeypatch.setattr(nbclient, "__version__", "0.12.0")
+    with pytest.raises(RuntimeError, match=r"found nbclient 0\.12\.0 .*pinned nbclient"):
+        execute.check_nbclient()
+    monkeypatch.setattr(nbclient, "__version__", "0.11.0")
+    monkeypatch.setattr(nbclient.NotebookClient, "_async_handle_timeout", lambda self, timeout: None)
+    with pytest.raises(RuntimeError, match=r"_async_handle_timeout\(self, timeout\)\. Install"):
+        execute.check_nbclient()
+
+
 def test_every_reference_answer_in_ffn_helpers_is_known_to_the_integrity_check():
     """A function of ffn_helpers named like an exercise answers it: calling it must be found out."""
     import importlib

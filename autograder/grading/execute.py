@@ -21,6 +21,7 @@ On top of nbgrader's own behaviour (per-cell timeout, interrupt on timeout):
 """
 
 import asyncio
+import inspect
 import json
 import os
 import re
@@ -34,6 +35,29 @@ from nbgrader.preprocessors import Execute
 from traitlets import Integer, default
 
 from .kernel import SandboxedKernelManager
+
+# SandboxExecute uses two of nbclient's internals, which a release may change without notice: the method a
+# cell's timeout calls, `_async_handle_timeout(timeout, cell)`, and the map from a display id to the outputs
+# it rewrites, `_display_id_map` ({display_id: {cell index: [output index, ...]}}). Checked against:
+CHECKED_NBCLIENT = "0.11."
+
+
+def check_nbclient():
+    """Fail with a clear error unless the installed nbclient is a release those internals were checked against."""
+    import nbclient
+    from nbclient import NotebookClient
+
+    on_timeout = list(inspect.signature(NotebookClient._async_handle_timeout).parameters)
+    if not nbclient.__version__.startswith(CHECKED_NBCLIENT) or on_timeout != ["self", "timeout", "cell"] \
+            or "_display_id_map" not in NotebookClient.class_trait_names():
+        raise RuntimeError(
+            f"{__name__} relies on nbclient {CHECKED_NBCLIENT}x's _async_handle_timeout(self, timeout, cell) and "
+            f"_display_id_map; found nbclient {nbclient.__version__} with "
+            f"_async_handle_timeout({', '.join(on_timeout)}). Install the pinned nbclient (pyproject.toml), "
+            "or check SandboxExecute against this release and update CHECKED_NBCLIENT.")
+
+
+check_nbclient()  # on import: a grading run stops before its first student
 
 LAST_RUN = {}  # notebook name -> what happened in its run (see SandboxExecute.preprocess)
 
@@ -103,13 +127,18 @@ class SandboxExecute(Execute):
         self._errors = set()  # cells that have an error output
         self._expired = False
 
-    async def _async_handle_timeout(self, timeout, cell=None):
+    async def _async_handle_timeout(self, timeout, cell=None):  # nbclient internal: see CHECKED_NBCLIENT
         self._timed_out(self._index_of(cell))
         return await super()._async_handle_timeout(timeout, cell)
 
     def _timed_out(self, index):
         if index not in self._info["timeouts"]:
             self._info["timeouts"].append(index)
+
+    def _cell_timeout(self, cell):
+        """The cell's time limit in seconds, or None: nbclient's rule, from its public settings."""
+        timeout = self.timeout_func(cell) if self.timeout_func is not None else self.timeout
+        return timeout if timeout and timeout > 0 else None
 
     def _index_of(self, cell):
         for i, c in enumerate(self.nb.cells):
@@ -125,7 +154,7 @@ class SandboxExecute(Execute):
         if self._dead is not None:
             cell.outputs = [_error("NotRun", f"not run: the kernel stopped at an earlier cell ({self._dead})")]
             return cell
-        timeout = self._get_timeout(cell)
+        timeout = self._cell_timeout(cell)
         limit = timeout + max(self.hard_grace, (self.iopub_timeout or 0) + 2) if timeout else None
         watchdog = None
         self._expired = False
@@ -246,6 +275,7 @@ class SandboxExecute(Execute):
     def _copies(self, bounded):
         """How many outputs an output with a display id rewrites (nbclient updates every output with that id)."""
         display_id = bounded.get("transient", {}).get("display_id")
+        # nbclient internal (see CHECKED_NBCLIENT): {display_id: {cell index: [output index, ...]}}
         return sum(map(len, self._display_id_map.get(display_id, {}).values())) if display_id else 0
 
     def _bounded_output(self, msg_type, content, cell, cell_index, bounded):

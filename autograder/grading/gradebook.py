@@ -2,11 +2,15 @@
 
 After this, formgrader and `nbgrader export` show the scores: each test cell's
 `auto_score`, the notebook's `flagged` mark for a flagged submission, and the
-late-submission penalty nbgrader's configured plugin computes.
+late-submission penalty nbgrader's configured plugin computes. `cell_scores`
+reads them back, without writing, for whoever checks what grading stored.
 """
 
 import importlib
+import sqlite3
 import warnings
+from pathlib import Path
+from typing import NamedTuple
 
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.plugins import LateSubmissionPlugin
@@ -129,3 +133,35 @@ def export_csv(config, assignment, students, path):
     plugin.student = list(students)
     with open_gradebook(config) as gb:
         plugin.export(gb)
+
+
+class CellScore(NamedTuple):
+    """One graded cell of one student's submission, as the gradebook holds it."""
+
+    assignment: str
+    notebook: str
+    student: str
+    cell: str  # the cell's grade id
+    auto_score: float | None
+    manual_score: float | None
+    max_score: float
+
+
+def cell_scores(db_path):
+    """Every graded cell in the gradebook at `db_path` (CellScore records), read without writing anything.
+
+    (nbgrader's own Gradebook would create its tables on opening the file.)"""
+    db = sqlite3.connect(f"{Path(db_path).absolute().as_uri()}?mode=ro", uri=True)
+    try:
+        rows = db.execute(
+            "SELECT assignment.name, notebook.name, submitted_assignment.student_id, base_cell.name, "
+            "grade.auto_score, grade.manual_score, grade_cells.max_score FROM grade "
+            "JOIN submitted_notebook ON grade.notebook_id = submitted_notebook.id "
+            "JOIN submitted_assignment ON submitted_notebook.assignment_id = submitted_assignment.id "
+            "JOIN assignment ON submitted_assignment.assignment_id = assignment.id "
+            "JOIN notebook ON submitted_notebook.notebook_id = notebook.id "
+            "JOIN base_cell ON grade.cell_id = base_cell.id JOIN grade_cells ON grade_cells.id = base_cell.id "
+            "ORDER BY assignment.name, submitted_assignment.student_id, notebook.name, base_cell.name").fetchall()
+    finally:
+        db.close()
+    return [CellScore(*row) for row in rows]

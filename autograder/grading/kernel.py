@@ -1,5 +1,11 @@
 """A Jupyter kernel manager that starts each kernel inside the grading sandbox.
 
+jupyter_client's public ways in, nothing private: the kernel is launched by a
+kernel provisioner (`SandboxProvisioner`, registered in pyproject.toml under the
+entry point `autograder-sandbox` and named in the kernel spec of each kernel the
+manager starts); the manager only adds its zmq context's send timeout, its session
+and a client without a heartbeat.
+
 The kernel talks to the grader over Unix sockets in a folder both can reach
 (ZeroMQ's `ipc` transport): the sandbox has its own network namespace, so the
 grader's loopback is out of its reach.
@@ -16,13 +22,19 @@ import json
 import os
 import subprocess
 import uuid
+from importlib.metadata import entry_points
 
 import zmq
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_client.manager import AsyncKernelManager
+from jupyter_client.provisioning import KernelProvisionerFactory, LocalProvisioner
+from jupyter_client.session import Session
 from traitlets import DottedObjectName, Unicode, default
+from traitlets.log import get_logger
 
 from .sandbox import Sandbox
+
+PROVISIONER = "autograder-sandbox"  # the entry point's name in pyproject.toml
 
 
 def sandbox_to_json(sandbox, runtime_dir):
@@ -35,6 +47,63 @@ def sandbox_from_json(text):
     return Sandbox.from_dict(data["sandbox"]), data["runtime_dir"]
 
 
+class SandboxProvisioner(LocalProvisioner):
+    """Launch the kernel as `prlimit ... bwrap ... -- python -m ipykernel_launcher -f CONNECTION_FILE`."""
+
+    sandbox_json = Unicode("", help="The sandbox (see sandbox_to_json).")
+
+    async def pre_launch(self, **kwargs):
+        if not self.sandbox_json:
+            raise RuntimeError("SandboxProvisioner.sandbox_json is not set: start it with SandboxedKernelManager")
+        sandbox, runtime_dir = sandbox_from_json(self.sandbox_json)
+        sandbox.prepare()  # its folders exist and belong to the sandbox user
+        km, name = self.parent, uuid.uuid4().hex[:12]
+        km.transport = "ipc"
+        km.connection_file = os.path.join(runtime_dir, f"kernel-{name}.json")
+        km.ip = os.path.join(runtime_dir, f"k-{name}")
+        # An interrupt goes as a message on the control channel: a signal would reach bwrap, not the kernel.
+        self.kernel_spec.interrupt_mode = "message"
+        kwargs = await super().pre_launch(**kwargs)  # writes the connection file and formats the command
+        if self.connection_info.get("transport") != "ipc" or self.connection_info.get("ip") != km.ip:
+            raise RuntimeError(f"the kernel's sockets would not be in the sandbox's folder: {self.connection_info}")
+        if sandbox.uid is not None and sandbox.isolate and os.path.exists(km.connection_file):
+            os.chown(km.connection_file, sandbox.uid, sandbox.uid)  # the kernel reads it as the sandbox user
+        # The sandbox's own working folder, never the one nbgrader asks for (the autograded folder, which
+        # nbgrader writes and chmods afterwards: student code must not be able to leave links there).
+        kwargs["cmd"] = sandbox.command(kwargs["cmd"])
+        # The notebook's output travels over the sockets; what the process itself writes (os.write(1, ...),
+        # crashes, the kernel's banner) would only fill the grader's log.
+        kwargs["stdout"] = kwargs["stderr"] = subprocess.DEVNULL
+        return kwargs
+
+
+def _check_registered():
+    """Fail unless the kernel spec's provisioner name loads SandboxProvisioner (a kernel outside the sandbox
+    must never start because the course was not installed, or was installed from an older tree)."""
+    expected = f"{__name__}:{SandboxProvisioner.__name__}"
+    found = sorted(ep.value for ep in entry_points(group=KernelProvisionerFactory.GROUP_NAME, name=PROVISIONER))
+    if found != [expected]:
+        raise RuntimeError(
+            f"the grading sandbox's kernel provisioner {PROVISIONER!r} should be registered as {expected!r} "
+            f"(pyproject.toml, [project.entry-points.\"{KernelProvisionerFactory.GROUP_NAME}\"]); found "
+            f"{found or 'nothing'}. Install the course into this environment: pip install -e .")
+
+
+class SandboxedSession(Session):
+    """A session that gives a message up, with a warning, when its socket's send timeout passes.
+
+    Only the manager's own sockets have one (see SandboxedKernelManager.__init__): the control channel.
+    """
+
+    def send(self, stream, msg_or_type, *args, **kwargs):
+        try:
+            return super().send(stream, msg_or_type, *args, **kwargs)
+        except zmq.Again:  # the control channel is stuck: the caller's timeout (or the kill) ends the kernel
+            kind = msg_or_type if isinstance(msg_or_type, str) else msg_or_type.get("msg_type", "a message")
+            get_logger().warning("could not send %s: the kernel's control channel is stuck", kind)
+            return None
+
+
 class SandboxedKernelClient(AsyncKernelClient):
     """A kernel client without the heartbeat thread (its manager, the parent, says whether the kernel lives)."""
 
@@ -43,59 +112,35 @@ class SandboxedKernelClient(AsyncKernelClient):
 
 
 class SandboxedKernelManager(AsyncKernelManager):
-    """Start the kernel as `prlimit ... bwrap ... -- python -m ipykernel_launcher -f CONNECTION_FILE`."""
+    """Start each kernel with SandboxProvisioner, in the sandbox `sandbox_json` describes."""
 
-    client_class = DottedObjectName("autograder.grading.kernel.SandboxedKernelClient")
+    client_class = DottedObjectName(f"{__name__}.SandboxedKernelClient")
 
     @default("client_factory")
     def _client_factory_default(self):
         return SandboxedKernelClient
 
+    @default("session")
+    def _sandboxed_session(self):
+        return SandboxedSession(parent=self)
+
     sandbox_json = Unicode("", help="The sandbox (see sandbox_to_json).").tag(config=True)
-
-    def _sandbox(self):
-        if not self.sandbox_json:
-            raise RuntimeError("SandboxedKernelManager.sandbox_json is not configured")
-        return sandbox_from_json(self.sandbox_json)
-
-    async def _async_pre_start_kernel(self, **kw):
-        sandbox, runtime_dir = self._sandbox()
-        sandbox.prepare()  # its folders exist and belong to the sandbox user
-        self.transport = "ipc"
-        name = uuid.uuid4().hex[:12]
-        self.connection_file = os.path.join(runtime_dir, f"kernel-{name}.json")
-        self.ip = os.path.join(runtime_dir, f"k-{name}")
-        if self.kernel_spec is not None:
-            # An interrupt goes as a message on the control channel: a signal would reach bwrap, not the kernel.
-            self.kernel_spec.interrupt_mode = "message"
-        # The notebook's output travels over the sockets; what the process itself writes (os.write(1, ...),
-        # crashes, the kernel's banner) would only fill the grader's log.
-        kw["stdout"] = kw["stderr"] = subprocess.DEVNULL
-        return await super()._async_pre_start_kernel(**kw)
-
-    def write_connection_file(self, **kwargs):
-        super().write_connection_file(**kwargs)
-        sandbox, _ = self._sandbox()
-        if sandbox.uid is not None and sandbox.isolate and os.path.exists(self.connection_file):
-            os.chown(self.connection_file, sandbox.uid, sandbox.uid)  # the kernel reads it as the sandbox user
-
-    def format_kernel_cmd(self, extra_arguments=None):
-        cmd = super().format_kernel_cmd(extra_arguments)
-        sandbox, _ = self._sandbox()
-        # The sandbox's own working folder, never the one nbgrader asks for (the autograded folder, which
-        # nbgrader writes and chmods afterwards: student code must not be able to leave links there).
-        return sandbox.command(cmd)
 
     control_send_timeout = 2.0  # seconds an interrupt_request may wait to leave
 
-    def _connect_control_socket(self):
-        super()._connect_control_socket()
-        self._control_socket.sndtimeo = int(self.control_send_timeout * 1000)
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        # The default of every socket this manager's context opens: the manager opens one, the control
+        # channel (its clients have contexts of their own, and nbclient gives the manager none).
+        self.context.setsockopt(zmq.SNDTIMEO, int(self.control_send_timeout * 1000))
 
-    async def _async_interrupt_kernel(self):
-        try:
-            await super()._async_interrupt_kernel()
-        except zmq.Again:  # the control channel is stuck: the caller's timeout (or the kill) ends the kernel
-            self.log.warning("could not send the interrupt: the kernel's control channel is stuck")
-
-    interrupt_kernel = _async_interrupt_kernel
+    async def start_kernel(self, **kw):
+        if not self.sandbox_json:
+            raise RuntimeError("SandboxedKernelManager.sandbox_json is not configured")
+        if self.kernel_spec is None:
+            raise RuntimeError(f"no kernel spec named {self.kernel_name!r} to start in the sandbox")
+        _check_registered()
+        # The kernel spec's own way to name a provisioner (as `metadata.kernel_provisioner` in a kernel.json).
+        self.kernel_spec.metadata["kernel_provisioner"] = {"provisioner_name": PROVISIONER,
+                                                           "config": {"sandbox_json": self.sandbox_json}}
+        return await super().start_kernel(**kw)

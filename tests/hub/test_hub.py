@@ -30,6 +30,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
+from autograder.grading.gradebook import CellScore
+
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("FFN_ARTIFACTS", ROOT / "artifacts")) / "hub"  # screenshots of a failure
 COURSE_ID = "ffn-course"
@@ -318,16 +320,13 @@ def _student_fetches_feedback(chromium, hub, student):
 
 def _scores(hub):
     """student -> {test cell: (score, max)} from the course's gradebook, read as the grading account."""
-    code = ("import json, sqlite3; db = sqlite3.connect('file:autograder/course/gradebook.db?mode=ro', uri=True)\n"
-            "rows = db.execute('SELECT submitted_assignment.student_id, base_cell.name, grade.auto_score, "
-            "grade.manual_score, grade_cells.max_score FROM grade JOIN submitted_notebook ON grade.notebook_id = "
-            "submitted_notebook.id JOIN submitted_assignment ON submitted_notebook.assignment_id = "
-            "submitted_assignment.id JOIN base_cell ON grade.cell_id = base_cell.id JOIN grade_cells ON "
-            "grade_cells.id = base_cell.id').fetchall()\nprint(json.dumps(rows))")
+    code = ("import json; from autograder.grading.gradebook import cell_scores\n"
+            "print(json.dumps(cell_scores('autograder/course/gradebook.db')))")
     rows = json.loads(_as(GRADER, "python", "-c", code, cwd=hub.course).stdout)
     scores = {}
-    for student, cell, auto, manual, maximum in rows:
-        scores.setdefault(student, {})[cell] = (manual if manual is not None else auto, maximum)
+    for row in (CellScore(*fields) for fields in rows):
+        scores.setdefault(row.student, {})[row.cell] = (
+            row.manual_score if row.manual_score is not None else row.auto_score, row.max_score)
     return scores
 
 

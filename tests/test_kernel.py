@@ -1,0 +1,114 @@
+"""The grading kernel (autograder.grading.kernel): what the grader relies on, each shown on a kernel started in the sandbox.
+
+The attacks these guarantees stop (junk written to the kernel's sockets, a kernel that swallows interrupts)
+are graded in test_grader_hostile.py and test_grader_adversarial.py.
+"""
+
+import asyncio
+import os
+import re
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import zmq
+from jupyter_client.channels import HBChannel
+
+from autograder.grading import kernel, sandbox
+
+pytestmark = pytest.mark.sandbox
+
+
+def _manager(tmp_path):
+    work, runtime = tmp_path / "work", tmp_path / "runtime"
+    box = sandbox.Sandbox(writable=(str(work), str(runtime)), cwd=str(work), uid=sandbox.slot_uid(9))
+    km = kernel.SandboxedKernelManager(kernel_name="python3", sandbox_json=kernel.sandbox_to_json(box, runtime))
+    return box, runtime, km
+
+
+async def _printed(kc, code):
+    out = []
+    await kc.execute_interactive(code, timeout=60, output_hook=lambda msg: out.append(msg["content"].get("text", "")))
+    return "".join(out).strip()
+
+
+async def _interrupted(km, kc):
+    """Interrupt a cell that sleeps: the reply to it."""
+    msg_id = kc.execute("import time; time.sleep(120)")
+    while True:  # until the kernel has begun the cell
+        msg = await kc.get_iopub_msg(timeout=60)
+        if msg["msg_type"] == "execute_input" and msg["parent_header"].get("msg_id") == msg_id:
+            break
+    await km.interrupt_kernel()
+    reply = await kc.get_shell_msg(timeout=60)
+    assert reply["parent_header"]["msg_id"] == msg_id
+    return reply["content"]
+
+
+def test_a_kernel_starts_in_the_sandbox_with_every_guarantee(tmp_path, monkeypatch):
+    box, runtime, km = _manager(tmp_path)
+    launched = []
+    launch = kernel.SandboxProvisioner.launch_kernel
+
+    async def recorded_launch(self, cmd, **kwargs):
+        launched.append((cmd, kwargs, os.stat(self.parent.connection_file).st_uid))
+        return await launch(self, cmd, **kwargs)
+
+    monkeypatch.setattr(kernel.SandboxProvisioner, "launch_kernel", recorded_launch)
+
+    async def run():
+        await km.start_kernel(cwd=str(tmp_path))
+        kc = km.client()
+        kc.start_channels()
+        try:
+            await kc.wait_for_ready(timeout=60)
+            uid = await _printed(kc, "import os; print(os.getuid())")
+            heartbeat = [t for t in threading.enumerate() if isinstance(t, HBChannel)]
+            return uid, heartbeat, await _interrupted(km, kc)
+        finally:
+            kc.stop_channels()
+            await km.shutdown_kernel(now=True)
+
+    uid, heartbeat, interrupted = asyncio.run(run())
+
+    (cmd, kwargs, file_owner), = launched
+    prefix = box.command([])
+    assert prefix[0] == "prlimit" and "bwrap" in prefix and cmd[:len(prefix)] == prefix
+    assert cmd[len(prefix):][:5] == [sys.executable, "-m", "ipykernel_launcher", "-f",
+                                     os.path.realpath(km.connection_file)]
+    assert kwargs["stdout"] is subprocess.DEVNULL and kwargs["stderr"] is subprocess.DEVNULL
+    assert isinstance(km.provisioner, kernel.SandboxProvisioner)
+    assert km.transport == "ipc" and Path(km.ip).parent == runtime and Path(km.connection_file).parent == runtime
+    assert not Path(km.connection_file).exists()  # removed at shutdown
+    if box.uid is not None:  # grading as root: the kernel runs as the slot's user and reads its own connection file
+        assert (uid, file_owner) == (str(box.uid), box.uid)
+    assert km.kernel_spec.interrupt_mode == "message"  # a signal would reach prlimit, not the kernel
+    assert (interrupted["status"], interrupted["ename"]) == ("error", "KeyboardInterrupt")
+    assert heartbeat == []
+
+
+def test_a_message_the_kernel_does_not_take_is_given_up_after_the_send_timeout(tmp_path):
+    _, _, km = _manager(tmp_path)
+    sock = km.context.socket(zmq.DEALER)  # the control channel's kind of socket, from the manager's context
+    try:
+        assert sock.getsockopt(zmq.SNDTIMEO) == int(km.control_send_timeout * 1000)
+        sock.bind(f"ipc://{tmp_path}/nobody")  # no peer: a send waits for one
+        started = time.monotonic()
+        assert km.session.send(sock, "interrupt_request", content={}) is None  # given up, with a warning
+        assert time.monotonic() - started >= km.control_send_timeout * 0.9  # it did wait for the kernel
+    finally:
+        sock.close(linger=0)
+        km.context.destroy(linger=0)
+
+
+def test_no_kernel_starts_unless_the_sandbox_provisioner_is_registered(tmp_path, monkeypatch):
+    _, _, km = _manager(tmp_path)
+    monkeypatch.setattr(kernel, "entry_points", lambda **selection: [])
+    expected = re.escape(f"registered as '{kernel.__name__}:SandboxProvisioner'")
+    with pytest.raises(RuntimeError, match=f"{expected} .*; found nothing\\. Install the course"):
+        asyncio.run(km.start_kernel())
+    assert km.provisioner is None
+    km.context.destroy(linger=0)
