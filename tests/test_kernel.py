@@ -1,4 +1,4 @@
-"""The grading kernel (autograder.grading.kernel): what the grader relies on, each shown on a kernel started in the sandbox.
+"""The grading kernel (grading/kernel.py): what the grader relies on, each shown on a kernel started in the sandbox.
 
 The attacks these guarantees stop (junk written to the kernel's sockets, a kernel that swallows interrupts)
 are graded in test_grader_hostile.py and test_grader_adversarial.py.
