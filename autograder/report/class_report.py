@@ -10,8 +10,8 @@ share of full, partial and zero credit per exercise (hardest first), the misconc
 the diagnosis named (with how many of the students who failed the exercise they
 explain), the students who need attention, and the answers to look at: answer cells that
 match the published solution or a classmate's (similarity.py; the code is read from the
-graded notebooks in NOTEBOOKS_DIR). `--csv` writes the per-exercise and per-
-misconception table, and those answers, for the instructor's own tools.
+graded notebooks in NOTEBOOKS_DIR). `--csv` writes the per-exercise and
+per-misconception table, and those answers, for the instructor's own tools.
 
 Definitions: a student is *scored* when the grader produced test-cell scores (a
 missing or unreadable notebook is not). An exercise's credit is the sum of its test
