@@ -20,7 +20,7 @@ import resource
 _CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
 _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 0x40000
 _MNT_DETACH = 0x2
-_PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS = 4, 38
+_PR_SET_NO_NEW_PRIVS = 38
 
 
 def _libc():
@@ -95,11 +95,6 @@ def become(uid):
     os.setresgid(uid, uid, uid)
     os.setresuid(uid, uid, uid)
     _libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-
-
-def undumpable():
-    """No process of the same user may trace this one or read its memory."""
-    _libc().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)
 
 
 def limit(memory=None, cpu=None, fsize=None):
