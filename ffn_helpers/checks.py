@@ -2,7 +2,7 @@
 what came back, how far apart they are and, where a known mistake explains the
 difference, which one.
 
-    check(ffn_forward, (x, W1, b1, W2, b2), expected, mistakes=mistakes.FFN)
+    check(ffn_forward, (x, W1, b1, W2, b2), expected, mistakes=mistakes.for_exercise("ffn_forward"))
 
 raises AssertionError with that message, so an nbgrader test cell fails (and
 scores 0) exactly when the learner's function is wrong.

@@ -7,15 +7,18 @@ slider per input value; each stage (input → pre-activation z → ReLU h →
 output y) shows its numbers, inactive hidden units greyed. Where no widget
 front end renders it (nbconvert, a console), the same output carries a static
 figure of the final stage, so nothing fails. `ffn_helpers` imports this
-module (and so ipywidgets) on first use only.
+module (and so ipywidgets and matplotlib) on first use only.
 """
 
+import base64
 import html
+import io
 
 import ipywidgets as widgets
 import numpy as np
 
 from .ffn import ffn_trace
+from .plots import ffn_dataflow
 
 STAGES = ("input x", "pre-activation z = x W1 + b1", "hidden h = ReLU(z)", "output y = h W2 + b2")
 
@@ -44,11 +47,6 @@ def stage_table_html(trace, stage):
 
 def _static_png(x, params):
     """The data-flow figure of the final stage as base64 PNG, as Jupyter's image/png wants."""
-    import base64
-    import io
-
-    from .plots import ffn_dataflow
-
     buffer = io.BytesIO()
     ffn_dataflow(x, *params).savefig(buffer, format="png", dpi=80)
     return base64.b64encode(buffer.getvalue()).decode("ascii")
@@ -63,15 +61,14 @@ def interactive_ffn(x, W1, b1, W2, b2, value_range=(-2.0, 2.0), step=0.05):
     if x.ndim != 1:
         raise ValueError(f"interactive_ffn shows one token: x should have shape (d_model,), got {x.shape}")
     ffn_trace(x, W1, b1, W2, b2)  # validate shapes now, with the usual messages
-    return InteractiveFFN.create(x, (W1, b1, W2, b2), value_range, step)
+    return InteractiveFFN(x, (W1, b1, W2, b2), value_range, step)
 
 
 class InteractiveFFN(widgets.VBox):
     """The widget; `trace` and `stage` hold exactly what is shown."""
 
-    @classmethod
-    def create(cls, x, params, value_range, step):
-        self = cls()
+    def __init__(self, x, params, value_range, step):
+        super().__init__()
         self.params, self.x0, self.stage = params, x.copy(), 0
         self.sliders = [
             widgets.FloatSlider(value=float(v), min=min(value_range[0], float(v)),
@@ -94,7 +91,6 @@ class InteractiveFFN(widgets.VBox):
                          buttons, self.stage_label, self.table]
         self.add_class("ffn-interactive")
         self.refresh()
-        return self
 
     @property
     def x(self):

@@ -197,7 +197,7 @@ def test_assert_close_adds_the_likely_mistake():
     right = np.maximum(x @ W1 + b1, 0) @ W2 + b2
     no_b2 = np.maximum(x @ W1 + b1, 0) @ W2
     with pytest.raises(AssertionError) as info:
-        assert_close(no_b2, right, mistakes=mistakes.FFN, args=(x, W1, b1, W2, b2))
+        assert_close(no_b2, right, mistakes=mistakes.for_exercise("ffn_forward"), args=(x, W1, b1, W2, b2))
     assert str(info.value).endswith("\nLikely mistake (missing_b2): " + mistakes.by_key("missing_b2")[0].explanation)
 
 
@@ -205,21 +205,21 @@ def test_assert_close_adds_the_likely_mistake():
 
 def test_diagnose_names_nothing_when_the_answer_is_right():
     z = np.array([-1.0, 2.0])
-    assert diagnose(z * 0, mistakes.SILU, (z,), expected=z * 0) == []
+    assert diagnose(z * 0, mistakes.for_exercise("silu"), (z,), expected=z * 0) == []
 
 
 def test_diagnose_survives_ragged_and_none_results():
     x = np.ones((2, 3))
     args = (x, np.ones((3, 4)), np.ones(4), np.ones((4, 3)), np.ones(3))
-    assert diagnose([[1, 2], [3]], mistakes.FFN, args) == []
-    assert diagnose(None, mistakes.FFN, args) == []
+    assert diagnose([[1, 2], [3]], mistakes.for_exercise("ffn_forward"), args) == []
+    assert diagnose(None, mistakes.for_exercise("ffn_forward"), args) == []
 
 
 def test_diagnose_silences_warnings_from_the_wrong_formulas():
     # The unbiased variance divides by d - 1 = 0 for d = 1: numpy warns, the feedback must not.
     # Dividing 0 by 0 without eps warns too. A learner's all-NaN output matches both.
     x = np.array([[3.0], [4.0]])
-    found = diagnose(np.full((2, 1), np.nan), mistakes.LAYER_NORM, (x,))
+    found = diagnose(np.full((2, 1), np.nan), mistakes.for_exercise("layer_norm"), (x,))
     assert [m.key for m in found] == ["unbiased_variance", "no_eps"]
 
 

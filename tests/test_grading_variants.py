@@ -335,8 +335,10 @@ def test_alternative_answers_are_complete(aid):
         loses = (wrong.loses,) if isinstance(wrong.loses, str) else tuple(wrong.loses)
         if not loses or set(loses) - tests:
             problems.append(f"{wrong.name}: loses={wrong.loses!r} must name test cells among {sorted(tests)}")
-        if wrong.diagnosis and not mistakes.by_key(wrong.diagnosis):
-            problems.append(f"{wrong.name}: diagnosis {wrong.diagnosis!r} is not a key of ffn_helpers.mistakes")
+        catalogued = {m.key for m in mistakes.CATALOGUE.get(wrong.cell, ())}
+        if wrong.diagnosis and wrong.diagnosis not in catalogued:
+            problems.append(f"{wrong.name}: diagnosis {wrong.diagnosis!r} is not a mistake of {wrong.cell} "
+                            f"in ffn_helpers.mistakes.CATALOGUE: {sorted(catalogued)}")
     for fn in exercises:
         correct = {_normalised(cells[fn]) for cells in module.CORRECT.values() if fn in cells}
         wrong = {_normalised(w.source) for w in module.WRONG if w.cell == fn}

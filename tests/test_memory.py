@@ -274,12 +274,13 @@ def test_every_memory_mistake_shows_on_the_notebook_inputs():
     K9, V9 = W_9.extra["keys"], W_9.extra["values"]
     rng = np.random.default_rng(2010)
     K, V = rng.normal(size=(5, 3)) * 2, rng.normal(size=(5, 3))
-    for group, position in ((mistakes.KV_W1, 0), (mistakes.KV_B1, 1), (mistakes.KV_W2, 2)):
-        for m in group:
+    for part, position in (("W1", 0), ("b1", 1), ("W2", 2)):
+        for m in mistakes.for_exercise("kv_ffn", part):
             args = (K[:3], V[:3], 0.2)  # square and non-symmetric, keys of length != 1, θ != 0.5
             truth = memory.kv_ffn(*args)[position]
             assert not checks.compare(m.compute(*args), truth).ok, m.key
-    assert {m.key for m in mistakes.RECALL} == {"silent_memory_recalls", "dot_not_cosine", "euclidean_not_cosine",
+    recall_mistakes = mistakes.for_exercise("recall")
+    assert {m.key for m in recall_mistakes} == {"silent_memory_recalls", "dot_not_cosine", "euclidean_not_cosine",
                                                 "tie_counts_as_recalled", "count_not_share"}
     V_tie = np.array([[1.0, 0, 0, 1], [0, 1, 0, 0], [1, 0, 0, 1], [0, 0, 2, 0]])
     V_long = np.array([[0.1, 0, 0, 0.1], [3.0, 1, 0, 0], [0, 0.2, 0.1, 0], [0, 0, 4.0, 1]])
@@ -291,12 +292,12 @@ def test_every_memory_mistake_shows_on_the_notebook_inputs():
         "tie_counts_as_recalled": (*memory.kv_ffn(np.eye(4), V_tie, 0.5), np.eye(4), V_tie),
         "count_not_share": (*memory.kv_ffn(np.eye(4), V_tie, 0.5), np.eye(4), V_tie),
     }
-    for m in mistakes.RECALL:
+    for m in recall_mistakes:
         args = cases[m.key]
-        found = checks.diagnose(m.compute(*args), mistakes.RECALL, args, expected=memory.recall(*args))
+        found = checks.diagnose(m.compute(*args), recall_mistakes, args, expected=memory.recall(*args))
         assert m.key in [f.key for f in found], m.key
     W1 = np.array([[1.0, 0.0, 2.0, -1.0, 0.5, 0.0, -3.0, 2.0], [0.0, 1.0, 1.0, 0.0, -0.5, -2.0, 1.0, 1.0]])
     b1 = np.array([0.0, -1.0, -0.5, -4.0, 0.0, -1.0, -6.0, -0.5])
     x = np.array([[1.0, 1.0], [-1.0, 0.0], [0.5, -2.0]])
-    for m in mistakes.TOP_MEMORIES:
+    for m in mistakes.for_exercise("top_memories"):
         assert not np.array_equal(m.compute(x, W1, b1, 8), memory.top_memories(x, W1, b1, 8)), m.key

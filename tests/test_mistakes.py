@@ -1,16 +1,21 @@
-"""Every mistake in the catalogue is recognised when a learner makes it, and never otherwise.
+"""The mistakes catalogue: one entry per graded exercise, one explanation per key; each mistake is
+recognised when a learner makes it, and never otherwise.
 
-For each exercise the wrong functions below are written the way a learner would
+For the core exercises the wrong functions below are written the way a learner would
 write them (not by calling the catalogue); each must fail `checks.check` with the
 catalogue's explanation of exactly its mistake. Two different correct
 implementations must pass, and on the chosen inputs no catalogued mistake may give
-the right answer (so the inputs tell every mistake apart from the truth).
+the right answer (so the inputs tell every mistake apart from the truth). The other
+notebooks' mistakes are tested beside their references (test_module, test_memory,
+test_moe) and by the wrong answers of tests/submissions.
 """
 
 import math
 import warnings
+from collections import defaultdict
 from dataclasses import dataclass, field
 
+import nbtools
 import numpy as np
 import pytest
 from scipy import special, stats
@@ -21,12 +26,16 @@ from ffn_helpers import checks, mistakes
 
 @dataclass
 class Exercise:
+    name: str  # the exercise id, a key of mistakes.CATALOGUE
     reference: object  # the reference implementation, gives the expected value
     args: tuple  # inputs chosen so that every mistake shows
-    catalogue: tuple
     wrong: dict  # mistake key -> a learner's wrong function
     correct: list  # two different right functions
     tolerances: dict = field(default_factory=dict)
+
+    @property
+    def catalogue(self):
+        return mistakes.for_exercise(self.name)
 
 
 # --- ffn_forward (ReLU) ----------------------------------------------------------------------
@@ -96,6 +105,8 @@ GELU_WRONG = {
     "silu_for_gelu": lambda z: z / (1 + np.exp(-z)),
     "sigmoid_for_gelu": lambda z: 1 / (1 + np.exp(-z)),
     "erf_cancellation": lambda z: np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in z]),
+    "erf_without_sqrt2": lambda z: np.array([0.5 * v * (1 + math.erf(v)) for v in z]),
+    "cdf_for_gelu": lambda z: stats.norm.cdf(z),
 }
 
 
@@ -114,6 +125,7 @@ SILU_Z = np.array([-8.0, -1.0, -0.25, 0.0, 0.75, 3.0])
 SILU_WRONG = {
     "sigmoid_for_silu": lambda z: 1 / (1 + np.exp(-z)),
     "gelu_for_silu": lambda z: z * stats.norm.cdf(z),
+    "sigmoid_sign": lambda z: z / (1 + np.exp(z)),
 }
 
 
@@ -131,7 +143,7 @@ def layer_norm_args():
     rng = np.random.default_rng(3)
     x = rng.standard_normal((3, 4)) * np.array([[1.0], [5.0], [0.01]]) + np.array([[0.0], [2.0], [-1.0]])
     gamma, beta = 1 + rng.random(4), rng.standard_normal(4)
-    return x, gamma, beta, 1e-5  # the third row's variance (~1e-4) makes eps matter
+    return x, gamma, beta, 1e-4  # the third row's variance (~1e-4) makes eps matter, and 1e-4 is not the default
 
 
 def _ln_normed(x, eps, axis=-1, ddof=0, eps_outside=False):
@@ -149,6 +161,11 @@ LAYER_NORM_WRONG = {
     "ignored_gamma_beta": lambda x, gamma, beta, eps: _ln_normed(x, eps),
     "ignored_gamma": lambda x, gamma, beta, eps: _ln_normed(x, eps) + beta,
     "ignored_beta": lambda x, gamma, beta, eps: _ln_normed(x, eps) * gamma,
+    "ignored_eps": lambda x, gamma, beta, eps: _ln_normed(x, 1e-5) * gamma + beta,
+    "missing_sqrt": lambda x, gamma, beta, eps: (x - x.mean(-1, keepdims=True)) / (x.var(-1, keepdims=True) + eps)
+    * gamma + beta,
+    "not_centred": lambda x, gamma, beta, eps: x / np.sqrt(x.var(-1, keepdims=True) + eps) * gamma + beta,
+    "rms_norm": lambda x, gamma, beta, eps: x / np.sqrt((x**2).mean(-1, keepdims=True) + eps) * gamma + beta,
 }
 
 
@@ -187,7 +204,7 @@ def _sublayer():
 
 def wrapper_args():
     x = np.array([[4.0, 1.0, -2.0], [0.5, 3.0, 7.0]])  # far from normalised: LN(x) differs a lot from x
-    return x, _sublayer(), 1e-5
+    return x, _sublayer(), 1e-3  # not LayerNorm's default eps, so that a block that drops eps shows
 
 
 ln = fh.layer_norm  # a learner's own, correct, layer_norm from the earlier exercise
@@ -196,6 +213,8 @@ POST_LN_WRONG = {
     "normalised_before_add": lambda x, sublayer, eps: ln(x, eps=eps) + sublayer(x),
     "pre_ln_for_post_ln": lambda x, sublayer, eps: x + sublayer(ln(x, eps=eps)),
     "missing_residual": lambda x, sublayer, eps: ln(sublayer(x), eps=eps),
+    "eps_not_passed": lambda x, sublayer, eps: ln(x + sublayer(x)),
+    "missing_layer_norm": lambda x, sublayer, eps: x + sublayer(x),
 }
 
 
@@ -213,6 +232,8 @@ PRE_LN_WRONG = {
     "post_ln_for_pre_ln": lambda x, sublayer, eps: ln(x + sublayer(x), eps=eps),
     "normalised_residual": lambda x, sublayer, eps: (lambda n: n + sublayer(n))(ln(x, eps=eps)),
     "missing_residual": lambda x, sublayer, eps: sublayer(ln(x, eps=eps)),
+    "eps_not_passed": lambda x, sublayer, eps: x + sublayer(ln(x)),
+    "missing_layer_norm": lambda x, sublayer, eps: x + sublayer(x),
 }
 
 
@@ -227,19 +248,18 @@ def pre_ln_ok_by_hand(x, sublayer, eps=1e-5):
     return np.add(y, x)
 
 
-EXERCISES = {
-    "ffn": Exercise(fh.ffn_forward, ffn_args(), mistakes.FFN, FFN_WRONG, [ffn_ok_matrix, ffn_ok_loop]),
-    "linear_torch": Exercise(linear_reference, linear_args(), mistakes.LINEAR_TORCH, LINEAR_WRONG,
-                             [linear_ok_einsum, linear_ok_transpose_first]),
+EXERCISES = {ex.name: ex for ex in (
+    Exercise("ffn_forward", fh.ffn_forward, ffn_args(), FFN_WRONG, [ffn_ok_matrix, ffn_ok_loop]),
+    Exercise("linear_torch", linear_reference, linear_args(), LINEAR_WRONG,
+             [linear_ok_einsum, linear_ok_transpose_first]),
     # The erf cancellation loses only ~1e-23 at z = -10: visible with a relative tolerance alone.
-    "gelu": Exercise(fh.gelu, (GELU_Z,), mistakes.GELU, GELU_WRONG, [gelu_ok_norm_cdf, gelu_ok_erfc],
-                     {"atol": 0.0}),
-    "silu": Exercise(fh.silu, (SILU_Z,), mistakes.SILU, SILU_WRONG, [silu_ok_division, silu_ok_expit]),
-    "layer_norm": Exercise(fh.layer_norm, layer_norm_args(), mistakes.LAYER_NORM, LAYER_NORM_WRONG,
-                           [layer_norm_ok_numpy, layer_norm_ok_rows]),
-    "post_ln": Exercise(fh.post_ln, wrapper_args(), mistakes.POST_LN, POST_LN_WRONG, [post_ln_ok, post_ln_ok_by_hand]),
-    "pre_ln": Exercise(fh.pre_ln, wrapper_args(), mistakes.PRE_LN, PRE_LN_WRONG, [pre_ln_ok, pre_ln_ok_by_hand]),
-}
+    Exercise("gelu", fh.gelu, (GELU_Z,), GELU_WRONG, [gelu_ok_norm_cdf, gelu_ok_erfc], {"atol": 0.0}),
+    Exercise("silu", fh.silu, (SILU_Z,), SILU_WRONG, [silu_ok_division, silu_ok_expit]),
+    Exercise("layer_norm", fh.layer_norm, layer_norm_args(), LAYER_NORM_WRONG,
+             [layer_norm_ok_numpy, layer_norm_ok_rows]),
+    Exercise("post_ln_block", fh.post_ln, wrapper_args(), POST_LN_WRONG, [post_ln_ok, post_ln_ok_by_hand]),
+    Exercise("pre_ln_block", fh.pre_ln, wrapper_args(), PRE_LN_WRONG, [pre_ln_ok, pre_ln_ok_by_hand]),
+)}
 
 WRONG_CASES = [(name, key) for name, ex in EXERCISES.items() for key in ex.wrong]
 CORRECT_CASES = [(name, i) for name, ex in EXERCISES.items() for i in range(len(ex.correct))]
@@ -252,21 +272,58 @@ def no_warnings():
         yield
 
 
-def test_every_core_catalogue_entry_has_a_learner_style_wrong_function():
-    # The core exercises' groups; notebooks add groups of their own, tested with their notebooks.
-    assert set(EXERCISES) <= set(mistakes.CATALOGUE)
-    for name, ex in EXERCISES.items():
-        assert ex.catalogue is mistakes.CATALOGUE[name]
-        assert set(ex.wrong) == {m.key for m in ex.catalogue}, name
+def graded_exercises():
+    """Every graded exercise id: the answer cells' function names in the notebooks' sources."""
+    return {gid for aid in nbtools.graded_assignments() for gid in nbtools.answer_ids(nbtools.source(aid))}
+
+
+def test_the_catalogue_has_one_entry_per_graded_exercise():
+    exercises = graded_exercises()
+    assert len(exercises) >= 40  # every notebook's exercises, not an empty reading of the sources
+    assert set(mistakes.CATALOGUE) == exercises  # an exercise without one has an empty entry, ()
+    assert mistakes.for_exercise("params_by_part") == ()
 
 
 def test_catalogue_entries_are_well_formed():
     for name, group in mistakes.CATALOGUE.items():
-        keys = [m.key for m in group]
-        assert len(keys) == len(set(keys)), f"duplicate key in {name}"
+        assert isinstance(group, tuple), name
         for m in group:
             assert isinstance(m, mistakes.Mistake) and m.key.isidentifier() and callable(m.compute)
             assert m.explanation.strip() and "\n" not in m.explanation
+        parts = {m.part for m in group}
+        assert None not in parts or parts == {None}, f"{name}: give every mistake a part, or none"
+        for part in parts:
+            keys = [m.key for m in group if m.part == part]
+            assert len(keys) == len(set(keys)), f"duplicate key in {name}, part {part}"
+
+
+def test_a_key_has_one_explanation_in_the_whole_catalogue():
+    explanations = defaultdict(set)
+    for group in mistakes.CATALOGUE.values():
+        for m in group:
+            explanations[m.key].add(m.explanation)
+    assert {key: texts for key, texts in explanations.items() if len(texts) > 1} == {}
+    # a key that recurs is one mistake: each exercise computes it on its own arguments
+    assert len(mistakes.by_key("missing_residual")) == 2  # post-LN and pre-LN
+    assert {m.explanation for m in mistakes.by_key("missing_b1")} == explanations["missing_b1"]
+    assert mistakes.by_key("no_such_mistake") == ()
+
+
+def test_for_exercise_names_the_exercise_and_part_it_expected():
+    assert [m.key for m in mistakes.for_exercise("kv_ffn", "b1")] == ["threshold_sign"]
+    assert mistakes.for_exercise("layer_norm") == mistakes.CATALOGUE["layer_norm"]
+    with pytest.raises(ValueError, match=r"no exercise 'ffn' in the mistakes catalogue; it has .*ffn_forward"):
+        mistakes.for_exercise("ffn")
+    with pytest.raises(ValueError, match=r"kv_ffn's mistakes come in parts \('W1', 'W2', 'b1'\): name one, got None"):
+        mistakes.for_exercise("kv_ffn")
+    with pytest.raises(ValueError, match=r"gelu's mistakes have no parts: .* got part='z'"):
+        mistakes.for_exercise("gelu", "z")
+
+
+def test_every_core_catalogue_entry_has_a_learner_style_wrong_function():
+    # The core exercises; the other notebooks' mistakes are tested with their references (see the docstring).
+    for name, ex in EXERCISES.items():
+        assert set(ex.wrong) == {m.key for m in ex.catalogue}, name
 
 
 def test_the_brief_list_of_misconceptions_is_in_the_catalogue():
@@ -276,8 +333,6 @@ def test_the_brief_list_of_misconceptions_is_in_the_catalogue():
               "no_eps", "ignored_gamma_beta", "pre_ln_for_post_ln", "post_ln_for_pre_ln", "missing_residual",
               "normalised_before_add"}
     assert listed <= {m.key for group in mistakes.CATALOGUE.values() for m in group}
-    assert len(mistakes.by_key("missing_residual")) == 2  # one for post-LN, one for pre-LN
-    assert mistakes.by_key("no_such_mistake") == []
 
 
 @pytest.mark.parametrize("name, key", WRONG_CASES, ids=[f"{n}-{k}" for n, k in WRONG_CASES])
@@ -312,7 +367,7 @@ def test_gelu_erf_cancellation_passes_the_default_absolute_tolerance():
     wrong = GELU_WRONG["erf_cancellation"]
     checks.check(wrong, (GELU_Z,), fh.gelu(GELU_Z))
     with pytest.raises(AssertionError, match=r"Likely mistake \(erf_cancellation\)"):
-        checks.check(wrong, (GELU_Z,), fh.gelu(GELU_Z), atol=0, mistakes=mistakes.GELU)
+        checks.check(wrong, (GELU_Z,), fh.gelu(GELU_Z), atol=0, mistakes=mistakes.for_exercise("gelu"))
 
 
 def test_a_mistake_that_makes_no_difference_on_these_inputs_is_not_named():
@@ -320,8 +375,8 @@ def test_a_mistake_that_makes_no_difference_on_these_inputs_is_not_named():
     zero_b1 = np.zeros_like(b1)
     out = FFN_WRONG["missing_b1"](x, W1, zero_b1, W2, b2)
     checks.check(FFN_WRONG["missing_b1"], (x, W1, zero_b1, W2, b2), fh.ffn_forward(x, W1, zero_b1, W2, b2),
-                 mistakes=mistakes.FFN)
-    assert checks.diagnose(out, mistakes.FFN, (x, W1, zero_b1, W2, b2),
+                 mistakes=mistakes.for_exercise("ffn_forward"))
+    assert checks.diagnose(out, mistakes.for_exercise("ffn_forward"), (x, W1, zero_b1, W2, b2),
                            expected=fh.ffn_forward(x, W1, zero_b1, W2, b2)) == []
 
 
@@ -330,4 +385,4 @@ def test_torch_layout_with_a_non_square_weight_crashes_with_a_named_exception():
     x, weight, bias = rng.standard_normal((2, 3)), rng.standard_normal((5, 3)), rng.standard_normal(5)
     with pytest.raises(AssertionError, match=r"^linear_torch raised ValueError: matmul"):
         checks.check(LINEAR_WRONG["torch_layout"], (x, weight, bias), linear_reference(x, weight, bias),
-                     name="linear_torch", mistakes=mistakes.LINEAR_TORCH)
+                     name="linear_torch", mistakes=mistakes.for_exercise("linear_torch"))

@@ -287,7 +287,7 @@ def test_module_mistakes_differ_from_the_reference():
     for activation in ("relu", "gelu"):
         ref = with_params(M.FeedForwardNetwork(4, 4, activation=activation), params)
         right = ref.backward(x, G)
-        for mistake in mistakes.MODULE_BACKWARD:
+        for mistake in mistakes.for_exercise("ffn_module_backward"):
             if mistake.key == "relu_mask_at_zero":
                 continue  # it only shows at an exact zero: below
             differs = []
@@ -305,9 +305,9 @@ def test_module_mistakes_differ_from_the_reference():
     wrong = mistakes.by_key("relu_mask_at_zero")[0].compute("b1", W3.x, np.ones(2), *W3.params, "relu")
     assert not np.allclose(wrong, ref.backward(W3.x, np.ones(2))["b1"])
     ref_init = M.FeedForwardNetwork(3, 5, seed=0)
-    for mistake in mistakes.MODULE_INIT:
+    for mistake in mistakes.for_exercise("xavier_init", "weights"):
         assert not np.allclose(mistake.compute("W1", 3, 5, 0), ref_init.W1), mistake.key
-    for mistake in mistakes.MODULE_INIT_STD:
+    for mistake in mistakes.for_exercise("xavier_init", "std"):
         assert abs(mistake.compute(512, 2048) / M.xavier_std(512, 2048) - 1) > 0.1, mistake.key
 
 
@@ -316,13 +316,14 @@ def test_class_mistakes_differ_from_the_reference():
     initial = M.xavier_init(3, 5, seed=0)
     params = random_params(rng, 3, 5)
     x = rng.normal(size=(4, 3))
+    class_mistakes = mistakes.for_exercise("FeedForwardNetwork", "__call__")
     for activation in ACTIVATIONS:
         right = ffn_forward(x, *params, activation)
-        stale, relu_only = (m.compute(x, params, initial, activation) for m in mistakes.MODULE_CLASS)
+        stale, relu_only = (m.compute(x, params, initial, activation) for m in class_mistakes)
         assert not np.allclose(stale, right) and np.allclose(stale, ffn_forward(x, *initial, activation))
         assert np.allclose(relu_only, right) == (activation == "relu")
     with pytest.raises(ValueError, match="no initial parameters"):
-        mistakes.MODULE_CLASS[0].compute(x, params, None, "relu")
+        class_mistakes[0].compute(x, params, None, "relu")
 
 
 # --- the functions the class is assembled from -----------------------------------------------------

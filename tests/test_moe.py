@@ -310,8 +310,9 @@ LEARNER_ROUTERS = {
 def test_router_mistakes_are_named(key):
     indices, gates = LEARNER_ROUTERS[key](*ROUTER_ARGS)
     want_indices, want_gates = moe.router_topk(*ROUTER_ARGS)
-    found = (checks.diagnose(indices, mistakes.ROUTER_INDICES, ROUTER_ARGS, expected=want_indices, rtol=0, atol=0)
-             + checks.diagnose(gates, mistakes.ROUTER_GATES, ROUTER_ARGS, expected=want_gates))
+    found = (checks.diagnose(indices, mistakes.for_exercise("router_topk", "indices"), ROUTER_ARGS,
+                             expected=want_indices, rtol=0, atol=0)
+             + checks.diagnose(gates, mistakes.for_exercise("router_topk", "gates"), ROUTER_ARGS, expected=want_gates))
     assert [m.key for m in found] == [key]
 
 
@@ -345,7 +346,7 @@ def test_moe_forward_mistakes_are_named(key):
     args = (rng.normal(size=(6, 4)), W_r, experts, 2)
     assert np.allclose(_learner_moe(lambda r, k: _scatter(r, k, _softmax_kept))(*args), moe.moe_forward(*args))
     with pytest.raises(AssertionError) as info:
-        checks.check(LEARNER_MOE[key], args, moe.moe_forward(*args), mistakes=mistakes.MOE_FORWARD)
+        checks.check(LEARNER_MOE[key], args, moe.moe_forward(*args), mistakes=mistakes.for_exercise("moe_forward"))
     assert f"Likely mistake ({key})" in str(info.value) and str(info.value).count("Likely mistake") == 1
 
 
@@ -362,7 +363,7 @@ LEARNER_COUNTS = {
 @pytest.mark.parametrize("key", LEARNER_COUNTS)
 def test_param_count_mistakes_are_named(key):
     args = (4096, 14336, 8, 2, True)
-    found = checks.diagnose(LEARNER_COUNTS[key](*args), mistakes.MOE_PARAM_COUNT, args,
+    found = checks.diagnose(LEARNER_COUNTS[key](*args), mistakes.for_exercise("moe_param_count"), args,
                             expected=moe.moe_param_count(*args), rtol=0, atol=0)
     assert [m.key for m in found] == [key]
 
@@ -383,7 +384,7 @@ LEARNER_LOSSES = {
 def test_load_balance_mistakes_are_named(key):
     args = (np.tile([0.9, 0.1], (4, 1)), np.zeros(4, dtype=int), 2)
     with pytest.raises(AssertionError) as info:
-        checks.check(LEARNER_LOSSES[key], args, 1.8, mistakes=mistakes.LOAD_BALANCE)
+        checks.check(LEARNER_LOSSES[key], args, 1.8, mistakes=mistakes.for_exercise("load_balancing_loss"))
     assert f"Likely mistake ({key})" in str(info.value) and str(info.value).count("Likely mistake") == 1
 
 

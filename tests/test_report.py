@@ -41,8 +41,8 @@ DEAD_HIDDEN = ("test_dead_fraction_hidden",)
 WRONG_SHAPE = ()  # a failure no catalogued mistake explains
 
 
-def _explanation(group, key):
-    return next(m.explanation for m in group if m.key == key)
+def _explanation(exercise, key):
+    return next(m.explanation for m in mistakes.for_exercise(exercise) if m.key == key)
 
 
 # Student id prefix -> (how many, what went wrong); every number below follows from this table.
@@ -157,29 +157,29 @@ def test_misconception_counts_match_the_construction(built):
     assert named == {"missing_b1": (7, failed_ffn), "no_activation": (4, failed_ffn)}
     assert (ffn.undiagnosed, ffn.flagged) == (3 + 2, 1)
     assert [m.key for m in ffn.mistakes] == ["missing_b1", "no_activation"]  # most common first
-    assert ffn.mistakes[0].explanation == _explanation(mistakes.FFN, "missing_b1")
+    assert ffn.mistakes[0].explanation == _explanation("ffn_forward", "missing_b1")
 
     lin = _exercise(b, "linear_torch")
     assert (lin.full, lin.partial, lin.zero) == (SCORED - 10, 3, 5 + 2)
     assert {m.key: m.students for m in lin.mistakes} == {"torch_layout": 5}
-    assert lin.mistakes[0].explanation == _explanation(mistakes.LINEAR_TORCH, "torch_layout")
+    assert lin.mistakes[0].explanation == _explanation("linear_torch", "torch_layout")
 
-    dead = _exercise(b, "dead_fraction")  # missing_b1 here is dead_fraction's own, with its own explanation
+    dead = _exercise(b, "dead_fraction")  # missing_b1 here too: a key has one explanation in every exercise
     assert (dead.full, dead.partial, dead.zero) == (SCORED - 5, 2 + 1, 2)
     assert {m.key: (m.students, m.failed) for m in dead.mistakes} == {"missing_b1": (2, 5)}
-    assert dead.mistakes[0].explanation == _explanation(mistakes.DEAD_FRACTION, "missing_b1")
-    assert dead.mistakes[0].explanation != ffn.mistakes[0].explanation
+    assert dead.mistakes[0].explanation == _explanation("dead_fraction", "missing_b1")
+    assert dead.mistakes[0].explanation == ffn.mistakes[0].explanation
 
 
 def test_the_html_states_the_counts_and_the_explanations(built):
     b, _ = built
     tables = Tables(b.html)
     ffn = tables.rows("ffn_forward: misconceptions named")
-    assert ffn["missing_b1"] == ["7 of 17", "41%", _explanation(mistakes.FFN, "missing_b1")]
+    assert ffn["missing_b1"] == ["7 of 17", "41%", _explanation("ffn_forward", "missing_b1")]
     assert ffn["no_activation"][:2] == ["4 of 17", "24%"]
     assert tables.rows("linear_torch: misconceptions named")["torch_layout"][:2] == ["5 of 10", "50%"]
     dead = tables.rows("dead_fraction: misconceptions named")
-    assert dead["missing_b1"] == ["2 of 5", "40%", _explanation(mistakes.DEAD_FRACTION, "missing_b1")]
+    assert dead["missing_b1"] == ["2 of 5", "40%", _explanation("dead_fraction", "missing_b1")]
     assert "5 of 17 failed without a named misconception" in b.html
     assert "1 of 17 lost it to an integrity flag" in b.html
 
@@ -251,7 +251,7 @@ def test_csv_has_the_same_table(tmp_path):
     assert [(r["exercise"], r["students_named"], r["failed"]) for r in b1] == [("ffn_forward", "7", "17"),
                                                                                 ("dead_fraction", "2", "5")]
     assert float(b1[0]["share_of_failed"]) == pytest.approx(7 / 17, abs=5e-5)
-    assert b1[1]["explanation"] == _explanation(mistakes.DEAD_FRACTION, "missing_b1")
+    assert b1[1]["explanation"] == _explanation("dead_fraction", "missing_b1")
 
 
 # ---------------------------------------------------------------- self-contained, with described figures

@@ -140,18 +140,13 @@ class AssignmentReport:
         return sum(len(e.mistakes) for e in self.exercises)
 
 
-def _explanation(key, exercise, texts):
-    """The teacher-readable one-liner for `key`: the catalogue's, as the failure messages gave it where possible."""
+def _explanation(key, texts):
+    """The teacher-readable one-liner for `key`: the catalogue's (one per key), else what the failures said."""
     from ffn_helpers import mistakes
 
     entries = mistakes.by_key(key)
-    catalogued = {m.explanation for m in entries}
-    seen = Counter(t for t in texts if t in catalogued)
-    if seen:
-        return seen.most_common(1)[0][0], True
     if entries:
-        own = [m for m in mistakes.CATALOGUE.get(exercise, ()) if m.key == key]
-        return (own or entries)[0].explanation, True
+        return entries[0].explanation, True
     if texts:
         return Counter(texts).most_common(1)[0][0], False
     return "", False
@@ -232,7 +227,7 @@ def assignment_report(assignment, students, layout):
                 _count(row, s, earned, top, named[exercise], texts[exercise])
     for exercise, row in exercises.items():
         for key, who in named[exercise].items():
-            text, catalogued = _explanation(key, exercise, texts[exercise].get(key, []))
+            text, catalogued = _explanation(key, texts[exercise].get(key, []))
             row.mistakes.append(MistakeRow(key, len(who), row.failed, text, catalogued))
         row.mistakes.sort(key=lambda m: (-m.students, m.key))
     order = list(exercises)

@@ -24,16 +24,13 @@ from autograder.schema import CellResult, CellStatus, Flag, NotebookResult, Run,
 from ffn_helpers import mistakes
 
 ASSIGNMENT = "02_forward_pass"
-# The catalogue group each exercise's checks diagnose with (as in the notebook's test cells).
-GROUPS = {"ffn_forward": mistakes.FFN, "linear_torch": mistakes.LINEAR_TORCH, "dead_fraction": mistakes.DEAD_FRACTION}
 
 
-def failure_message(function, keys, group=None):
+def failure_message(function, keys):
     """A failure message as `checks.check` writes it, naming the catalogue mistakes `keys`."""
     lines = [f"{function}(...) differs from the expected result: max abs diff 0.53 (rtol 1e-07, atol 1e-12)."]
     for key in keys:
-        entry = next((m for m in (group or ()) if m.key == key), None) or mistakes.by_key(key)[0]
-        lines.append(f"Likely mistake ({key}): {entry.explanation}")
+        lines.append(f"Likely mistake ({key}): {mistakes.by_key(key)[0].explanation}")
     return "\n".join(lines)
 
 
@@ -103,7 +100,7 @@ def graded_cells(layout, wrong, timed_out=(), flagged=()):
         elif grade_id in timed_out:
             cells.append(cell(grade_id, exercise, 0.0, points, "timed out after 30 s", status="timeout"))
         elif grade_id in lost:
-            message = (failure_message(exercise, keys, GROUPS.get(exercise)) if keys
+            message = (failure_message(exercise, keys) if keys
                        else f"AssertionError: {exercise}(...) has shape (3,), expected (5, 3).")
             cells.append(cell(grade_id, exercise, 0.0, points, message))
         else:
@@ -142,7 +139,7 @@ def synthetic_class(n=40, *, seed=0, assignment=ASSIGNMENT, mistakes_per_student
         wrong = {}
         for exercise in rng.sample(exercises, min(k, len(exercises))):
             cells_of = [g for g, e, _ in layout.cells if e == exercise]
-            group = GROUPS.get(exercise) or mistakes.CATALOGUE.get(exercise, ())
+            group = mistakes.CATALOGUE.get(exercise, ())
             keys = (rng.choice(group).key,) if group and rng.random() < 0.85 else ()
             lost = tuple(cells_of) if rng.random() < 0.7 else tuple(cells_of[-1:])
             wrong[exercise] = (keys, lost)

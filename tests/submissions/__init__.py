@@ -11,8 +11,9 @@ Each `<assignment>.py` module here defines
     WRONG: list[Wrong]
         plausible mistakes, one exercise each; every one must lose points on
         the listed test cells, and, where `diagnosis` is given, the feedback
-        must name that catalogue key (see ffn_helpers/mistakes.py). At least
-        two different ones per exercise.
+        must name that key of the exercise's catalogue entry
+        (ffn_helpers.mistakes.CATALOGUE[cell]). At least two different ones
+        per exercise.
 
 A submission is the learner notebook with every answer cell filled in from the
 worked solution (solutions/<id>.ipynb), then the variant's cells put in: a

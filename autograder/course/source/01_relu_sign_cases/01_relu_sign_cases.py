@@ -100,9 +100,10 @@ def preactivation(x, w, b):
 # Worked example W-1: each input alone, then all three as a (3, 4) batch.
 for case in "ABC":
     checks.check(preactivation, (W_1.cases[case].x, W_1.w, W_1.b), W_1.cases[case].z,
-                 mistakes=mistakes.PREACTIVATION)
+                 mistakes=mistakes.for_exercise("preactivation"))
 X_W1 = np.stack([W_1.cases[c].x for c in "ABC"])
-checks.check(preactivation, (X_W1, W_1.w, W_1.b), [W_1.cases[c].z for c in "ABC"], mistakes=mistakes.PREACTIVATION)
+checks.check(preactivation, (X_W1, W_1.w, W_1.b), [W_1.cases[c].z for c in "ABC"],
+             mistakes=mistakes.for_exercise("preactivation"))
 checks.ok("preactivation reproduces W-1: z = 1.7, -1.2, 0.09.")
 
 # %% nbgrader={"grade": true, "grade_id": "test_preactivation_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
@@ -112,11 +113,13 @@ checks.ok("preactivation reproduces W-1: z = 1.7, -1.2, 0.09.")
 rng = checks.hidden_rng(101)
 for shape in [(7, 5), (2, 3, 5), (5,)]:
     x, w, b = rng.normal(size=shape), rng.normal(size=5), float(rng.normal())
-    checks.check(preactivation, (x, w, b), np.einsum("...i,i->...", x, w) + b, mistakes=mistakes.PREACTIVATION)
+    checks.check(preactivation, (x, w, b), np.einsum("...i,i->...", x, w) + b,
+                 mistakes=mistakes.for_exercise("preactivation"))
 x, w, b = rng.normal(size=(4, 1)), rng.normal(size=1), np.float64(-0.25)
-checks.check(preactivation, (x, w, b), x[:, 0] * w[0] + b, mistakes=mistakes.PREACTIVATION)
+checks.check(preactivation, (x, w, b), x[:, 0] * w[0] + b, mistakes=mistakes.for_exercise("preactivation"))
 x, w = rng.integers(-3, 4, size=(3, 2, 6)).astype(float), rng.integers(-3, 4, size=6).astype(float)
-checks.check(preactivation, (x, w, 2.0), np.einsum("...i,i->...", x, w) + 2.0, mistakes=mistakes.PREACTIVATION)
+checks.check(preactivation, (x, w, 2.0), np.einsum("...i,i->...", x, w) + 2.0,
+             mistakes=mistakes.for_exercise("preactivation"))
 checks.ok("preactivation works on batches of any shape.")
 ### END HIDDEN TESTS
 
@@ -296,7 +299,7 @@ z_A, z_B, z_C01 = (float(W_1.cases[c].x @ W_1.w + W_1.b) for c in "ABC")
 z_residue = rounding.dot_in_order(W_1.cases["C"].x, W_1.w, W_1.b_for_zero_z_C)
 z_zero = float(W_1.exact_zero_x @ W_1.exact_zero_w + W_1.exact_zero_b)
 check_labels(sign_case, [(z_A, "A"), (z_B, "B"), (z_C01, "A"), (z_residue, "B"), (z_zero, "C")],
-             mistakes.SIGN_CASE)
+             mistakes.for_exercise("sign_case"))
 checks.ok("sign_case: 1.7 → A, -1.2 → B, 0.09 → A, -8.7e-18 → B, 0.0 → C.")
 
 # %% nbgrader={"grade": true, "grade_id": "test_sign_case_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
@@ -310,10 +313,10 @@ edge_cases = [
     (np.array(0.0), "C"), (np.array(-3.5), "B"), (np.array(1e-300), "A"), (np.array(-0.0), "C"),
     (5e-324, "A"), (-5e-324, "B"), (1e308, "A"), (-1e308, "B"),
 ]
-check_labels(sign_case, edge_cases, mistakes.SIGN_CASE)
+check_labels(sign_case, edge_cases, mistakes.for_exercise("sign_case"))
 rng = checks.hidden_rng(102)
 z_random = rng.normal(size=20)  # iterating gives numpy float64 scalars
-check_labels(sign_case, [(z, "A" if z > 0 else "B") for z in z_random], mistakes.SIGN_CASE)
+check_labels(sign_case, [(z, "A" if z > 0 else "B") for z in z_random], mistakes.for_exercise("sign_case"))
 checks.ok("sign_case handles numbers in every form, -0.0 and the tiniest floats.")
 ### END HIDDEN TESTS
 
@@ -372,8 +375,8 @@ def relu(z):
 # %% nbgrader={"grade": true, "grade_id": "test_relu", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # W-1's pre-activations one at a time, then together with an exact zero.
 for case in "ABC":
-    checks.check(relu, (W_1.cases[case].z,), W_1.cases[case].relu, mistakes=mistakes.RELU)
-checks.check(relu, (np.array([1.7, -1.2, 0.09, 0.0]),), [1.7, 0.0, 0.09, 0.0], mistakes=mistakes.RELU)
+    checks.check(relu, (W_1.cases[case].z,), W_1.cases[case].relu, mistakes=mistakes.for_exercise("relu"))
+checks.check(relu, (np.array([1.7, -1.2, 0.09, 0.0]),), [1.7, 0.0, 0.09, 0.0], mistakes=mistakes.for_exercise("relu"))
 checks.ok("relu: A passes, B and C give 0.")
 
 # %% nbgrader={"grade": true, "grade_id": "test_relu_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -385,13 +388,13 @@ for shape in [(6, 4), (2, 3, 5)]:
     z = rng.normal(size=shape)
     z[rng.random(shape) < 0.2] = 0.0
     z_before = z.copy()
-    checks.check(relu, (z,), ref.relu(z_before), mistakes=mistakes.RELU)
+    checks.check(relu, (z,), ref.relu(z_before), mistakes=mistakes.for_exercise("relu"))
     checks.assert_close(z, z_before, name="z after calling relu(z) (relu must not modify its input)")
-checks.check(relu, (np.array(-2.0),), ref.relu(-2.0), mistakes=mistakes.RELU)
-checks.check(relu, (np.array(3.5),), ref.relu(3.5), mistakes=mistakes.RELU)
+checks.check(relu, (np.array(-2.0),), ref.relu(-2.0), mistakes=mistakes.for_exercise("relu"))
+checks.check(relu, (np.array(3.5),), ref.relu(3.5), mistakes=mistakes.for_exercise("relu"))
 # ReLU is exact (no rounding), so these compare with no tolerance at all.
 checks.check(relu, (np.array([-0.0, 5e-324, -5e-324]),), [0.0, 5e-324, 0.0], rtol=0, atol=0,
-             mistakes=mistakes.RELU)
+             mistakes=mistakes.for_exercise("relu"))
 checks.ok("relu works elementwise on any shape and leaves z alone.")
 ### END HIDDEN TESTS
 
@@ -452,8 +455,9 @@ def relu_grad(z):
 
 # %% nbgrader={"grade": true, "grade_id": "test_relu_grad", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # W-1's pre-activations and an exact zero (case C: the slope is 0 by convention).
-checks.check(relu_grad, (np.array([1.7, -1.2, 0.09, 0.0]),), [1.0, 0.0, 1.0, 0.0], mistakes=mistakes.RELU_GRAD)
-checks.check(relu_grad, (0.0,), 0.0, mistakes=mistakes.RELU_GRAD)
+checks.check(relu_grad, (np.array([1.7, -1.2, 0.09, 0.0]),), [1.0, 0.0, 1.0, 0.0],
+             mistakes=mistakes.for_exercise("relu_grad"))
+checks.check(relu_grad, (0.0,), 0.0, mistakes=mistakes.for_exercise("relu_grad"))
 checks.ok("relu_grad: 1 for z > 0, 0 for z < 0 and at z = 0.")
 
 # %% nbgrader={"grade": true, "grade_id": "test_relu_grad_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -465,10 +469,11 @@ for shape in [(6, 4), (2, 3, 5)]:
     z = rng.normal(size=shape)
     z[rng.random(shape) < 0.2] = 0.0
     z[rng.random(shape) < 0.1] = -0.0
-    checks.check(relu_grad, (z,), ref.relu_grad(z), mistakes=mistakes.RELU_GRAD)
-checks.check(relu_grad, (np.array(0.0),), 0.0, mistakes=mistakes.RELU_GRAD)
-checks.check(relu_grad, (np.array(2.5),), 1.0, mistakes=mistakes.RELU_GRAD)
-checks.check(relu_grad, (np.array([5e-324, -5e-324, -0.0]),), [1.0, 0.0, 0.0], mistakes=mistakes.RELU_GRAD)
+    checks.check(relu_grad, (z,), ref.relu_grad(z), mistakes=mistakes.for_exercise("relu_grad"))
+checks.check(relu_grad, (np.array(0.0),), 0.0, mistakes=mistakes.for_exercise("relu_grad"))
+checks.check(relu_grad, (np.array(2.5),), 1.0, mistakes=mistakes.for_exercise("relu_grad"))
+checks.check(relu_grad, (np.array([5e-324, -5e-324, -0.0]),), [1.0, 0.0, 0.0],
+             mistakes=mistakes.for_exercise("relu_grad"))
 checks.ok("relu_grad works on any shape, with 0 at z = 0.")
 ### END HIDDEN TESTS
 

@@ -170,10 +170,11 @@ def ffn_forward(x, W1, b1, W2, b2):
 
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_forward", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Worked examples W-2 and W-3, each one token, then W-2 on a batch of two tokens.
-checks.check(ffn_forward, (W_2.x, *W_2.params), W_2.y, mistakes=mistakes.FFN)
-checks.check(ffn_forward, (W_3.x, *W_3.params), W_3.y, mistakes=mistakes.FFN)
+checks.check(ffn_forward, (W_2.x, *W_2.params), W_2.y, mistakes=mistakes.for_exercise("ffn_forward"))
+checks.check(ffn_forward, (W_3.x, *W_3.params), W_3.y, mistakes=mistakes.for_exercise("ffn_forward"))
 x_pair = np.stack([W_2.x, -W_2.x])
-checks.check(ffn_forward, (x_pair, *W_2.params), ref.ffn_forward(x_pair, *W_2.params), mistakes=mistakes.FFN)
+checks.check(ffn_forward, (x_pair, *W_2.params), ref.ffn_forward(x_pair, *W_2.params),
+             mistakes=mistakes.for_exercise("ffn_forward"))
 checks.ok("ffn_forward reproduces W-2 ([0.453, -0.512, 0.698]) and W-3 ([4.5, 1.0]).")
 
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_forward_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
@@ -187,12 +188,14 @@ for x_shape, d_ff in [((5, 3), 4), ((2, 4, 3), 7), ((6,), 6), ((2, 10, 256), 102
     x = rng.normal(size=x_shape)
     W1, b1 = rng.normal(size=(d_model, d_ff)) / np.sqrt(d_model), rng.normal(size=d_ff)
     W2, b2 = rng.normal(size=(d_ff, d_model)) / np.sqrt(d_ff), rng.normal(size=d_model)
-    checks.check(ffn_forward, (x, W1, b1, W2, b2), ref.ffn_forward(x, W1, b1, W2, b2), mistakes=mistakes.FFN)
+    checks.check(ffn_forward, (x, W1, b1, W2, b2), ref.ffn_forward(x, W1, b1, W2, b2),
+                 mistakes=mistakes.for_exercise("ffn_forward"))
 x = rng.integers(-2, 3, size=(3, 5, 4)).astype(float)
 W1, b1 = rng.integers(-2, 3, size=(4, 6)).astype(float), rng.integers(-2, 3, size=6).astype(float)
 W2, b2 = rng.integers(-2, 3, size=(6, 4)).astype(float), rng.integers(-2, 3, size=4).astype(float)
 assert np.any(x @ W1 + b1 == 0)  # this case really has exact zeros
-checks.check(ffn_forward, (x, W1, b1, W2, b2), ref.ffn_forward(x, W1, b1, W2, b2), mistakes=mistakes.FFN)
+checks.check(ffn_forward, (x, W1, b1, W2, b2), ref.ffn_forward(x, W1, b1, W2, b2),
+             mistakes=mistakes.for_exercise("ffn_forward"))
 checks.ok("ffn_forward works on batches of any shape.")
 ### END HIDDEN TESTS
 
@@ -312,11 +315,11 @@ def linear_torch(x, weight, bias):
 # %% nbgrader={"grade": true, "grade_id": "test_linear_torch", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # W-7's square first layer, then W-2, both stored the PyTorch way: W-2's first layer gives
 # its pre-activation, and two layers with ReLU between them give its output.
-checks.check(linear_torch, (W_7.x, W_7.W1.T, W_7.b1), W_7.z, mistakes=mistakes.LINEAR_TORCH)
+checks.check(linear_torch, (W_7.x, W_7.W1.T, W_7.b1), W_7.z, mistakes=mistakes.for_exercise("linear_torch"))
 weight1, weight2 = W_2.W1.T, W_2.W2.T
-checks.check(linear_torch, (W_2.x, weight1, W_2.b1), W_2.z, mistakes=mistakes.LINEAR_TORCH)
+checks.check(linear_torch, (W_2.x, weight1, W_2.b1), W_2.z, mistakes=mistakes.for_exercise("linear_torch"))
 h_torch = ref.relu(checks.call(linear_torch, W_2.x, weight1, W_2.b1))
-checks.check(linear_torch, (h_torch, weight2, W_2.b2), W_2.y, mistakes=mistakes.LINEAR_TORCH)
+checks.check(linear_torch, (h_torch, weight2, W_2.b2), W_2.y, mistakes=mistakes.for_exercise("linear_torch"))
 checks.ok("linear_torch reproduces W-7's and W-2's layers from PyTorch-layout weights.")
 
 # %% nbgrader={"grade": true, "grade_id": "test_linear_torch_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
@@ -329,11 +332,11 @@ rng = checks.hidden_rng(202)
 # feedback can recognise, instead of a shape error.
 for x_shape, d_out in [((4, 6), 6), ((2, 3, 5), 5), ((5, 3), 4), ((2, 10, 256), 1024), ((3,), 2)]:
     x, weight, bias = rng.normal(size=x_shape), rng.normal(size=(d_out, x_shape[-1])), rng.normal(size=d_out)
-    checks.check(linear_torch, (x, weight, bias), x @ weight.T + bias, mistakes=mistakes.LINEAR_TORCH)
+    checks.check(linear_torch, (x, weight, bias), x @ weight.T + bias, mistakes=mistakes.for_exercise("linear_torch"))
 x, weight = rng.normal(size=(4, 5)), rng.normal(size=(5, 5))
-checks.check(linear_torch, (x, weight, None), x @ weight.T, mistakes=mistakes.LINEAR_TORCH)
+checks.check(linear_torch, (x, weight, None), x @ weight.T, mistakes=mistakes.for_exercise("linear_torch"))
 x, weight = rng.normal(size=(2, 3, 4)), rng.normal(size=(6, 4))
-checks.check(linear_torch, (x, weight, None), x @ weight.T, mistakes=mistakes.LINEAR_TORCH)
+checks.check(linear_torch, (x, weight, None), x @ weight.T, mistakes=mistakes.for_exercise("linear_torch"))
 checks.ok("linear_torch follows nn.Linear on any batch shape, with or without bias.")
 ### END HIDDEN TESTS
 
@@ -445,11 +448,13 @@ def dead_fraction(x, W1, b1):
 
 # %% nbgrader={"grade": true, "grade_id": "test_dead_fraction", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # W-2 (1 of 4 units off), W-3 (2 of 4, both exact zeros), and W-3 on a batch of two tokens.
-checks.check(dead_fraction, (W_2.x, W_2.W1, W_2.b1), np.mean(W_2.h == 0), mistakes=mistakes.DEAD_FRACTION)
-checks.check(dead_fraction, (W_3.x, W_3.W1, W_3.b1), np.mean(W_3.h == 0), mistakes=mistakes.DEAD_FRACTION)
+checks.check(dead_fraction, (W_2.x, W_2.W1, W_2.b1), np.mean(W_2.h == 0),
+             mistakes=mistakes.for_exercise("dead_fraction"))
+checks.check(dead_fraction, (W_3.x, W_3.W1, W_3.b1), np.mean(W_3.h == 0),
+             mistakes=mistakes.for_exercise("dead_fraction"))
 x_pair = np.stack([W_3.x, -W_3.x])
 checks.check(dead_fraction, (x_pair, W_3.W1, W_3.b1), np.mean(ref.relu(x_pair @ W_3.W1 + W_3.b1) == 0),
-             mistakes=mistakes.DEAD_FRACTION)
+             mistakes=mistakes.for_exercise("dead_fraction"))
 checks.ok("dead_fraction: 0.25 for W-2, 0.5 for W-3 (exact zeros count).")
 
 # %% nbgrader={"grade": true, "grade_id": "test_dead_fraction_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
@@ -476,7 +481,7 @@ x, W1 = rng.normal(size=(30, 4)), rng.normal(size=(4, 6))
 b1 = np.array([0.0, 0.0, -100.0, 0.0, 100.0, -100.0])  # units 2 and 5 off for every token
 cases.append((x, W1, b1))
 for x, W1, b1 in cases:
-    checks.check(dead_fraction, (x, W1, b1), expected_share(x, W1, b1), mistakes=mistakes.DEAD_FRACTION)
+    checks.check(dead_fraction, (x, W1, b1), expected_share(x, W1, b1), mistakes=mistakes.for_exercise("dead_fraction"))
 checks.ok("dead_fraction counts every (token, unit) pair, exact zeros included.")
 ### END HIDDEN TESTS
 

@@ -308,7 +308,7 @@ def layer_norm(x, gamma=None, beta=None, eps=1e-5):
 # then the same with a $\gamma$ and $\beta$. (2 points.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_layer_norm", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-LN_MISTAKES = mistakes.LAYER_NORM + mistakes.LAYER_NORM_MORE
+LN_MISTAKES = mistakes.for_exercise("layer_norm")
 r = W_4.extra["residual"]
 checks.check(layer_norm, (r, None, None, 0.0), W_4.extra["post_ln_eps0"], rtol=1e-9, mistakes=LN_MISTAKES)
 checks.check(layer_norm, (r,), W_4.extra["post_ln_eps"], rtol=1e-9, mistakes=LN_MISTAKES)
@@ -462,7 +462,7 @@ def post_ln_block(x, sublayer, eps=1e-5):
 # **Verify.** W-4 through post-LN, $\varepsilon = 0$ and the default. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_post_ln_block", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-POST_MISTAKES = mistakes.POST_LN + mistakes.POST_LN_MORE
+POST_MISTAKES = mistakes.for_exercise("post_ln_block")
 with checks.substitute(layer_norm=norm.layer_norm):  # grade the block on its own
     checks.check(post_ln_block, (W_4.x, ffn_w4, 0.0), W_4.extra["post_ln_eps0"], rtol=1e-9,
                  mistakes=POST_MISTAKES)
@@ -516,7 +516,7 @@ def pre_ln_block(x, sublayer, eps=1e-5):
 # **Verify.** W-4 through pre-LN, $\varepsilon = 0$ and the default. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_pre_ln_block", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-PRE_MISTAKES = mistakes.PRE_LN + mistakes.PRE_LN_MORE
+PRE_MISTAKES = mistakes.for_exercise("pre_ln_block")
 with checks.substitute(layer_norm=norm.layer_norm):  # grade the block on its own
     checks.check(pre_ln_block, (W_4.x, ffn_w4, 0.0), W_4.extra["residual"], rtol=1e-9, mistakes=PRE_MISTAKES)
     checks.check(pre_ln_block, (W_4.x, ffn_w4), norm.pre_ln(W_4.x, ffn_w4), rtol=1e-9, mistakes=PRE_MISTAKES)

@@ -186,7 +186,7 @@ def gelu(z):
 # **Verify.** The W-5 inputs $-0.5$, $2$, $10$, and $z = 0$. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_gelu", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-GELU_MISTAKES = mistakes.GELU + mistakes.GELU_MORE
+GELU_MISTAKES = mistakes.for_exercise("gelu")
 z = np.array([-0.5, 2.0, 10.0])
 checks.check(gelu, (z,), activations.gelu(z), rtol=1e-9, mistakes=GELU_MISTAKES)
 checks.check(gelu, (np.zeros(3),), np.zeros(3), rtol=1e-9, mistakes=GELU_MISTAKES)
@@ -290,7 +290,7 @@ def gelu_tanh(z):
 # **Verify.** The W-5 inputs $-0.5$, $2$, $10$. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_gelu_tanh", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-TANH_MISTAKES = mistakes.GELU_TANH
+TANH_MISTAKES = mistakes.for_exercise("gelu_tanh")
 z = np.array([-0.5, 2.0, 10.0])
 checks.check(gelu_tanh, (z,), activations.gelu_tanh(z), rtol=1e-9, mistakes=TANH_MISTAKES)
 checks.ok("gelu_tanh matches W-5: -0.15428599 at z = -0.5, 1.95459769 at z = 2.")
@@ -338,7 +338,7 @@ def silu(z):
 # **Verify.** All four W-5 inputs. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_silu", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-SILU_MISTAKES = mistakes.SILU + mistakes.SILU_MORE
+SILU_MISTAKES = mistakes.for_exercise("silu")
 z = np.array(list(W_5["table"]))
 checks.check(silu, (z,), activations.silu(z), rtol=1e-9, mistakes=SILU_MISTAKES)
 checks.ok("silu matches W-5, down to SiLU(-10) = -4.5397868702e-04.")
@@ -448,7 +448,7 @@ def swiglu_ffn(x, W_gate, W_up, W_down):
 # **Verify.** The example above, for one token and for a batch of two. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_swiglu_ffn", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-SWIGLU_MISTAKES = mistakes.SWIGLU
+SWIGLU_MISTAKES = mistakes.for_exercise("swiglu_ffn")
 with checks.substitute(silu=activations.silu):  # grade swiglu_ffn on its own
     args = (W_4.x, W_gate, W_up, W_down)
     checks.check(swiglu_ffn, args, swiglu_forward(*args), rtol=1e-9, mistakes=SWIGLU_MISTAKES)

@@ -181,9 +181,10 @@ def ffn_per_token(X, W1, b1, W2, b2):
 # **Verify.** The two tokens of W-4, in both orders. (2 points.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_per_token", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-checks.check(ffn_per_token, (W4.extra["tokens"], *W4.params), W4.extra["tokens_out"], mistakes=mistakes.FFN)
+checks.check(ffn_per_token, (W4.extra["tokens"], *W4.params), W4.extra["tokens_out"],
+             mistakes=mistakes.for_exercise("ffn_per_token"))
 checks.check(ffn_per_token, (W4.extra["tokens"][::-1], *W4.params), W4.extra["tokens_out"][::-1],
-             mistakes=mistakes.FFN)
+             mistakes=mistakes.for_exercise("ffn_per_token"))
 checks.ok("ffn_per_token reproduces W-4's two tokens, in either order.")
 
 # %% [markdown]
@@ -202,12 +203,13 @@ W2, b2 = rng.normal(size=(d_ff, d_model)), rng.normal(size=d_model)
 for shape in [(7, d_model), (2, 3, d_model), (1, d_model), (d_model,)]:
     X_test = rng.normal(size=shape)
     checks.check(ffn_per_token, (X_test, W1, b1, W2, b2), ffn_forward(X_test, W1, b1, W2, b2),
-                 mistakes=mistakes.FFN)
+                 mistakes=mistakes.for_exercise("ffn_per_token"))
 # Integer tokens and weights whose pre-activations hit exactly 0 (W-3's cell C).
 W3 = examples.W_3
 X_test = np.stack([W3.x, 2 * W3.x, -W3.x])
-checks.check(ffn_per_token, (X_test, *W3.params), ffn_forward(X_test, *W3.params), mistakes=mistakes.FFN)
-checks.check(ffn_per_token, (W3.x, *W3.params), W3.y, mistakes=mistakes.FFN)
+checks.check(ffn_per_token, (X_test, *W3.params), ffn_forward(X_test, *W3.params),
+             mistakes=mistakes.for_exercise("ffn_per_token"))
+checks.check(ffn_per_token, (W3.x, *W3.params), W3.y, mistakes=mistakes.for_exercise("ffn_per_token"))
 checks.ok("ffn_per_token matches the reference on every batch shape.")
 ### END HIDDEN TESTS
 
@@ -320,8 +322,8 @@ dependence_figure(dependence)
 # only the last row. A detector that changes one fixed token is blind to one of them.
 #
 # **Verify.** Here are four tempting detectors, each returning True for "mixes"
-# (their code is in `ffn_helpers/mistakes.py`, because each is a mistake the
-# grader recognises), tried on the five functions:
+# (their code is in `ffn_helpers/mistakes/position_wise.py`, because each is a
+# mistake the grader recognises), tried on the five functions:
 #
 # - *token 0 only*: change token 0, see whether another row moves;
 # - *last token only*: the same with the last token;
@@ -335,7 +337,7 @@ naive = {
     "permutation": "permutation_test",
     "all at once": "perturbs_all_at_once",
 }
-detectors = {label: next(m.compute for m in mistakes.MIXES_POSITIONS if m.key == key)
+detectors = {label: next(m.compute for m in mistakes.for_exercise("mixes_positions") if m.key == key)
              for label, key in naive.items()}
 functions = {"FFN (position-wise)": (ffn_rows, False), "mean over tokens": (mean_mixer, True),
              "prefix sum": (prefix_sum, True), "suffix sum": (suffix_sum, True),
@@ -416,16 +418,16 @@ def mixes_positions(f, X):
 # %% nbgrader={"grade": true, "grade_id": "test_mixes_positions", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 X_check = np.random.default_rng(5).normal(size=(6, 2))
 check_verdict(mixes_positions, (ffn_rows, X_check), False,
-              "W-4's FFN applied row by row (position-wise: no mixing)", mistakes.MIXES_POSITIONS)
+              "W-4's FFN applied row by row (position-wise: no mixing)", mistakes.for_exercise("mixes_positions"))
 check_verdict(mixes_positions, (mean_mixer, X_check), True,
-              "the mean over tokens (every row depends on every token)", mistakes.MIXES_POSITIONS)
+              "the mean over tokens (every row depends on every token)", mistakes.for_exercise("mixes_positions"))
 check_verdict(mixes_positions, (prefix_sum, X_check), True,
-              "the prefix sum, row i = x_0 + ... + x_i", mistakes.MIXES_POSITIONS)
+              "the prefix sum, row i = x_0 + ... + x_i", mistakes.for_exercise("mixes_positions"))
 check_verdict(mixes_positions, (suffix_sum, X_check), True,
-              "the suffix sum, row i = x_i + ... + x_{n-1}", mistakes.MIXES_POSITIONS)
+              "the suffix sum, row i = x_i + ... + x_{n-1}", mistakes.for_exercise("mixes_positions"))
 check_verdict(mixes_positions, (positional_offset, X_check), False,
               "the positional offset x_i + 0.5·i (depends on the position, not on other tokens)",
-              mistakes.MIXES_POSITIONS)
+              mistakes.for_exercise("mixes_positions"))
 checks.ok("mixes_positions tells all five functions apart.")
 
 # %% [markdown]
@@ -472,7 +474,7 @@ cases = [
     (mean_mixer, X_test[:1], False, "a single token (nothing to mix with), through the mean mixer"),
 ]
 for f, X_case, truth, case in cases:
-    check_verdict(mixes_positions, (f, X_case), truth, case, mistakes.MIXES_POSITIONS)
+    check_verdict(mixes_positions, (f, X_case), truth, case, mistakes.for_exercise("mixes_positions"))
 checks.ok("mixes_positions is right on every hidden case.")
 ### END HIDDEN TESTS
 

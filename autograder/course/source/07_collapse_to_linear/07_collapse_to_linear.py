@@ -50,8 +50,8 @@ def check_collapse(fn, args, expected_W, expected_b):
     except (TypeError, ValueError):
         raise AssertionError(f"{fn.__name__} should return a pair (W, b), got {type(result).__name__}: "
                              f"{result!r}") from None
-    checks.assert_close(W, expected_W, name="W", mistakes=mistakes.COLLAPSE_W, args=args)
-    checks.assert_close(b, expected_b, name="b", mistakes=mistakes.COLLAPSE_B, args=args)
+    checks.assert_close(W, expected_W, name="W", mistakes=mistakes.for_exercise("collapse_linear", "W"), args=args)
+    checks.assert_close(b, expected_b, name="b", mistakes=mistakes.for_exercise("collapse_linear", "b"), args=args)
     return W, b
 
 
@@ -307,11 +307,11 @@ def is_affine(f, d_in, n_trials=20, seed=0):
 
 # %% nbgrader={"grade": true, "grade_id": "test_is_affine", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 check_verdict(is_affine, (lambda v: (v @ W7.W1 + W7.b1) @ W7.W2 + W7.b2, 2), True,
-              "W-7's two layers with no activation, (x W1 + b1) W2 + b2", mistakes.IS_AFFINE)
+              "W-7's two layers with no activation, (x W1 + b1) W2 + b2", mistakes.for_exercise("is_affine"))
 check_verdict(is_affine, (lambda v: v @ W7.extra["W"] + W7.extra["b"], 2), True,
-              "W-7's collapsed map x W + b, with b = [1, 1]", mistakes.IS_AFFINE)
+              "W-7's collapsed map x W + b, with b = [1, 1]", mistakes.for_exercise("is_affine"))
 check_verdict(is_affine, (lambda v: ffn_forward(v, *W7.params), 2), False,
-              "W-7's FFN with ReLU", mistakes.IS_AFFINE)
+              "W-7's FFN with ReLU", mistakes.for_exercise("is_affine"))
 checks.ok("is_affine tells W-7 with and without ReLU apart.")
 
 # %% [markdown]
@@ -342,7 +342,7 @@ cases = [
 for n_trials, seed in [(20, 0), (20, 1), (50, 7)]:
     for f, truth, case in cases:
         check_verdict(is_affine, (f, 3, n_trials, seed), truth, f"{case} (n_trials={n_trials}, seed={seed})",
-                      mistakes.IS_AFFINE)
+                      mistakes.for_exercise("is_affine"))
 checks.ok("is_affine is right on every hidden case.")
 ### END HIDDEN TESTS
 

@@ -342,7 +342,7 @@ def check_quiet(fn, z, expected, catalogue=()):
 
 try:
     z_demo = np.array([-0.5, 2.0, -710.0, 1e308])
-    check_quiet(textbook_sigmoid, z_demo, special.expit(z_demo), mistakes.SIGMOID)
+    check_quiet(textbook_sigmoid, z_demo, special.expit(z_demo), mistakes.for_exercise("sigmoid"))
 except AssertionError as failure:
     print("The check failed, as it should:\n")
     print(failure)
@@ -417,9 +417,9 @@ def sigmoid(z):
 
 # %% nbgrader={"grade": true, "grade_id": "test_sigmoid", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 z_test = np.array([-0.5, 2.0, 10.0, -10.0])
-check_quiet(sigmoid, z_test, special.expit(z_test), mistakes.SIGMOID)
+check_quiet(sigmoid, z_test, special.expit(z_test), mistakes.for_exercise("sigmoid"))
 z_test = np.array([-1e308, -745.0, -710.0, 710.0, 745.0, 1e308])
-check_quiet(sigmoid, z_test, special.expit(z_test), mistakes.SIGMOID)
+check_quiet(sigmoid, z_test, special.expit(z_test), mistakes.for_exercise("sigmoid"))
 checks.ok("sigmoid matches W-5 and survives z = ±1e308 without a warning.")
 
 # %% [markdown]
@@ -431,17 +431,17 @@ checks.ok("sigmoid matches W-5 and survives z = ±1e308 without a warning.")
 # %% nbgrader={"grade": true, "grade_id": "test_sigmoid_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-check_quiet(sigmoid, EXTREMES.copy(), special.expit(EXTREMES), mistakes.SIGMOID)
+check_quiet(sigmoid, EXTREMES.copy(), special.expit(EXTREMES), mistakes.for_exercise("sigmoid"))
 rng = checks.hidden_rng(808)
 z_test = rng.normal(scale=500.0, size=(2, 3, 4))
 z_test.flat[::5] = rng.choice(EXTREMES, size=z_test.flat[::5].size)
-check_quiet(sigmoid, z_test, special.expit(z_test), mistakes.SIGMOID)
+check_quiet(sigmoid, z_test, special.expit(z_test), mistakes.for_exercise("sigmoid"))
 for value in (-1e308, -745.0, 0.0, 710.0, 1e308):
-    check_quiet(sigmoid, value, special.expit(value), mistakes.SIGMOID)
-check_quiet(sigmoid, np.array(-800.0), special.expit(-800.0), mistakes.SIGMOID)
-check_quiet(sigmoid, [-1000.0, -0.0, 1000.0], special.expit([-1000.0, -0.0, 1000.0]), mistakes.SIGMOID)
+    check_quiet(sigmoid, value, special.expit(value), mistakes.for_exercise("sigmoid"))
+check_quiet(sigmoid, np.array(-800.0), special.expit(-800.0), mistakes.for_exercise("sigmoid"))
+check_quiet(sigmoid, [-1000.0, -0.0, 1000.0], special.expit([-1000.0, -0.0, 1000.0]), mistakes.for_exercise("sigmoid"))
 z_test = np.linspace(-60.0, 60.0, 241)  # the tails, where cancellation would show
-check_quiet(sigmoid, z_test, special.expit(z_test), mistakes.SIGMOID)
+check_quiet(sigmoid, z_test, special.expit(z_test), mistakes.for_exercise("sigmoid"))
 checks.ok("sigmoid is right, and quiet, on every kind of finite float64.")
 ### END HIDDEN TESTS
 
@@ -472,9 +472,9 @@ def silu_stable(z):
 
 # %% nbgrader={"grade": true, "grade_id": "test_silu_stable", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 z_test = np.array([-0.5, 2.0, 10.0, -10.0])
-check_quiet(silu_stable, z_test, silu(z_test), mistakes.SILU_STABLE + mistakes.SILU)
+check_quiet(silu_stable, z_test, silu(z_test), mistakes.for_exercise("silu_stable"))
 z_test = np.array([-1e308, -745.0, -710.0, 710.0, 745.0, 1e308])
-check_quiet(silu_stable, z_test, silu(z_test), mistakes.SILU_STABLE + mistakes.SILU)
+check_quiet(silu_stable, z_test, silu(z_test), mistakes.for_exercise("silu_stable"))
 checks.ok("silu_stable matches W-5 and survives z = ±1e308 without a warning.")
 
 # %% [markdown]
@@ -486,7 +486,7 @@ checks.ok("silu_stable matches W-5 and survives z = ±1e308 without a warning.")
 # %% nbgrader={"grade": true, "grade_id": "test_silu_stable_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-catalogue = mistakes.SILU_STABLE + mistakes.SILU
+catalogue = mistakes.for_exercise("silu_stable")
 check_quiet(silu_stable, EXTREMES.copy(), silu(EXTREMES), catalogue)
 rng = checks.hidden_rng(809)
 z_test = rng.normal(scale=500.0, size=(2, 3, 4))
@@ -527,7 +527,7 @@ def gelu_exact(z):
 # 10^{-23}$, then the far ends. (2 points.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_gelu_exact", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-catalogue = mistakes.GELU + mistakes.GELU_MORE + mistakes.GELU_EXACT
+catalogue = mistakes.for_exercise("gelu_exact")
 z_test = np.array(list(W5["table"]))
 check_quiet(gelu_exact, z_test, gelu(z_test), catalogue)
 check_quiet(gelu_exact, -10.0, W5["table"][-10.0][2], catalogue)  # -7.61985302416e-23, to 12 digits
@@ -545,7 +545,7 @@ checks.ok("gelu_exact keeps the Gaussian tail: GELU(-10) ≈ -7.62e-23.")
 # %% nbgrader={"grade": true, "grade_id": "test_gelu_exact_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-catalogue = mistakes.GELU + mistakes.GELU_MORE + mistakes.GELU_EXACT
+catalogue = mistakes.for_exercise("gelu_exact")
 z_test = np.linspace(-37.0, 5.0, 421)
 check_quiet(gelu_exact, z_test, gelu(z_test), catalogue)
 check_quiet(gelu_exact, EXTREMES.copy(), gelu(EXTREMES), catalogue)

@@ -74,7 +74,8 @@ def check_init(fn, d_model, d_ff, use_bias=True, seed=0, name="xavier_init"):
         if value is None:
             raise AssertionError(f"{call}: {key} is None although use_bias=True: it should be np.zeros({want.size})")
         if key in ("W1", "W2"):
-            checks.assert_close(value, want, name=f"{call}'s {key}", mistakes=mistakes.MODULE_INIT,
+            checks.assert_close(value, want, name=f"{call}'s {key}",
+                                mistakes=mistakes.for_exercise("xavier_init", "weights"),
                                 args=(key, d_model, d_ff, seed))
         else:
             checks.assert_close(value, want, name=f"{call}'s {key} (zeros at the start)")
@@ -83,7 +84,7 @@ def check_init(fn, d_model, d_ff, use_bias=True, seed=0, name="xavier_init"):
     return params
 
 
-def check_gradients(grads, expected, call, args, names=("W1", "b1", "W2", "b2", "x")):
+def check_gradients(grads, expected, call, args, catalogue, names=("W1", "b1", "W2", "b2", "x")):
     """Test cells' helper: grads (a dict from a learner) must hold expected[name] for each name."""
     if not isinstance(grads, dict):
         raise AssertionError(f"{call} should return a dict with keys 'W1' 'b1' 'W2' 'b2' 'x', "
@@ -96,7 +97,7 @@ def check_gradients(grads, expected, call, args, names=("W1", "b1", "W2", "b2", 
                 raise AssertionError(f"without biases, {call}[{name!r}] should be None, got {grads[name]!r:.200}")
             continue
         checks.assert_close(grads[name], expected[name], name=f"{call}[{name!r}]",
-                            mistakes=mistakes.MODULE_BACKWARD, args=(name, *args))
+                            mistakes=catalogue, args=(name, *args))
 
 
 def check_backward(fn, x, grad_out, params, activation="relu", names=("W1", "b1", "W2", "b2", "x")):
@@ -104,7 +105,7 @@ def check_backward(fn, x, grad_out, params, activation="relu", names=("W1", "b1"
     expected = reference.ffn_backward(x, grad_out, *params, activation)  # first, from the untouched inputs
     grads = checks.call(fn, x, grad_out, *params, activation, name="ffn_module_backward")
     check_gradients(grads, expected, "ffn_module_backward(x, grad_out, ...)", (x, grad_out, *params, activation),
-                    names)
+                    mistakes.for_exercise("ffn_module_backward"), names)
 
 
 def build(cls, d_model, d_ff, activation="relu", use_bias=True, seed=0, params=None):
@@ -140,10 +141,12 @@ def check_model(model, d_model, d_ff, activation, use_bias, seed, x, grad_out):
     with_params(model, params)
     with_params(ref, params)
     y = checks.call(model, x, name="FeedForwardNetwork.__call__")
-    checks.assert_close(y, ref(x), name=f"{about}(x) with new W1, b1, W2, b2", mistakes=mistakes.MODULE_CLASS,
+    checks.assert_close(y, ref(x), name=f"{about}(x) with new W1, b1, W2, b2",
+                        mistakes=mistakes.for_exercise("FeedForwardNetwork", "__call__"),
                         args=(x, params, initial, activation))
     grads = checks.call(model.backward, x, grad_out, name="FeedForwardNetwork.backward")
-    check_gradients(grads, ref.backward(x, grad_out), "model.backward(x, grad_out)", (x, grad_out, *params, activation))
+    check_gradients(grads, ref.backward(x, grad_out), "model.backward(x, grad_out)", (x, grad_out, *params, activation),
+                    mistakes.for_exercise("FeedForwardNetwork", "backward"))
 
 
 # %% [markdown]
@@ -225,7 +228,7 @@ big_W1, _, big_W2, _ = checks.call(xavier_init, 512, 2048, True, 2024)
 std = reference.xavier_std(512, 2048)
 for name, W in (("W1", big_W1), ("W2", big_W2)):
     checks.assert_close(float(np.std(W)), std, name=f"sample std of {name} for 512/2048", rtol=0.01,
-                        mistakes=mistakes.MODULE_INIT_STD, args=(512, 2048))
+                        mistakes=mistakes.for_exercise("xavier_init", "std"), args=(512, 2048))
 checks.ok("W1 and W2 are Xavier-normal, seeded, in the reference's order; biases start at 0 or are None.")
 
 # %% [markdown]
@@ -242,7 +245,7 @@ for d_model, d_ff, use_bias, seed in [(1, 1, True, 0), (5, 2, True, 7), (2, 7, F
 big_W1, _, big_W2, _ = checks.call(xavier_init, 768, 3072, True, 5)
 for name, W in (("W1", big_W1), ("W2", big_W2)):
     checks.assert_close(float(np.std(W)), reference.xavier_std(768, 3072), name=f"sample std of {name} for 768/3072",
-                        rtol=0.01, mistakes=mistakes.MODULE_INIT_STD, args=(768, 3072))
+                        rtol=0.01, mistakes=mistakes.for_exercise("xavier_init", "std"), args=(768, 3072))
 if np.array_equal(checks.call(xavier_init, 4, 8, True, None)[0], checks.call(xavier_init, 4, 8, True, None)[0]):
     raise AssertionError("two calls with seed=None give identical weights: seed=None should mean fresh randomness")
 checks.ok("xavier_init matches the reference for every size, seed and option.")
@@ -389,7 +392,7 @@ for use_bias, expected in ((True, W6["transformer_base"]["per_layer"]), (False, 
     params = reference.xavier_init(512, 2048, use_bias, seed=0)
     count = checks.call(count_parameters, *params, name="count_parameters")
     checks.assert_close(count, expected, name=f"count_parameters(...) for 512/2048, use_bias={use_bias}",
-                        mistakes=mistakes.PARAM_COUNT, args=(512, 2048, use_bias))
+                        mistakes=mistakes.for_exercise("count_parameters"), args=(512, 2048, use_bias))
     checks.check_equal(count, expected, name="count_parameters(...)")
 checks.ok("count_parameters gives 2,099,712 for 512/2048 with biases, 2,097,152 without.")
 
@@ -409,7 +412,7 @@ for d_model, d_ff, use_bias, expected in cases:
     params = reference.xavier_init(d_model, d_ff, use_bias, seed=1)
     count = checks.call(count_parameters, *params, name="count_parameters")
     checks.assert_close(count, expected, name=f"count_parameters(...) for {d_model}/{d_ff}, use_bias={use_bias}",
-                        mistakes=mistakes.PARAM_COUNT, args=(d_model, d_ff, use_bias))
+                        mistakes=mistakes.for_exercise("count_parameters"), args=(d_model, d_ff, use_bias))
     checks.check_equal(count, expected, name="count_parameters(...)")
 checks.ok("count_parameters is right for every size, with and without biases.")
 ### END HIDDEN TESTS
@@ -470,9 +473,10 @@ def ffn_module_forward(x, W1, b1, W2, b2, activation="relu"):
 # **Verify.** W-2's token and W-4's two tokens. (2 points here, 2 from the grader.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_module_forward", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-checks.check(ffn_module_forward, (W2_EX.x, *W2_EX.params), W2_EX.y, mistakes=mistakes.FFN)
+checks.check(ffn_module_forward, (W2_EX.x, *W2_EX.params), W2_EX.y,
+             mistakes=mistakes.for_exercise("ffn_module_forward"))
 checks.check(ffn_module_forward, (W4_EX.extra["tokens"], *W4_EX.params), W4_EX.extra["tokens_out"],
-             mistakes=mistakes.FFN)
+             mistakes=mistakes.for_exercise("ffn_module_forward"))
 checks.ok("the forward pass reproduces W-2 and W-4's two tokens.")
 
 # %% [markdown]
@@ -491,7 +495,8 @@ for activation in ("relu", "gelu", "silu"):
         x = rng.normal(size=shape)
         x_before = x.copy()
         checks.check(ffn_module_forward, (x, *params, activation), ffn_forward(x, *params, activation=activation),
-                     name=f"ffn_module_forward(..., activation={activation!r})", mistakes=mistakes.MODULE_FORWARD)
+                     name=f"ffn_module_forward(..., activation={activation!r})",
+                     mistakes=mistakes.for_exercise("ffn_module_forward"))
         if not np.array_equal(x, x_before):
             raise AssertionError("ffn_module_forward changed x in place: the forward pass must not modify its input")
 W1, _, W2, _ = params
@@ -782,7 +787,8 @@ with checks.substitute(xavier_init=reference.xavier_init, count_parameters=refer
     x = rng.normal(size=(4, 3))
     checks.assert_close(checks.call(model, x, name="FeedForwardNetwork.__call__"), ref(x),
                         name="FeedForwardNetwork(3, 5, activation='silu', seed=11)(x)",
-                        mistakes=mistakes.MODULE_CLASS, args=(x, (ref.W1, ref.b1, ref.W2, ref.b2), None, "silu"))
+                        mistakes=mistakes.for_exercise("FeedForwardNetwork", "__call__"),
+                        args=(x, (ref.W1, ref.b1, ref.W2, ref.b2), None, "silu"))
 checks.ok("the class is right for every size, seed, activation and bias option.")
 ### END HIDDEN TESTS
 
@@ -837,7 +843,7 @@ def numerical_gradient(f, x, h=1e-5):
 x = np.array([1.0, -2.0, 0.5])
 x_before = x.copy()
 checks.check(numerical_gradient, (lambda v: np.sum(v**3), x), 3 * x**2, rtol=1e-6, atol=1e-8,
-             mistakes=mistakes.NUMERICAL_GRADIENT)
+             mistakes=mistakes.for_exercise("numerical_gradient"))
 if not np.array_equal(x, x_before):
     raise AssertionError("numerical_gradient changed the caller's x: perturb a copy, or restore every entry")
 checks.ok("numerical_gradient gives 3x² for Σ x³.")
@@ -862,13 +868,13 @@ def f_matrix(M):
 
 
 checks.check(numerical_gradient, (f_matrix, W), 2 * A.T @ (A @ W), rtol=1e-6, atol=1e-8,
-             mistakes=mistakes.NUMERICAL_GRADIENT)
+             mistakes=mistakes.for_exercise("numerical_gradient"))
 checks.check(numerical_gradient, (f_matrix, W), reference.numerical_gradient(f_matrix, W), rtol=1e-7, atol=1e-9,
-             mistakes=mistakes.NUMERICAL_GRADIENT)
+             mistakes=mistakes.for_exercise("numerical_gradient"))
 if not np.array_equal(W, W_before):
     raise AssertionError("numerical_gradient changed the caller's x: perturb a copy, or restore every entry")
 checks.check(numerical_gradient, (lambda u: float(np.sum(u**3)), np.array(2.0)), np.array(12.0), rtol=1e-6, atol=1e-8,
-             mistakes=mistakes.NUMERICAL_GRADIENT)
+             mistakes=mistakes.for_exercise("numerical_gradient"))
 v = np.array([0.5, 1.0, -1.5])
 
 
@@ -878,11 +884,11 @@ def f_exp(u):
 
 for h in (1e-2, 1e-3):  # the h² error of a larger step is visible: the result must follow h
     checks.check(numerical_gradient, (f_exp, v, h), reference.numerical_gradient(f_exp, v, h), rtol=1e-8,
-                 atol=1e-10, mistakes=mistakes.NUMERICAL_GRADIENT)
+                 atol=1e-10, mistakes=mistakes.for_exercise("numerical_gradient"))
 net = with_params(reference.FeedForwardNetwork(3, 4), W2_EX.params)
 G = np.array([1.0, -2.0, 0.5])
 checks.check(numerical_gradient, (lambda x_: float(np.sum(G * net(x_))), W2_EX.x), net.backward(W2_EX.x, G)["x"],
-             rtol=1e-6, atol=1e-8, mistakes=mistakes.NUMERICAL_GRADIENT)
+             rtol=1e-6, atol=1e-8, mistakes=mistakes.for_exercise("numerical_gradient"))
 checks.ok("numerical_gradient works for any shape and step.")
 ### END HIDDEN TESTS
 

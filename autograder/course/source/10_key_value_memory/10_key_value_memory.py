@@ -45,9 +45,8 @@ def check_memory_ffn(fn, args, expected):
     except (TypeError, ValueError):
         raise AssertionError(f"{fn.__name__} should return four arrays (W1, b1, W2, b2), got "
                              f"{type(result).__name__}: {result!r}") from None
-    catalogues = (mistakes.KV_W1, mistakes.KV_B1, mistakes.KV_W2, ())
-    for name, got, want, catalogue in zip(("W1", "b1", "W2", "b2"), (W1, b1, W2, b2), expected, catalogues,
-                                          strict=True):
+    for name, got, want in zip(("W1", "b1", "W2", "b2"), (W1, b1, W2, b2), expected, strict=True):
+        catalogue = mistakes.for_exercise("kv_ffn", name) if name != "b2" else ()  # b2 = 0: no catalogued mistake
         checks.assert_close(got, want, name=name, mistakes=catalogue, args=args)
     return W1, b1, W2, b2
 
@@ -291,10 +290,10 @@ def recall(W1, b1, W2, b2, keys, values):
 # %% nbgrader={"grade": true, "grade_id": "test_recall", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 noisy_keys = np.array([[0.9, 0.3, 0.0], [0.3, 0.9, 0.0], [0.0, 0.3, 0.9]])
 V9 = W9.extra["values"]
-checks.check(recall, (*W9.params, W9.extra["keys"], V9), 1.0, mistakes=mistakes.RECALL)
-checks.check(recall, (*W9.params, noisy_keys, V9), 1.0, mistakes=mistakes.RECALL)
+checks.check(recall, (*W9.params, W9.extra["keys"], V9), 1.0, mistakes=mistakes.for_exercise("recall"))
+checks.check(recall, (*W9.params, noisy_keys, V9), 1.0, mistakes=mistakes.for_exercise("recall"))
 strict = memory.kv_ffn(W9.extra["keys"], V9, W9.extra["high_threshold"])
-checks.check(recall, (*strict, noisy_keys, V9), 0.0, mistakes=mistakes.RECALL)
+checks.check(recall, (*strict, noisy_keys, V9), 0.0, mistakes=mistakes.for_exercise("recall"))
 checks.ok("recall: W-9 gives back all three values, even from noisy keys; at θ = 0.95 nothing fires.")
 
 # %% [markdown]
@@ -314,20 +313,20 @@ for n, d_model, threshold in [(24, 8, 0.0), (40, 6, 0.3), (12, 16, 0.0)]:
     params = memory.kv_ffn(K_test, V_test, threshold)
     for queries in (K_test, memory.noisy_queries(K_test, 0.8, rng)):
         checks.check(recall, (*params, queries, V_test), memory.recall(*params, queries, V_test),
-                     mistakes=mistakes.RECALL)
+                     mistakes=mistakes.for_exercise("recall"))
 # Orthonormal keys, short and long values, queries at 0.6 of a key: each output is a third of its value.
 K_test = np.eye(4)
 V_test = np.array([[0.1, 0.0, 0.0, 0.1], [3.0, 1.0, 0.0, 0.0], [0.0, 0.2, 0.1, 0.0], [0.0, 0.0, 4.0, 1.0]])
 params = memory.kv_ffn(K_test, V_test, 0.4)
-checks.check(recall, (*params, 0.6 * K_test, V_test), 1.0, mistakes=mistakes.RECALL)
+checks.check(recall, (*params, 0.6 * K_test, V_test), 1.0, mistakes=mistakes.for_exercise("recall"))
 # Equal values 0 and 2: key 2's output is as close to value 0, and the lower index wins.
 V_tie = np.array([[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 1.0], [0.0, 0.0, 2.0, 0.0]])
 params = memory.kv_ffn(K_test, V_tie, 0.5)
-checks.check(recall, (*params, K_test, V_tie), 0.75, mistakes=mistakes.RECALL)
+checks.check(recall, (*params, K_test, V_tie), 0.75, mistakes=mistakes.for_exercise("recall"))
 # Queries 1 and 3 are too weak to fire (0.4 < θ = 0.5); the other two are recalled.
 params = memory.kv_ffn(K_test, V_test, 0.5)
 queries = np.diag([1.0, 0.4, 0.8, 0.4])
-checks.check(recall, (*params, queries, V_test), 0.5, mistakes=mistakes.RECALL)
+checks.check(recall, (*params, queries, V_test), 0.5, mistakes=mistakes.for_exercise("recall"))
 checks.ok("recall is right on every hidden memory.")
 ### END HIDDEN TESTS
 
@@ -398,12 +397,12 @@ def top_memories(x, W1, b1, k):
 # without a threshold. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_top_memories", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-checks.check(top_memories, (W9.x, W9.W1, W9.b1, 1), np.array([0]), mistakes=mistakes.TOP_MEMORIES)
-checks.check(top_memories, (W9.x, W9.W1, W9.b1, 3), np.array([0, 1, 2]), mistakes=mistakes.TOP_MEMORIES)
+checks.check(top_memories, (W9.x, W9.W1, W9.b1, 1), np.array([0]), mistakes=mistakes.for_exercise("top_memories"))
+checks.check(top_memories, (W9.x, W9.W1, W9.b1, 3), np.array([0, 1, 2]), mistakes=mistakes.for_exercise("top_memories"))
 checks.check(top_memories, (W9.extra["keys"], W9.W1, W9.b1, 1), np.array([[0], [1], [2]]),
-             mistakes=mistakes.TOP_MEMORIES)
+             mistakes=mistakes.for_exercise("top_memories"))
 checks.check(top_memories, (np.array([0.3, 0.9, 0.0]), W9.W1, np.zeros(3), 3), np.array([1, 0, 2]),
-             mistakes=mistakes.TOP_MEMORIES)
+             mistakes=mistakes.for_exercise("top_memories"))
 checks.ok("top_memories ranks W-9's memories: [0, 1, 2] for the noisy key, each key's own first.")
 
 # %% [markdown]
@@ -422,14 +421,14 @@ for shape in [(d_model,), (5, d_model), (2, 3, d_model)]:
     x_test = rng.normal(size=shape)
     for k in (1, 3, d_ff):
         checks.check(top_memories, (x_test, W1_test, b1_test, k), memory.top_memories(x_test, W1_test, b1_test, k),
-                     mistakes=mistakes.TOP_MEMORIES)
+                     mistakes=mistakes.for_exercise("top_memories"))
 # Units 2 and 7 share a key and a bias: whenever they fire, they tie exactly. Most units do not fire.
 W1_tie = np.array([[1.0, 0.0, 2.0, -1.0, 0.5, 0.0, -3.0, 2.0], [0.0, 1.0, 1.0, 0.0, -0.5, -2.0, 1.0, 1.0]])
 b1_tie = np.array([0.0, -1.0, -0.5, -4.0, 0.0, -1.0, -6.0, -0.5])
 for x_test in (np.array([1.0, 1.0]), np.array([[1.0, 1.0], [-1.0, 0.0], [0.5, -2.0]])):
     for k in (3, 8):
         checks.check(top_memories, (x_test, W1_tie, b1_tie, k), memory.top_memories(x_test, W1_tie, b1_tie, k),
-                     mistakes=mistakes.TOP_MEMORIES)
+                     mistakes=mistakes.for_exercise("top_memories"))
 checks.ok("top_memories is right on every hidden memory.")
 ### END HIDDEN TESTS
 

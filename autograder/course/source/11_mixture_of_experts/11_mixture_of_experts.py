@@ -52,8 +52,9 @@ def check_router(fn, args, case):
             raise AssertionError(f"indices should be integers (expert numbers), got dtype "
                                  f"{np.asarray(indices).dtype}: {indices!r}")
         checks.assert_close(indices, expected_indices, name="indices", rtol=0, atol=0,
-                            mistakes=mistakes.ROUTER_INDICES, args=args)
-        checks.assert_close(gates, expected_gates, name="gates", mistakes=mistakes.ROUTER_GATES, args=args)
+                            mistakes=mistakes.for_exercise("router_topk", "indices"), args=args)
+        checks.assert_close(gates, expected_gates, name="gates", mistakes=mistakes.for_exercise("router_topk", "gates"),
+                            args=args)
     except AssertionError as failure:
         raise AssertionError(f"Case: {case}\n{failure}") from None
 
@@ -311,10 +312,11 @@ def moe_forward(x, W_r, experts, k):
 with checks.substitute(router_topk=moe.router_topk):
     for token, y_stated in zip(W10.x, W10.y, strict=True):
         got = checks.check(moe_forward, (token, W10.W_r, W10.experts, W10.k),
-                           moe.moe_forward(token, W10.W_r, W10.experts, W10.k), mistakes=mistakes.MOE_FORWARD)
+                           moe.moe_forward(token, W10.W_r, W10.experts, W10.k),
+                           mistakes=mistakes.for_exercise("moe_forward"))
         checks.assert_close(got, y_stated, name=f"moe_forward({token.tolist()}, ...)", rtol=0, atol=5e-7)
     checks.check(moe_forward, (W10.x, W10.W_r, W10.experts, W10.k), moe.moe_forward(W10.x, W10.W_r, W10.experts,
-                 W10.k), mistakes=mistakes.MOE_FORWARD)
+                 W10.k), mistakes=mistakes.for_exercise("moe_forward"))
 checks.ok("moe_forward reproduces W-10: [1.462117, 0.731059] and [0.268941, 2.924234].")
 
 # %% [markdown]
@@ -336,13 +338,13 @@ with checks.substitute(router_topk=moe.router_topk):
         x_test = rng.normal(size=shape)
         for k in (1, 2, E):
             checks.check(moe_forward, (x_test, W_r, experts_test, k), moe.moe_forward(x_test, W_r, experts_test, k),
-                         mistakes=mistakes.MOE_FORWARD)
+                         mistakes=mistakes.for_exercise("moe_forward"))
     # Every token prefers experts 0 and 1: the other four receive nothing.
     W_skewed = np.zeros((d_model, E))
     W_skewed[:, 0], W_skewed[:, 1] = 5.0, 4.0
     x_test = np.abs(rng.normal(size=(5, d_model))) + 0.1
     checks.check(moe_forward, (x_test, W_skewed, experts_test, 2), moe.moe_forward(x_test, W_skewed, experts_test, 2),
-                 mistakes=mistakes.MOE_FORWARD)
+                 mistakes=mistakes.for_exercise("moe_forward"))
 checks.ok("moe_forward matches the reference on every shape and k.")
 ### END HIDDEN TESTS
 
@@ -502,7 +504,7 @@ def moe_param_count(d_model, d_ff, n_experts, k, gated=True):
 # **Verify.** One layer of Mixtral 8x7B. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_moe_param_count", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-check_counts(moe_param_count, (4096, 14336, 8, 2), catalogue=mistakes.MOE_PARAM_COUNT)
+check_counts(moe_param_count, (4096, 14336, 8, 2), catalogue=mistakes.for_exercise("moe_param_count"))
 checks.ok("moe_param_count gives Mixtral's layer: 1,409,318,912 stored, 352,354,304 active.")
 
 # %% [markdown]
@@ -514,8 +516,8 @@ checks.ok("moe_param_count gives Mixtral's layer: 1,409,318,912 stored, 352,354,
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 for args in [(768, 3072, 128, 1), (4096, 14336, 8, 8), (16, 4, 1, 1), (10, 3, 5, 2), (512, 2048, 64, 2)]:
-    check_counts(moe_param_count, args, catalogue=mistakes.MOE_PARAM_COUNT)
-    check_counts(moe_param_count, args, gated=False, catalogue=mistakes.MOE_PARAM_COUNT)
+    check_counts(moe_param_count, args, catalogue=mistakes.for_exercise("moe_param_count"))
+    check_counts(moe_param_count, args, gated=False, catalogue=mistakes.for_exercise("moe_param_count"))
 checks.ok("moe_param_count is right for gated and plain experts, any k.")
 ### END HIDDEN TESTS
 
@@ -597,9 +599,10 @@ def load_balancing_loss(router_probs, expert_index, n_experts):
 # **Verify.** The two cases above. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_load_balancing_loss", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-checks.check(load_balancing_loss, (collapsed_probs, np.zeros(4, dtype=int), 2), 1.8, mistakes=mistakes.LOAD_BALANCE)
+checks.check(load_balancing_loss, (collapsed_probs, np.zeros(4, dtype=int), 2), 1.8,
+             mistakes=mistakes.for_exercise("load_balancing_loss"))
 checks.check(load_balancing_loss, (uniform_probs, np.array([0, 1, 2, 0, 1, 2]), 3), 1.0,
-             mistakes=mistakes.LOAD_BALANCE)
+             mistakes=mistakes.for_exercise("load_balancing_loss"))
 checks.ok("load_balancing_loss gives 1.8 for the collapsed router and 1 for the uniform one.")
 
 # %% [markdown]
@@ -616,13 +619,13 @@ for shape in [(50,), (3, 7)]:
     probs = moe.softmax(rng.normal(size=shape + (N,)) * 2)
     index = probs.argmax(axis=-1)
     checks.check(load_balancing_loss, (probs, index, N), moe.load_balancing_loss(probs, index, N),
-                 mistakes=mistakes.LOAD_BALANCE)
+                 mistakes=mistakes.for_exercise("load_balancing_loss"))
 probs = moe.softmax(rng.normal(size=(10, N)) + np.array([3, 2, 0, 0, 0, 0, -5, -5]))
 index = np.array([0, 1, 0, 0, 2, 1, 0, 3, 0, 1])  # experts 4..7 get no token
 checks.check(load_balancing_loss, (probs, index, N), moe.load_balancing_loss(probs, index, N),
-             mistakes=mistakes.LOAD_BALANCE)
+             mistakes=mistakes.for_exercise("load_balancing_loss"))
 checks.check(load_balancing_loss, (probs[:1], index[:1], N), moe.load_balancing_loss(probs[:1], index[:1], N),
-             mistakes=mistakes.LOAD_BALANCE)
+             mistakes=mistakes.for_exercise("load_balancing_loss"))
 checks.ok("load_balancing_loss matches the reference on every batch.")
 ### END HIDDEN TESTS
 

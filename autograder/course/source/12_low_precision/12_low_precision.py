@@ -74,7 +74,7 @@ def check_bfloat16(fn, x):
         for i in where:
             xi, ei, gi = x.ravel()[i], expected.ravel()[i], got.ravel()[i]
             lines.append(f"  x = {xi!r} ({bits(xi)[0]}): expected {ei!r} ({bits(ei)[0]}), got {gi!r} ({bits(gi)[0]})")
-        for mistake in mistakes.TO_BFLOAT16:
+        for mistake in mistakes.for_exercise("to_bfloat16"):
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
                 their = mistake.compute(x)
@@ -103,7 +103,7 @@ def check_quantized(fn, W):
     if not result.ok:
         problems.append(result.message)
     if problems:
-        for mistake in mistakes.QUANTIZE_INT8:
+        for mistake in mistakes.for_exercise("quantize_int8"):
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
                 q_m, s_m = mistake.compute(W)
@@ -128,7 +128,7 @@ def check_float16(fn, args, fix):
     size = float(finite.max()) if finite.size else 1.0
     tol = F16_TOL[fix]
     checks.assert_close(got, expected, name=f"ffn_forward_float16(..., fix={fix})", rtol=tol, atol=tol * size,
-                        mistakes=mistakes.FLOAT16_FORWARD, args=(*args, fix))
+                        mistakes=mistakes.for_exercise("ffn_forward_float16"), args=(*args, fix))
 
 
 # %% [markdown]
@@ -516,7 +516,7 @@ def dequantize(q, scale):
 
 # %% nbgrader={"grade": true, "grade_id": "test_dequantize", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 checks.check(dequantize, (q_ex, scale_ex), reference.dequantize(q_ex, scale_ex), rtol=1e-12,
-             mistakes=mistakes.DEQUANTIZE)
+             mistakes=mistakes.for_exercise("dequantize"))
 checks.ok("dequantize multiplies each column by its scale.")
 
 # %% [markdown]
@@ -530,7 +530,8 @@ rng = checks.hidden_rng(1204)
 for shape in ((6, 6), (40, 5)):
     q_r = rng.integers(-127, 128, size=shape).astype(np.int8)
     s_r = rng.uniform(1e-3, 1.0, size=shape[1])
-    checks.check(dequantize, (q_r, s_r), reference.dequantize(q_r, s_r), rtol=1e-12, mistakes=mistakes.DEQUANTIZE)
+    checks.check(dequantize, (q_r, s_r), reference.dequantize(q_r, s_r), rtol=1e-12,
+                 mistakes=mistakes.for_exercise("dequantize"))
 checks.ok("dequantize is right on square and tall matrices.")
 ### END HIDDEN TESTS
 
@@ -605,7 +606,8 @@ def ffn_forward_int8(x, q1, s1, b1, q2, s2, b2):
 
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_forward_int8", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 args_q = (x_q, q1, s1, b1_q, q2, s2, b2_q)
-checks.check(ffn_forward_int8, args_q, reference.ffn_forward_int8(*args_q), rtol=1e-10, mistakes=mistakes.FFN_INT8)
+checks.check(ffn_forward_int8, args_q, reference.ffn_forward_int8(*args_q), rtol=1e-10,
+             mistakes=mistakes.for_exercise("ffn_forward_int8"))
 checks.ok("ffn_forward_int8 runs the FFN on int8 weights and their scales.")
 
 # %% [markdown]
@@ -623,7 +625,7 @@ q2_h, s2_h = reference.quantize_int8(W2_h)
 for x_in in (x_h.reshape(2, 3, 8), x_h[0]):
     args_h = (x_in, q1_h, s1_h, b1_h, q2_h, s2_h, b2_h)
     checks.check(ffn_forward_int8, args_h, reference.ffn_forward_int8(*args_h), rtol=1e-10,
-                 mistakes=mistakes.FFN_INT8)
+                 mistakes=mistakes.for_exercise("ffn_forward_int8"))
 checks.ok("ffn_forward_int8 is right on batches, single tokens and unevenly scaled weights.")
 ### END HIDDEN TESTS
 
