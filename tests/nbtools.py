@@ -134,6 +134,15 @@ def outside_markers(text, begin, end):
     return _by_markers(text, begin, end)[1]
 
 
+def secret_lines(aid, min_chars=21):
+    """The hidden tests' lines of `aid` that the released notebook does not show (a feedback page or an
+    attacker holding one has seen what the hidden tests keep secret), each of at least `min_chars`."""
+    released = {line.strip() for cell in learner(aid).cells for line in cell.source.splitlines()}
+    lines = [line.strip() for cell in source(aid).cells
+             for line in between_markers(cell.source, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS")]
+    return [line for line in lines if len(line) >= min_chars and line not in released]
+
+
 def python_source(cell_source):
     """A cell's source as plain Python (IPython magics such as %timeit turned into calls)."""
     from IPython.core.inputtransformer2 import TransformerManager

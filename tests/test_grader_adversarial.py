@@ -133,9 +133,7 @@ def test_grades_csv_has_nbgrader_columns(batches):
 
 
 def test_feedback_never_shows_hidden_tests(batches):
-    source = nbtools.source(ASSIGNMENT)
-    hidden = [line.strip() for cell in source.cells for line in
-              nbtools.between_markers(cell.source, "BEGIN HIDDEN TESTS", "END HIDDEN TESTS") if len(line.strip()) > 20]
+    hidden = nbtools.secret_lines(ASSIGNMENT)
     assert hidden, "the assignment has hidden tests"
     for student in batches["graded"]:
         page = html.unescape((batches["base"] / "results" / f"{student}.html").read_text())
