@@ -69,18 +69,21 @@ def significant(line):
 
 
 def revealed_lines(nb, markers, kind):
-    """Lines between `markers` in the source, minus those the source shows anyway in cells of the same `kind`.
+    """Lines between `markers` in the source's cells of `kind`, minus those the source shows anyway.
 
-    A hidden-test line that also appears in a visible test, or a solution line that is part
-    of an answer cell's given scaffolding, gives nothing away.
+    Shown anyway: any line of any cell outside both kinds of marker. A hidden-test line that
+    also appears in a visible test or in the setup cell, or a solution line that is part of an
+    answer cell's given scaffolding, gives nothing away.
     """
     begin, end = markers
     secret, shown = set(), set()
     for cell in nb.cells:
-        if not kind(cell):
-            continue
-        secret |= {line.strip() for line in nbtools.between_markers(cell.source, begin, end)}
-        shown |= {line.strip() for line in nbtools.outside_markers(cell.source, begin, end)}
+        if kind(cell):
+            secret |= {line.strip() for line in nbtools.between_markers(cell.source, begin, end)}
+        public = cell.source
+        for other_begin, other_end in (SOLUTION_MARKERS, HIDDEN_MARKERS):
+            public = "\n".join(nbtools.outside_markers(public, other_begin, other_end))
+        shown |= {line.strip() for line in public.splitlines()}
     return {line for line in secret - shown if significant(line)}
 
 
