@@ -37,10 +37,13 @@ async def _printed(kc, code):
 
 async def _interrupted(km, kc):
     """Interrupt a cell that sleeps: the reply to it."""
-    msg_id = kc.execute("import time; time.sleep(120)")
-    while True:  # until the kernel has begun the cell
+    msg_id = kc.execute("import time\nprint('asleep', flush=True)\ntime.sleep(120)")
+    # Until the learner's code runs: `execute_input` comes before it does, and an interrupt that arrives
+    # in between would be spent on the kernel's own preparations, leaving the sleep to run out.
+    while True:
         msg = await kc.get_iopub_msg(timeout=60)
-        if msg["msg_type"] == "execute_input" and msg["parent_header"].get("msg_id") == msg_id:
+        if msg["parent_header"].get("msg_id") == msg_id and msg["msg_type"] == "stream" \
+                and "asleep" in msg["content"].get("text", ""):
             break
     await km.interrupt_kernel()
     reply = await kc.get_shell_msg(timeout=60)
