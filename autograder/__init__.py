@@ -7,6 +7,7 @@
     grading/     `python -m autograder grade|check`: sandboxed runs, the clean re-run, results
     report/      `python -m autograder report`: the class report from the graded results
     cells.py     what each code cell of a graded notebook is (shared by all three)
+    pages.py     how the feedback page and the class report are rendered (Jinja2, everything escaped)
     schema.py    the result records grading writes (<student>.json, "schema": 1) and the report reads
 """
 

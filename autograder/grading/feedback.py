@@ -428,11 +428,9 @@ def _page_cell(cell, first, budget):
 
 @functools.cache
 def _template():
-    import jinja2
+    from ..pages import environment
 
-    pages = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-                               autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-                               lstrip_blocks=True, keep_trailing_newline=True)
+    pages = environment(Path(__file__).parent / "templates")
     return pages.get_template("feedback.html")
 
 

@@ -409,11 +409,9 @@ def _figures(rep):
 
 @functools.cache
 def _template():
-    import jinja2
+    from ..pages import environment
 
-    pages = jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
-                               autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True,
-                               lstrip_blocks=True, keep_trailing_newline=True)
+    pages = environment(Path(__file__).parent / "templates")
     pages.filters.update(num=_num, pct=_pct)
     pages.globals.update(SHOWN_CHARS=SHOWN_CHARS, SHOWN_MATCHES=SHOWN_MATCHES, SOLUTION=SOLUTION,
                          FIGURE_MISTAKES=FIGURE_MISTAKES, REPORT_AT=similarity.REPORT_AT,
