@@ -9,10 +9,17 @@ import os
 import re
 import resource
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+# Benches reuse the suite's helpers (nbtools, the browser's LabServer, report fixtures), which import one another
+# by their plain names, as tests/conftest.py makes them importable for pytest.
+TESTS_DIR = Path(__file__).resolve().parent.parent / "tests"
+if str(TESTS_DIR) not in sys.path:
+    sys.path.insert(0, str(TESTS_DIR))
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,10 @@ honest answer, right or wrong, must cost exactly what plain nbgrader charges, wi
 flag (tests/test_grading_variants.py asserts the same for the packed students).
 """
 
-import sys
 import tempfile
 from pathlib import Path
 
 from benchmarks import Row
-
-_TESTS = Path(__file__).resolve().parent.parent / "tests"
 
 
 def _corpus(aid):
@@ -32,8 +29,6 @@ def _corpus(aid):
 
 
 def rows():
-    if str(_TESTS) not in sys.path:
-        sys.path.insert(0, str(_TESTS))
     import nbtools
     from adversarial import grading
 

@@ -286,50 +286,66 @@ def grade(assignment_id, submitted, out_dir, jobs=None, students=None, limits=No
     scratch.chmod(0o711)  # each worker's user reaches its own folder in here, and nothing else
     try:
         model = course.prepare_assignment(config, assignment_id, log=_say)
-        found = submissions.find(submitted, assignment_id, scratch, config, log=_say)
-        if students:
-            unknown = sorted(set(students) - {s.student for s in found})
-            if unknown:
-                raise SystemExit(f"no submission for {', '.join(unknown)} in {submitted}")
-            found = [s for s in found if s.student in set(students)]
+        found = _chosen(submissions.find(submitted, assignment_id, scratch, config, log=_say), students, submitted)
         if not found:
             _say(f"no submissions of {assignment_id} in {submitted}")
             return []
-        template = scratch / "template.db"
-        course.copy_database(course.db_path(config), template)
-        root = Path(config.CourseDirectory.root).resolve()
-        setup = {
-            "model": model.to_dict(), "scratch": str(scratch), "limits": vars(limits), "isolate": not unsafe,
-            "hidden": sorted({str(root), str(Path(submitted).resolve()), str(out_dir), str(scratch)}),
-            "feedback_dir": str(out_dir), "course_notebooks": course.source_texts(config, assignment_id),
-            "template_db": str(template), "source_dir": str(root / "source" / assignment_id),
-            "course_root": str(root), "cell_timeout": cell_timeout, "uid_base": sandbox.uid_base(),
-        }
-        log_dir = out_dir / "logs"
-        log_dir.mkdir(exist_ok=True)
+        setup = _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, cell_timeout)
         jobs = max(1, min(jobs or os.cpu_count() or 1, 64))  # 64: the sandbox uids of one run
         _say(f"grading {len(found)} submission(s) of {assignment_id} with {min(jobs, len(found))} worker(s)"
              + (" WITHOUT the sandbox" if unsafe else " in the bubblewrap sandbox"))
-        progress = Progress(len(found))
-        progress.show()
-        graded = []
-        with gradebook.open_gradebook(config) as gb:  # one connection for the run: the parent alone writes
-            for submission, reply in run_pool(found, setup, jobs, timeout, log_dir, model):
-                try:
-                    result = _publish(config, model, submission, reply, out_dir, gb)
-                except Exception as exc:  # one student's trouble never ends the batch
-                    _say(f"{submission.student}: could not record the result: {exc!r}")
-                    failed = _failed(model, submission.student, "grader error", f"could not record the result: {exc}")
-                    result = StudentResult.from_dict(failed)
-                    with contextlib.suppress(Exception):
-                        result = _publish(config, model, submission, {"result": failed}, out_dir, gb)
-                graded.append(result)
-                progress.advance(f"{result.student}: {result.status} {result.score:g}/{result.max_score:g}")
+        graded = _grade_all(config, model, found, setup, jobs, timeout, out_dir)
         gradebook.export_csv(config, assignment_id, [r.student for r in graded], out_dir / "grades.csv")
         _summary(graded, out_dir)
         return [r.to_dict() for r in sorted(graded, key=lambda r: r.student)]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _chosen(found, students, submitted):
+    """The submissions of `students` (all when None); an unknown student id ends the run."""
+    if not students:
+        return found
+    unknown = sorted(set(students) - {s.student for s in found})
+    if unknown:
+        raise SystemExit(f"no submission for {', '.join(unknown)} in {submitted}")
+    return [s for s in found if s.student in set(students)]
+
+
+def _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, cell_timeout):
+    """What every worker is told at start: the assignment, the limits, and the folders student code must not see."""
+    template = scratch / "template.db"
+    course.copy_database(course.db_path(config), template)
+    root = Path(config.CourseDirectory.root).resolve()
+    return {
+        "model": model.to_dict(), "scratch": str(scratch), "limits": vars(limits), "isolate": not unsafe,
+        "hidden": sorted({str(root), str(Path(submitted).resolve()), str(out_dir), str(scratch)}),
+        "feedback_dir": str(out_dir), "course_notebooks": course.source_texts(config, model.name),
+        "template_db": str(template), "source_dir": str(root / "source" / model.name),
+        "course_root": str(root), "cell_timeout": cell_timeout, "uid_base": sandbox.uid_base(),
+    }
+
+
+def _grade_all(config, model, found, setup, jobs, timeout, out_dir):
+    """Run the pool over `found` and publish each result as it comes; return the StudentResults."""
+    log_dir = out_dir / "logs"
+    log_dir.mkdir(exist_ok=True)
+    progress = Progress(len(found))
+    progress.show()
+    graded = []
+    with gradebook.open_gradebook(config) as gb:  # one connection for the run: the parent alone writes
+        for submission, reply in run_pool(found, setup, jobs, timeout, log_dir, model):
+            try:
+                result = _publish(config, model, submission, reply, out_dir, gb)
+            except Exception as exc:  # one student's trouble never ends the batch
+                _say(f"{submission.student}: could not record the result: {exc!r}")
+                failed = _failed(model, submission.student, "grader error", f"could not record the result: {exc}")
+                result = StudentResult.from_dict(failed)
+                with contextlib.suppress(Exception):
+                    result = _publish(config, model, submission, {"result": failed}, out_dir, gb)
+            graded.append(result)
+            progress.advance(f"{result.student}: {result.status} {result.score:g}/{result.max_score:g}")
+    return graded
 
 
 def _summary(graded, out_dir):

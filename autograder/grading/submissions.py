@@ -74,39 +74,54 @@ def unpack(archive, assignment_id, target, config=None, log=print):
             if info.file_size > _MAX_MEMBER:
                 log(f"skipping {info.filename}: larger than {_MAX_MEMBER // 2**20} MiB")
                 continue
-            student, file_name, stamp = None, None, None
-            parts = [p for p in name.parts if p not in ("", ".", "..")]
-            if assignment_id in parts[:-1]:  # nbgrader's own layout, possibly under a top folder
-                k = parts.index(assignment_id)
-                if k >= 1:
-                    student, file_name = parts[k - 1], "/".join(parts[k + 1:])
-            if student is None:
-                staged = raw / f"{i:06d}_{name.name}"
-                with zf.open(info) as src:
-                    staged.write_bytes(src.read(_MAX_MEMBER + 1)[:_MAX_MEMBER])
-                found = _lms_name(staged, config)
-                if not found:
-                    if name.suffix == ".ipynb":
-                        log(f"skipping {info.filename}: its name does not match "
-                            "FileNameCollectorPlugin.named_regexp (see autograder/README.md)")
-                    continue
-                student, file_name, stamp = found.get("student_id"), found.get("file_id"), found.get("timestamp")
-            if not student or not STUDENT_ID.match(student) or not file_name or "/" in file_name \
-                    or file_name.startswith("."):
-                log(f"skipping {info.filename}: no usable student id and file name in it")
+            owner = _owner(zf, info, assignment_id, raw / f"{i:06d}_{name.name}", config, log)
+            if owner is None:
                 continue
-            key = (student, file_name)
-            stamp = _normal_timestamp(stamp)
-            if key in latest and (stamp or "") < (latest[key] or ""):
+            student, file_name, stamp = owner
+            if (student, file_name) in latest and (stamp or "") < (latest[student, file_name] or ""):
                 continue  # an older attempt of a file already taken
-            latest[key] = stamp
+            latest[student, file_name] = stamp
             folder = target / student / assignment_id
             folder.mkdir(parents=True, exist_ok=True)
-            with zf.open(info) as src:
-                (folder / file_name).write_bytes(src.read(_MAX_MEMBER + 1)[:_MAX_MEMBER])
+            (folder / file_name).write_bytes(_read(zf, info))
             if stamp:
                 (folder / "timestamp.txt").write_text(stamp + "\n", encoding="utf-8")
     return target
+
+
+def _read(zf, info):
+    """A member's bytes, never more than the size limit (the header's size may lie)."""
+    with zf.open(info) as src:
+        return src.read(_MAX_MEMBER + 1)[:_MAX_MEMBER]
+
+
+def _owner(zf, info, assignment_id, staged, config, log):
+    """(student, file name, timestamp or None) of one zip member, or None (said in `log`) when it has none.
+
+    From nbgrader's layout `<student>/<assignment>/<file>` if the member's path
+    has it; else from the file name, by the course's FileNameCollectorPlugin
+    (the member is first staged at `staged` for the plugin to read).
+    """
+    name = PurePosixPath(info.filename)
+    student, file_name, stamp = None, None, None
+    parts = [p for p in name.parts if p not in ("", ".", "..")]
+    if assignment_id in parts[:-1]:  # nbgrader's own layout, possibly under a top folder
+        k = parts.index(assignment_id)
+        if k >= 1:
+            student, file_name = parts[k - 1], "/".join(parts[k + 1:])
+    if student is None:
+        staged.write_bytes(_read(zf, info))
+        found = _lms_name(staged, config)
+        if not found:
+            if name.suffix == ".ipynb":
+                log(f"skipping {info.filename}: its name does not match "
+                    "FileNameCollectorPlugin.named_regexp (see autograder/README.md)")
+            return None
+        student, file_name, stamp = found.get("student_id"), found.get("file_id"), found.get("timestamp")
+    if not student or not STUDENT_ID.match(student) or not file_name or "/" in file_name or file_name.startswith("."):
+        log(f"skipping {info.filename}: no usable student id and file name in it")
+        return None
+    return student, file_name, _normal_timestamp(stamp)
 
 
 def _normal_timestamp(stamp):
