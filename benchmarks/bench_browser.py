@@ -13,14 +13,15 @@ def rows():
         return [Row("learner JupyterLab (browser)", float("nan"), "s", "", "skipped: Chromium is not installed")]
     from playwright.sync_api import sync_playwright
 
-    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, LabServer
+    from tests.browser.conftest import CHROMIUM, CHROMIUM_ARGS, LabServer, scratch_course
     from tests.browser.jlab import open_notebook, run_all
 
     with tempfile.TemporaryDirectory(prefix="ffn-bench-lab-") as home, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         page = browser.new_page()
         page.set_default_timeout(120_000)
-        server = LabServer("learner", Path(home))
+        course = scratch_course(Path(home) / "course")  # as the browser tests serve it: the checkout stays as is
+        server = LabServer("learner", Path(home), course)
         try:
             open_notebook(page, server, "notebooks/00_start_here.ipynb")
             to_kernel = time.perf_counter() - server.started

@@ -105,12 +105,16 @@ def _server(role, tmp_path_factory, root=None):
     return LabServer(role, tmp_path_factory.mktemp(f"{role}-home"), root)
 
 
-@pytest.fixture(scope="session")
-def learner_lab(tmp_path_factory):
-    course = tmp_path_factory.mktemp("course")
+def scratch_course(course):
+    """A copy of notebooks/ and solutions/ in the folder `course` (JupyterLab saves into what it serves); return it."""
     for folder in ("notebooks", "solutions"):
         shutil.copytree(ROOT / folder, course / folder)
-    server = _server("learner", tmp_path_factory, course)
+    return course
+
+
+@pytest.fixture(scope="session")
+def learner_lab(tmp_path_factory):
+    server = _server("learner", tmp_path_factory, scratch_course(tmp_path_factory.mktemp("course")))
     yield server
     server.stop()
 
