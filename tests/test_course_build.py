@@ -36,6 +36,18 @@ def test_generated_notebooks_match_a_fresh_build():
     assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
 
 
+def test_build_names_each_file_it_writes_from_the_repository_root(monkeypatch, capsys):
+    """`make course` says what it wrote (notebooks/…, solutions/…); nothing is written here."""
+    from autograder import REPO_ROOT
+    from autograder.authoring import build
+
+    written = [REPO_ROOT / "notebooks" / "00_start_here.ipynb", REPO_ROOT / "solutions" / "00_start_here.ipynb"]
+    monkeypatch.setattr(build, "build_all", lambda only=None: written)
+    assert build.main(only=["00_start_here"]) == 0
+    assert capsys.readouterr().out.splitlines() == ["wrote notebooks/00_start_here.ipynb",
+                                                    "wrote solutions/00_start_here.ipynb"]
+
+
 @pytest.mark.parametrize("form", ["notebooks", "solutions"])
 @pytest.mark.parametrize("aid", AIDS)
 def test_committed_notebook_has_no_outputs(aid, form):

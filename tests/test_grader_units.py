@@ -379,7 +379,7 @@ def _cells(*sources, roles=None):
     return cells.code_cells(nb)
 
 
-SETUP = "import numpy as np\nimport ffn_helpers as ref\nfrom ffn_helpers import checks"
+SETUP = "import numpy as np\nimport ffn_helpers as ref\nfrom ffn_helpers import checks, mistakes"  # as the notebooks
 
 
 @pytest.mark.parametrize("answer, kind", [
@@ -400,6 +400,10 @@ SETUP = "import numpy as np\nimport ffn_helpers as ref\nfrom ffn_helpers import 
     ("from ffn_helpers import mistakes as checks", "shadow"),
     ("def ffn_forward(x, W1, b1, W2, b2):\n    return ref.ffn_forward(x, W1, b1, W2, b2)", "reference"),
     ("from ffn_helpers.ffn import ffn_trace\ndef ffn_forward(*a):\n    return ffn_trace(*a).y", "reference"),
+    ("def ffn_forward(x, W1, b1, W2, b2):\n    return mistakes.forward_pass.ffn_variant(x, W1, b1, W2, b2)",
+     "reference"),  # the catalogue of mistakes computes the right FFN with its defaults
+    ("from ffn_helpers.mistakes.forward_pass import ffn_variant\ndef ffn_forward(*a):\n    return ffn_variant(*a)",
+     "reference"),
     ("class Yes:\n    def __eq__(self, other):\n        return True", "lying"),
     ("class A(np.ndarray):\n    pass", "lying"),
     ("import os\nos._exit(0)", "review"),
@@ -717,3 +721,20 @@ def test_every_reference_answer_in_ffn_helpers_is_known_to_the_integrity_check()
         module = importlib.import_module(name)
         for exercise in exercises & {n for n, f in vars(module).items() if inspect.isfunction(f)}:
             assert f"{name}.{exercise}" in integrity.reference_names(exercise), (name, exercise)
+
+
+def test_the_catalogue_of_mistakes_is_a_reference_of_every_exercise():
+    """forward_pass.ffn_variant with its defaults is the FFN: calling any catalogue function is found out."""
+    from ffn_helpers.mistakes import forward_pass
+
+    machinery = integrity.answer_machinery()
+    assert "ffn_helpers.mistakes.forward_pass.ffn_variant" in machinery
+    assert "ffn_helpers.mistakes.for_exercise" in machinery
+    assert all(name.startswith("ffn_helpers.mistakes") for name in machinery)
+    for exercise in ("ffn_forward", "gelu", "FeedForwardNetwork"):
+        assert set(machinery) <= set(integrity.reference_names(exercise))
+    rng = np.random.default_rng(0)
+    x, W1, b1, W2 = rng.normal(size=(3, 4)), rng.normal(size=(4, 8)), rng.normal(size=8), rng.normal(size=(8, 4))
+    b2 = rng.normal(size=4)
+    np.testing.assert_allclose(forward_pass.ffn_variant(x, W1, b1, W2, b2),
+                               np.maximum(x @ W1 + b1, 0) @ W2 + b2, rtol=1e-12)  # why it must count as a reference

@@ -23,7 +23,7 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearMarkScheme, ClearOutput, LockCells
 from traitlets.config.loader import PyFileConfigLoader
 
-from .. import COURSE_ROOT, NOTEBOOKS_DIR, SOLUTIONS_DIR, SOURCE_DIR, assignments
+from .. import COURSE_ROOT, NOTEBOOKS_DIR, REPO_ROOT, SOLUTIONS_DIR, SOURCE_DIR, assignments
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
@@ -210,7 +210,7 @@ def main(check=False, only=None):
         print(f"{len(problems)} problem(s) in the sources; nothing written")
         return 1
     for path in build_all(only=only):
-        print(f"wrote {path.relative_to(COURSE_ROOT.parent)}")
+        print(f"wrote {path.relative_to(REPO_ROOT)}")
     return 0
 
 

@@ -4,7 +4,8 @@
   builtins, sys, math, ffn_helpers, IPython or the running shell (`get_ipython()`),
   or reaching under them (`vars(np)[...] = `, `sys.modules[...] = `, ctypes, gc);
 - `reference`: an answer that uses the course's reference implementation of its
-  own exercise (`ffn_helpers.ffn_forward` in the `ffn_forward` answer);
+  own exercise (`ffn_helpers.ffn_forward` in the `ffn_forward` answer), or the
+  code that computes answers under other names (ANSWER_MACHINERY);
 - `lying`: an answer cell that defines a class posing as data (an ndarray or
   number subclass, or one that overrides `__eq__`);
 - `shadow`: a learner's cell that rebinds a name the course's own cells
@@ -24,7 +25,10 @@ the attempt so the instructor sees it.
 """
 
 import ast
+import functools
 import importlib
+import inspect
+import pkgutil
 
 from ..cells import bound_names, parse
 from ..schema import Flag as Finding  # a finding is the Flag the result records
@@ -54,6 +58,11 @@ REFERENCE_MODULES = ("ffn_helpers", "ffn_helpers.activations", "ffn_helpers.ffn"
                      "ffn_helpers.moe", "ffn_helpers.precision")
 NOT_REFERENCES = ("ffn_helpers.checks", "ffn_helpers.mistakes", "ffn_helpers.plots", "ffn_helpers.widgets",
                   "ffn_helpers.examples", "ffn_helpers.rounding")  # feedback, figures and worked examples
+# Code that computes answers under names no exercise has: the catalogue of mistakes (forward_pass.ffn_variant with
+# its defaults is the FFN). No answer has a reason to call it, and no reference calls it: each of its functions is
+# a reference of every exercise. (ffn_helpers._fast is not listed: ffn.ffn_forward calls it, and an answer may use
+# the reference of another exercise.)
+ANSWER_MACHINERY = ("ffn_helpers.mistakes",)
 
 GUARDED = ("numpy", "builtins", "sys", "math", "ffn_helpers", "IPython", "ipykernel", "nbgrader", "scipy",
            "jupyter_client", "zmq", "traceback")
@@ -87,7 +96,7 @@ _REVIEW_MODULES = {"subprocess": "starts processes", "multiprocessing": "starts 
 
 
 def reference_names(exercise):
-    """The dotted names in ffn_helpers that answer `exercise` (same name, or the spec's table)."""
+    """The dotted names in ffn_helpers that answer `exercise`: same name, the spec's table, ANSWER_MACHINERY."""
     names = {exercise, *EXTRA_REFERENCES.get(exercise, ())}
     found = []
     for module_name in REFERENCE_MODULES:
@@ -98,7 +107,20 @@ def reference_names(exercise):
         for name in sorted(names):
             if callable(vars(module).get(name)):
                 found.append(f"{module_name}.{name}")
-    return found
+    return found + list(answer_machinery())
+
+
+@functools.cache
+def answer_machinery():
+    """The dotted name of every function defined in the modules of ANSWER_MACHINERY (a package: all its modules)."""
+    found = []
+    for top in ANSWER_MACHINERY:
+        package = importlib.import_module(top)
+        names = [top] + [f"{top}.{m.name}" for m in pkgutil.iter_modules(getattr(package, "__path__", []))]
+        for module in map(importlib.import_module, names):
+            found += [f"{module.__name__}.{name}" for name, value in vars(module).items()
+                      if inspect.isfunction(value) and value.__module__ == module.__name__]
+    return tuple(sorted(found))
 
 
 class _Aliases:

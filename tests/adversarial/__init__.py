@@ -146,6 +146,20 @@ def reference_hidden(ctx):
                                   "    return getattr(helpers, 'ffn_' + 'forward')(x, W1, b1, W2, b2)\n")
 
 
+def mistakes_catalogue(ctx):
+    """The right FFN from the catalogue of mistakes: forward_pass.ffn_variant with its defaults."""
+    return ctx.honest(ffn_forward="from ffn_helpers.mistakes.forward_pass import ffn_variant\n\n"
+                                  "def ffn_forward(x, W1, b1, W2, b2):\n"
+                                  "    return ffn_variant(x, W1, b1, W2, b2)\n")
+
+
+def mistakes_hidden(ctx):
+    """The same, reached by strings only."""
+    return ctx.honest(ffn_forward="def ffn_forward(x, W1, b1, W2, b2):\n"
+                                  "    book = __import__('ffn_helpers.mistakes.forward' + '_pass', fromlist=['_'])\n"
+                                  "    return getattr(book, 'ffn_' + 'variant')(x, W1, b1, W2, b2)\n")
+
+
 # --- 6. test cells and metadata --------------------------------------------------------------------------
 def delete_test(ctx):
     nb = ctx.honest(ffn_forward=WRONG_FFN)
@@ -334,6 +348,10 @@ ATTACKS = [
     Attack("reference", 5, "calls ffn_helpers' ffn_forward", reference,
            zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"reference"})),
     Attack("reference-hidden", 5, "reaches ffn_helpers' ffn_forward through strings", reference_hidden,
+           zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"reference"})),
+    Attack("mistakes-catalogue", 5, "computes the FFN with the catalogue of mistakes' ffn_variant", mistakes_catalogue,
+           zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"reference"})),
+    Attack("mistakes-hidden", 5, "reaches the catalogue's ffn_variant through strings", mistakes_hidden,
            zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"reference"})),
     Attack("delete-test", 6, "deletes the ffn_forward test cells", delete_test,
            zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"tamper"})),
