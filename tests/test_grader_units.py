@@ -404,6 +404,11 @@ SETUP = "import numpy as np\nimport ffn_helpers as ref\nfrom ffn_helpers import 
      "reference"),  # the catalogue of mistakes computes the right FFN with its defaults
     ("from ffn_helpers.mistakes.forward_pass import ffn_variant\ndef ffn_forward(*a):\n    return ffn_variant(*a)",
      "reference"),
+    ("from ffn_helpers import _fast\ndef ffn_forward(*a):\n    return _fast.ffn_rows_in_threads(*a, 'relu')",
+     "reference"),  # ffn_helpers' private FFN kernel
+    ("def ffn_forward(*a):\n    return ref._fast.ffn_rows_in_threads(*a, 'relu')", "reference"),
+    ("from ffn_helpers._fast import ffn_rows_in_threads as f\ndef ffn_forward(*a):\n    return f(*a, 'relu')",
+     "reference"),
     ("class Yes:\n    def __eq__(self, other):\n        return True", "lying"),
     ("class A(np.ndarray):\n    pass", "lying"),
     ("import os\nos._exit(0)", "review"),
@@ -414,6 +419,13 @@ def test_static_findings(answer, kind):
     found = integrity.static_findings(_cells(SETUP, answer, roles={0: "instructor"}))
     assert kind in {f.kind for f in found}, found
     assert all(f.exercise == "ffn_forward" for f in found)
+
+
+def test_a_reach_into_private_code_is_one_finding_where_it_enters():
+    answer = "def ffn_forward(*a):\n    return ref._fast.ffn_rows_in_threads(*a)"
+    found = integrity.static_findings(_cells(SETUP, answer, roles={0: "instructor"}))
+    assert [(f.kind, f.detail) for f in found] == [("reference", "reaches into ffn_helpers' private code "
+                                                                 "(ffn_helpers._fast)")]
 
 
 def test_magics_a_learner_uses_are_not_flagged():
@@ -721,6 +733,25 @@ def test_every_reference_answer_in_ffn_helpers_is_known_to_the_integrity_check()
         module = importlib.import_module(name)
         for exercise in exercises & {n for n, f in vars(module).items() if inspect.isfunction(f)}:
             assert f"{name}.{exercise}" in integrity.reference_names(exercise), (name, exercise)
+
+
+def test_calling_a_reference_changes_no_module_the_clean_run_guards():
+    """An answer may use another exercise's reference (ffn_forward inside moe_forward, say): on a large input that
+    takes ffn_helpers' threaded path, which must not look like a patch ('changed ffn_helpers._fast...')."""
+    script = (
+        "import numpy as np, ffn_helpers\n"
+        "from ffn_helpers import _fast\n"
+        "from autograder.grading import clean_runner\n"
+        "_fast._N_THREADS = 2  # the threaded path on any machine\n"
+        "rng = np.random.default_rng(0)\n"
+        "x, W1, W2 = rng.normal(size=(300, 64)), rng.normal(size=(64, 256)), rng.normal(size=(256, 64))\n"
+        "assert _fast.splits(x, 256, 'gelu')\n"
+        "before = clean_runner._snapshot()\n"
+        "ffn_helpers.ffn_forward(x, W1, np.zeros(256), W2, np.zeros(64), activation='gelu')\n"
+        "print(clean_runner._changes(before, clean_runner._snapshot()))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]", done.stdout
 
 
 def test_the_catalogue_of_mistakes_is_a_reference_of_every_exercise():

@@ -4,8 +4,9 @@
   builtins, sys, math, ffn_helpers, IPython or the running shell (`get_ipython()`),
   or reaching under them (`vars(np)[...] = `, `sys.modules[...] = `, ctypes, gc);
 - `reference`: an answer that uses the course's reference implementation of its
-  own exercise (`ffn_helpers.ffn_forward` in the `ffn_forward` answer), or the
-  code that computes answers under other names (ANSWER_MACHINERY);
+  own exercise (`ffn_helpers.ffn_forward` in the `ffn_forward` answer), the
+  code that computes answers under other names (ANSWER_MACHINERY), or any of
+  ffn_helpers' private code (`ffn_helpers._fast`'s FFN kernel);
 - `lying`: an answer cell that defines a class posing as data (an ndarray or
   number subclass, or one that overrides `__eq__`);
 - `shadow`: a learner's cell that rebinds a name the course's own cells
@@ -60,8 +61,8 @@ NOT_REFERENCES = ("ffn_helpers.checks", "ffn_helpers.mistakes", "ffn_helpers.plo
                   "ffn_helpers.examples", "ffn_helpers.rounding")  # feedback, figures and worked examples
 # Code that computes answers under names no exercise has: the catalogue of mistakes (forward_pass.ffn_variant with
 # its defaults is the FFN). No answer has a reason to call it, and no reference calls it: each of its functions is
-# a reference of every exercise. (ffn_helpers._fast is not listed: ffn.ffn_forward calls it, and an answer may use
-# the reference of another exercise.)
+# a reference of every exercise. (ffn_helpers' private modules are not listed: ffn.ffn_forward calls _fast's FFN
+# kernel, and an answer may use the reference of another exercise. An answer that names one is found in its code.)
 ANSWER_MACHINERY = ("ffn_helpers.mistakes",)
 
 GUARDED = ("numpy", "builtins", "sys", "math", "ffn_helpers", "IPython", "ipykernel", "nbgrader", "scipy",
@@ -311,18 +312,24 @@ class _CellScan:
             for alias in node.names:
                 if alias.name in self.refs:
                     self.add("reference", f"imports the reference {node.module}.{alias.name}", node)
+                elif self.refs and _private(f"{node.module}.{alias.name}"):
+                    self.add("reference", f"imports ffn_helpers' private {node.module}.{alias.name}", node)
 
     def attribute(self, node):
         if isinstance(node.ctx, ast.Load) and self.refs:
             name = self.aliases.dotted(node)
             if name and name.startswith("ffn_helpers") and node.attr in self.refs:
                 self.add("reference", f"uses the reference {name}", node)
+            elif name and _private(name) and not _private(self.aliases.dotted(node.value) or ""):
+                self.add("reference", f"reaches into ffn_helpers' private code ({name})", node)
 
     def name(self, node):
         if isinstance(node.ctx, ast.Load) and self.refs:
             name = self.aliases.modules.get(node.id, "")
             if name.startswith("ffn_helpers.") and name.split(".")[-1] in self.refs:
                 self.add("reference", f"uses the reference {name} (imported as {node.id})", node)
+            elif _private(name):
+                self.add("reference", f"reaches into ffn_helpers' private code ({name}, imported as {node.id})", node)
 
     def class_def(self, node):
         if self.cell.role != "answer":
@@ -332,6 +339,12 @@ class _CellScan:
         if lies or dunders:
             what = ", ".join([f"subclasses {b}" for b in lies] + [f"defines {d}" for d in dunders])
             self.add("lying", f"class {node.name} {what}: a result that only pretends to be data", node)
+
+
+def _private(dotted):
+    """Does a dotted name reach ffn_helpers' private code (`ffn_helpers._fast`, `ffn_helpers.checks._fmt`)?"""
+    parts = dotted.split(".")
+    return parts[0] == "ffn_helpers" and any(p.startswith("_") and not p.startswith("__") for p in parts[1:])
 
 
 _LOOKS = {ast.Assign: _CellScan.assignment, ast.AugAssign: _CellScan.assignment, ast.AnnAssign: _CellScan.assignment,

@@ -160,6 +160,13 @@ def mistakes_hidden(ctx):
                                   "    return getattr(book, 'ffn_' + 'variant')(x, W1, b1, W2, b2)\n")
 
 
+def private_kernel(ctx):
+    """ffn_helpers' private FFN kernel, which ffn_helpers.ffn_forward itself calls."""
+    return ctx.honest(ffn_forward="from ffn_helpers import _fast\n\n"
+                                  "def ffn_forward(x, W1, b1, W2, b2):\n"
+                                  "    return _fast.ffn_rows_in_threads(x, W1, b1, W2, b2, 'relu')\n")
+
+
 # --- 6. test cells and metadata --------------------------------------------------------------------------
 def delete_test(ctx):
     nb = ctx.honest(ffn_forward=WRONG_FFN)
@@ -352,6 +359,8 @@ ATTACKS = [
     Attack("mistakes-catalogue", 5, "computes the FFN with the catalogue of mistakes' ffn_variant", mistakes_catalogue,
            zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"reference"})),
     Attack("mistakes-hidden", 5, "reaches the catalogue's ffn_variant through strings", mistakes_hidden,
+           zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"reference"})),
+    Attack("private-kernel", 5, "computes the FFN with ffn_helpers' private kernel", private_kernel,
            zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"reference"})),
     Attack("delete-test", 6, "deletes the ffn_forward test cells", delete_test,
            zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"tamper"})),

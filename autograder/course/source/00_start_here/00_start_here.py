@@ -81,9 +81,11 @@
 # cell and reports any check that fails. The grader also runs hidden tests
 # on other inputs, so passing the visible checks is necessary, not sufficient.
 # Write each answer yourself: an answer that calls the course's own code for
-# it (its namesake in `ffn_helpers`, or anything in `ffn_helpers.mistakes`),
-# or that changes numpy, the checks or the test cells, earns no points for
-# that exercise, and the grader shows the instructor why.
+# its exercise (such as `ffn_helpers.ffn_forward` or `ffn_helpers.ffn_trace`
+# in `ffn_forward`, anything in `ffn_helpers.mistakes`, or a private name
+# such as `ffn_helpers._fast`), or that changes numpy, the checks or the test
+# cells, earns no points for that exercise, and the grader shows the
+# instructor why.
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 import numpy as np
