@@ -5,6 +5,7 @@ are graded in test_grader_hostile.py and test_grader_adversarial.py.
 """
 
 import asyncio
+import concurrent.futures
 import os
 import re
 import subprocess
@@ -27,6 +28,13 @@ def _manager(tmp_path):
     box = sandbox.Sandbox(writable=(str(work), str(runtime)), cwd=str(work), uid=sandbox.slot_uid(9))
     km = kernel.SandboxedKernelManager(kernel_name="python3", sandbox_json=kernel.sandbox_to_json(box, runtime))
     return box, runtime, km
+
+
+def _run(coroutine):
+    """asyncio.run in a thread of its own: an earlier test of this worker may still hold the main thread's
+    event loop (the browser tests' session-long Playwright does), and asyncio.run refuses to nest."""
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, coroutine).result()
 
 
 async def _printed(kc, code):
@@ -75,7 +83,7 @@ def test_a_kernel_starts_in_the_sandbox_with_every_guarantee(tmp_path, monkeypat
             kc.stop_channels()
             await km.shutdown_kernel(now=True)
 
-    uid, heartbeat, interrupted = asyncio.run(run())
+    uid, heartbeat, interrupted = _run(run())
 
     (cmd, kwargs, file_owner), = launched
     prefix = box.command([])
@@ -112,6 +120,6 @@ def test_no_kernel_starts_unless_the_sandbox_provisioner_is_registered(tmp_path,
     monkeypatch.setattr(kernel, "entry_points", lambda **selection: [])
     expected = re.escape(f"registered as '{kernel.__name__}:SandboxProvisioner'")
     with pytest.raises(RuntimeError, match=f"{expected} .*; found nothing\\. Install the course"):
-        asyncio.run(km.start_kernel())
+        _run(km.start_kernel())
     assert km.provisioner is None
     km.context.destroy(linger=0)
