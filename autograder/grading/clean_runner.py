@@ -2,9 +2,11 @@
 
 It executes the cells the grader sends (the learner's answers and the setup
 they need), then answers calls to the learner's functions. It never sees a
-test or an expected value. What it reports about itself (patched modules,
-calls to the reference implementation, results that only pretend to be data)
-is a hint for the grader, never a reason to award a point.
+test or an expected value. Its `ffn_helpers` is the public build (public.py):
+no code that computes an answer is here, and each course function is a stub
+that asks the grader, which may refuse. What it reports about itself (patched
+modules, results that only pretend to be data) is a hint for the grader, never
+a reason to award a point.
 
 Runs as `python -c <rpc.py + this file> FD`, FD being its end of the channel.
 """
@@ -89,12 +91,13 @@ class StudentPeer(Peer):
         self.namespace = {"__name__": "__main__", "__builtins__": builtins}
         shell = _Shell(self.namespace)
         self.namespace["get_ipython"] = lambda: shell
-        self.references = {}  # dotted name -> exercises it is the reference of
-        self.reference_calls = []
         self.lying = []
         self.warned = []
         self.changed, self.watched = [], []
         self.substituted = []  # stack of {name: the learner's value} that checks.substitute replaced
+        link = sys.modules.get("ffn_helpers._judge")  # the public build's link to the grader (see main)
+        if link is not None:
+            link._send = self.reference_call  # before the baseline: the link is no patch
         self.guard = _snapshot()
         self.serve_hook = self._notes
 
@@ -107,13 +110,16 @@ class StudentPeer(Peer):
 
     def _notes(self, message):
         notes = {}
-        if self.reference_calls:
-            notes["reference"], self.reference_calls = sorted(set(self.reference_calls)), []
         if self.lying:
             notes["lying"], self.lying = self.lying, []
         if self.warned:
             notes["warnings"], self.warned = self.warned[:20], []
         return notes
+
+    def reference_call(self, dotted, args, kwargs):
+        """A course function of the public build: the grader computes it from plain data (or refuses)."""
+        return self.request({"op": "reference", "name": str(dotted)}, values={"args": list(args),
+                                                                           "kwargs": dict(kwargs)})
 
     def watch(self, args, kwargs):
         self.watched = [(key, value, value.tobytes()) for key, value in [*enumerate(args), *kwargs.items()]
@@ -184,40 +190,9 @@ class StudentPeer(Peer):
 
             checks.restore(self.namespace, self.substituted.pop() if self.substituted else {})
             return None
-        if op == "tripwires":
-            self._install_tripwires(message["references"])
-            self.guard = _snapshot()
+        if op == "ready":  # the grader's first request: this process has started and imported what it needs
             return None
         raise ProtocolError(f"unknown request {op!r}")
-
-    def _install_tripwires(self, references):
-        """Wrap each reference function so a call made while its exercise is under test is reported."""
-        import importlib
-
-        by_name = {}
-        for exercise, dotted_names in references.items():
-            for dotted in dotted_names:
-                by_name.setdefault(str(dotted), set()).add(str(exercise))
-        for dotted, exercises in by_name.items():
-            module_name, _, attr = dotted.rpartition(".")
-            try:
-                module = importlib.import_module(module_name)
-                original = getattr(module, attr)
-            except (ImportError, AttributeError):
-                continue
-            setattr(module, attr, self._tripwire(dotted, exercises, original))
-
-    def _tripwire(self, dotted, exercises, original):
-        peer = self
-
-        def reference(*args, **kwargs):
-            if peer.root in exercises:
-                peer.reference_calls.append(dotted)
-            return original(*args, **kwargs)
-
-        reference.__name__ = getattr(original, "__name__", "reference")
-        reference.__doc__ = getattr(original, "__doc__", None)
-        return reference
 
 
 _MAIN_PID = os.getpid()
@@ -241,7 +216,10 @@ def main(fd):
     # OpenBLAS takes its work buffers on the first matrix product and exits the process when it cannot:
     # take them now, before a learner's cell can use up the address space.
     np.ones((64, 64)) @ np.ones((64, 64))
-    import ffn_helpers  # noqa: F401 (loaded before any learner code, so its state is the baseline)
+    # The public build (public.py), loaded before any learner code: its state is the baseline. Without its link to
+    # the grader this is the real package, whose references must not run here: no clean re-run then.
+    import ffn_helpers._judge  # noqa: F401
+
     import ffn_helpers.checks  # noqa: F401
 
     peer = StudentPeer(sock)

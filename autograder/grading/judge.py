@@ -47,7 +47,7 @@ class Controlled:
     def _ask(self, op):
         self.control.sendall((json.dumps({"op": op}) + "\n").encode())
 
-    def start(self, references, on_reply):
+    def start(self, on_reply, on_reference):
         from . import rpc
 
         self.stop()
@@ -55,7 +55,7 @@ class Controlled:
         _, fds, _, _ = socket.recv_fds(self.control, 16, 1)
         if not fds:
             raise rpc.ChannelClosed("the worker could not start the learner's process")
-        self.peer = connect(socket.socket(fileno=fds[0]), references, on_reply)
+        self.peer = connect(socket.socket(fileno=fds[0]), on_reply, on_reference)
 
     def interrupt(self):
         self._ask("interrupt")

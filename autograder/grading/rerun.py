@@ -14,6 +14,13 @@ code, so a submission can patch whatever the tests use. Here the two are split:
   data, and the grader hands the learner nothing but data and callbacks
   (rpc.py's module doc).
 
+No code that computes an answer runs beside the learner's: the student's process
+imports the public build of ffn_helpers (public.py), whose functions are stubs
+that ask the grader. The grader computes the course's function, except the
+reference of the exercise under test (or of the answer cell being run): that
+call is refused, and the test fails as for an unimplemented function, whatever
+path the learner's code took to make it.
+
 A test passes here when it raises nothing in the grader's process.
 """
 
@@ -33,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cells import needed, slim
-from . import rpc
+from . import public, rpc
 
 _HERE = Path(__file__).resolve().parent
 
@@ -85,7 +92,8 @@ class StudentProcess:
     """The sandboxed interpreter that holds the learner's code."""
 
     def __init__(self, sandbox, python=sys.executable):
-        self.sandbox, self.python = sandbox, python
+        public.stubbed()  # read ffn_helpers once here, before the judge forks: the build and the judge agree
+        self.sandbox, self.python = public.in_sandbox(sandbox), python
         self.proc = self.peer = None
 
     def spawn(self):
@@ -101,9 +109,9 @@ class StudentProcess:
             theirs.close()
         return ours
 
-    def start(self, references, on_reply):
+    def start(self, on_reply, on_reference):
         """Spawn, and speak to it from this process (judge.Controlled speaks to it from the judge's)."""
-        self.peer = connect(self.spawn(), references, on_reply)
+        self.peer = connect(self.spawn(), on_reply, on_reference)
 
     def interrupt(self):
         """SIGINT to the sandbox's process group: bwrap ignores it, the runner raises KeyboardInterrupt."""
@@ -122,12 +130,12 @@ class StudentProcess:
         self.proc = self.peer = None
 
 
-def connect(sock, references, on_reply):
-    """The grader's end of the channel to a just-started learner's process, once it has set its tripwires."""
+def connect(sock, on_reply, on_reference):
+    """The grader's end of the channel to a just-started learner's process, once it is ready."""
     peer = rpc.Peer(sock, "grader", "student")
-    peer.on_reply = on_reply
+    peer.on_reply, peer.on_reference = on_reply, on_reference
     peer.deadline = time.monotonic() + 60  # start-up: imports numpy and the course's helpers
-    peer.request({"op": "tripwires", "references": references})
+    peer.request({"op": "ready"})
     return peer
 
 
@@ -190,6 +198,8 @@ class CleanRun:
         self._executed = []  # student cells run so far (replayed when the process is restarted)
         self._skipped = set()  # cells that killed or hung the process: not replayed
         self._current_exercise = None
+        self._refused = []  # messages of the reference calls refused during the current test
+        self._reference_objects = {}  # exercise -> the course's functions that answer it
 
     # --- the student's process --------------------------------------------------------------------------
     def _on_reply(self, notes, root):
@@ -201,9 +211,39 @@ class CleanRun:
                 self.result.notes.append(Note(exercise, kind, str(detail)[:300]))
         emit_warnings(notes)
 
+    def _on_reference(self, dotted, args, kwargs):
+        """A stub of the public build called: the course's function, unless it answers the exercise under test."""
+        function = public.resolve(dotted)
+        exercise = self._current_exercise
+        if exercise is not None and any(function is r for r in self._references_of(exercise)):
+            message = (f"{exercise} uses the course's own {dotted.rpartition('.')[2]} ({dotted}), which the grader "
+                       f"does not run for {exercise}: its test fails as for an unimplemented function")
+            self._refused.append(message)
+            note = Note(exercise, "reference", dotted)
+            if note not in self.result.notes:
+                self.result.notes.append(note)
+            raise NotImplementedError(message)
+        with _quiet():
+            return function(*args, **kwargs)
+
+    def _references_of(self, exercise):
+        """The course's functions that answer `exercise` (integrity.reference_names), as objects."""
+        import importlib
+
+        from .integrity import reference_names
+
+        if exercise not in self._reference_objects:
+            found = []
+            for dotted in self.references.get(exercise) or reference_names(exercise):
+                module, _, name = dotted.rpartition(".")
+                with contextlib.suppress(ImportError, AttributeError):
+                    found.append(getattr(importlib.import_module(module), name))
+            self._reference_objects[exercise] = found
+        return self._reference_objects[exercise]
+
     def _start(self):
         self.student.stop()
-        self.student.start(self.references, self._on_reply)
+        self.student.start(self._on_reply, self._on_reference)
         for cell in self._executed:  # replay what ran before the restart
             self._exec(cell, replay=True)
 
@@ -355,6 +395,7 @@ class CleanRun:
     def _run_test(self, test, namespace):
         outcome = self.result.tests[test.grade_id]
         self._current_exercise = test.exercise
+        self._refused = []
         try:
             self._bind(test, namespace)
             body, last = _split_last_expression(test.python, f"<{test.label}>")
@@ -373,6 +414,9 @@ class CleanRun:
             self._recover(exc)
         except Exception as exc:
             outcome.points, outcome.message = 0.0, f"{type(exc).__name__}: {exc}"[:20000]
+        if self._refused:  # a verdict, whatever the learner's code made of the refusal (caught it, hung...)
+            outcome.points, outcome.message = 0.0, f"NotImplementedError: {self._refused[0]}"
+            outcome.timed_out = outcome.incomplete = False
 
 
 @contextlib.contextmanager

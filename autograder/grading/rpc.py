@@ -178,6 +178,7 @@ class Peer:
         self.deadline = None  # time.monotonic() value; None waits forever
         self.on_reply = None  # called with each reply's "notes" (set by the grader)
         self.serve_hook = None  # called before replying, returns extra "notes" (set by the student's side)
+        self.on_reference = None  # the grader's side: (dotted name, args, kwargs) -> a course function's result
         self.root = None  # the name whose call is under way (for the student's side)
 
     # --- encoding ---------------------------------------------------------------------------------------
@@ -422,7 +423,13 @@ class Peer:
 
     def perform(self, message, buffers):
         op = message.get("op")
-        if not self.exports:  # the grader's side: it answers only calls of its callbacks, with data
+        if not self.exports:  # the grader's side: it answers calls of its callbacks and of the course's functions
+            if op == "reference" and self.on_reference is not None:
+                # a stub of ffn_helpers' public build: data, and the learner's own objects as handles (a sublayer)
+                args = self.decode(message.get("args", []), buffers)
+                kwargs = self.decode(message.get("kwargs", {"$d": []}), buffers)
+                _check_call(args, kwargs)
+                return self.on_reference(str(message.get("name"))[:200], args, kwargs)
             if op != "callback":
                 raise ProtocolError(f"the grader does not serve {str(op)[:40]!r} requests")
             function = self.callbacks.get(message.get("cb"))
@@ -430,8 +437,7 @@ class Peer:
                 raise ProtocolError("unknown callback")
             args = self.decode(message.get("args", []), buffers, data_only=True)
             kwargs = self.decode(message.get("kwargs", {"$d": []}), buffers, data_only=True)
-            if type(args) is not list or type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
-                raise ProtocolError("malformed call")
+            _check_call(args, kwargs)
             return function(*args, **kwargs)
         if op in ("call", "getattr", "setattr"):
             target = self.decode(message.get("target"), buffers)
@@ -453,6 +459,11 @@ class Peer:
 
     def perform_extra(self, op, message, buffers):
         raise ProtocolError(f"unknown request {op!r}")
+
+
+def _check_call(args, kwargs):
+    if type(args) is not list or type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
+        raise ProtocolError("malformed call")
 
 
 # --- decoding tagged values: each function reads one tag's dict (see Peer.decode) ------------------------------

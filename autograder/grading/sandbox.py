@@ -110,6 +110,7 @@ class Sandbox:
     limits: Limits = field(default_factory=Limits)
     env: tuple = ()  # extra (name, value) pairs
     isolate: bool = True
+    replaced: tuple = ()  # (folder, folder it is shown in place of), read-only: public.py's build of ffn_helpers
 
     def with_(self, **changes):
         return replace(self, **changes)
@@ -124,6 +125,7 @@ class Sandbox:
         for key in ("writable", "readonly", "hidden"):
             data[key] = tuple(data[key])
         data["env"] = tuple(tuple(pair) for pair in data["env"])
+        data["replaced"] = tuple(tuple(pair) for pair in data.get("replaced", ()))
         return cls(**data)
 
     def environment(self):
@@ -191,6 +193,10 @@ class Sandbox:
             w = os.path.realpath(w)
             args += _parents(w, made, shown) + ["--bind", w, w]
             made.add(w)
+        for source, target in self.replaced:  # last: over whatever showed the target before
+            target = os.path.realpath(target)
+            args += _parents(target, made, shown) + ["--ro-bind", os.path.realpath(source), target]
+            made.add(target)
         args += ["--chdir", self.cwd, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                  "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent", "--clearenv"]
         if self.uid is None and os.geteuid() != 0:

@@ -1,0 +1,231 @@
+"""No answer-computing code runs beside the learner's (grading/public.py): the clean re-run's third gate.
+
+The learner's process of the clean re-run imports a public build of ffn_helpers whose
+functions are stubs; the grader computes them, and refuses the reference of the exercise
+under test. Each attack here took the reference out of the learner's process some way the
+old tripwires missed, and scored full marks; now it earns 0 on its exercise, whatever path
+it took, and the honest exercise beside it keeps its points.
+"""
+
+import ast
+import importlib
+import sys
+
+import nbformat
+import numpy as np
+import pytest
+
+from autograder import cells
+from autograder.grading import integrity, public, rerun, sandbox
+
+SETUP = ("import numpy as np\nimport ffn_helpers as ref\nfrom ffn_helpers import checks, norm\n"
+         "from ffn_helpers import module as reference")
+X = "x = np.linspace(-1.0, 1.0, 12).reshape(4, 3)\nrng = np.random.default_rng(0)\n"
+TESTS = {
+    "ffn_forward": X + "W1, b1, W2, b2 = rng.normal(size=(3, 5)), rng.normal(size=5), rng.normal(size=(5, 3)), "
+                       "rng.normal(size=3)\n"
+                       "_ = checks.check(ffn_forward, (x, W1, b1, W2, b2), ref.ffn_forward(x, W1, b1, W2, b2))",
+    "linear_torch": X + "w, b = rng.normal(size=(2, 3)), rng.normal(size=2)\n"
+                        "_ = checks.check(linear_torch, (x, w, b), x @ w.T + b)",
+    "FeedForwardNetwork": X + "model = FeedForwardNetwork(3, 4, seed=0)\n"
+                              "ref_model = reference.FeedForwardNetwork(3, 4, seed=0)\n"
+                              "checks.assert_close(checks.call(model, x), ref_model(x))",
+    "post_ln_block": X + "with checks.substitute(layer_norm=norm.layer_norm):\n"
+                         "    checks.check(post_ln_block, (x, lambda v: 2 * v), norm.post_ln(x, lambda v: 2 * v))",
+}
+HONEST = {
+    "ffn_forward": "def ffn_forward(x, W1, b1, W2, b2):\n    return np.maximum(x @ W1 + b1, 0) @ W2 + b2\n",
+    "linear_torch": "def linear_torch(x, weight, bias):\n    return x @ weight.T + bias\n",
+    "post_ln_block": "def post_ln_block(x, sublayer):\n    return layer_norm(x + sublayer(x))\n",
+}
+
+ATTACKS = {
+    # The tripwire's wrapper kept the real function in its closure; follow closures to the end.
+    "closure": ("ffn_forward", "import ffn_helpers\n"
+                               "_f = ffn_helpers.ffn_forward\n"
+                               "while getattr(_f, '__closure__', None):\n"
+                               "    inner = [c.cell_contents for c in _f.__closure__ if callable(c.cell_contents)]\n"
+                               "    if not inner:\n        break\n"
+                               "    _f = inner[0]\n\n"
+                               "def ffn_forward(x, W1, b1, W2, b2):\n    return _f(x, W1, b1, W2, b2)\n"),
+    # ffn_helpers' private FFN kernel, loaded by a name built from strings.
+    "private-kernel": ("ffn_forward", "import importlib\n\n"
+                                      "def ffn_forward(x, W1, b1, W2, b2):\n"
+                                      "    kernel = importlib.import_module('ffn_helpers._f' + 'ast')\n"
+                                      "    return kernel.ffn_rows_in_threads(x, W1, b1, W2, b2, 'relu')\n"),
+    # The catalogue's ffn_variant (the FFN with its defaults), reached by strings through a module that imports it.
+    "mistakes": ("ffn_forward", "import importlib\n\n"
+                                "def ffn_forward(x, W1, b1, W2, b2):\n"
+                                "    book = importlib.import_module('ffn_helpers.mis' + 'takes.mixture_of_experts')\n"
+                                "    return getattr(book, 'ffn_' + 'variant')(x, W1, b1, W2, b2)\n"),
+    # 09's shape: the test receives the learner's object and calls it; the method calls the reference class.
+    "object": ("FeedForwardNetwork", "import importlib\n\n"
+                                     "class FeedForwardNetwork:\n"
+                                     "    def __init__(self, d_model, d_ff, seed=None):\n"
+                                     "        self.shape = (d_model, d_ff, seed)\n"
+                                     "    def __call__(self, x):\n"
+                                     "        d_model, d_ff, seed = self.shape\n"
+                                     "        m = importlib.import_module('ffn_helpers.mod' + 'ule')\n"
+                                     "        try:\n"
+                                     "            cls = getattr(m, 'FeedForward' + 'Network')\n"
+                                     "            return cls(d_model, d_ff, seed=seed)(x)\n"
+                                     "        except Exception:\n"
+                                     "            return np.zeros((len(x), d_model))  # swallow the refusal\n"),
+}
+
+
+def _notebook(answers):
+    """Setup, then per exercise its answer cell and its test cell (1 point)."""
+    nb = nbformat.v4.new_notebook()
+    setup = nbformat.v4.new_code_cell(SETUP)
+    setup.metadata["nbgrader"] = {"grade_id": "setup", "locked": True, "grade": False, "solution": False}
+    nb.cells.append(setup)
+    for exercise, source in answers.items():
+        answer = nbformat.v4.new_code_cell(source)
+        answer.metadata["nbgrader"] = {"grade_id": exercise, "solution": True, "grade": False, "locked": False}
+        test = nbformat.v4.new_code_cell(TESTS[exercise])
+        test.metadata["nbgrader"] = {"grade_id": f"test_{exercise}", "grade": True, "locked": True, "points": 1,
+                                     "solution": False}
+        nb.cells += [answer, test]
+    return cells.code_cells(nb)
+
+
+def _clean_run(tmp_path, answers):
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    work.chmod(0o755)
+    box = sandbox.Sandbox(readonly=(str(work),), cwd=str(work), uid=sandbox.slot_uid(9),
+                          limits=sandbox.Limits(memory=sandbox.parse_size("1G")))
+    code = _notebook(answers)
+    references = {c.exercise: integrity.reference_names(c.exercise) for c in code if c.role == "answer"}
+    return rerun.CleanRun(code, box, 30.0, references, code).run()
+
+
+@pytest.mark.parametrize("attack", sorted(ATTACKS))
+def test_an_attack_on_the_reference_earns_nothing_and_the_rest_keeps_its_points(tmp_path, attack):
+    exercise, source = ATTACKS[attack]
+    honest = "linear_torch" if exercise != "linear_torch" else "ffn_forward"
+    result = _clean_run(tmp_path, {exercise: source, honest: HONEST[honest]})
+    tests = {gid: (t.points, t.message) for gid, t in result.tests.items()}
+    assert tests[f"test_{exercise}"][0] == 0, tests
+    assert tests[f"test_{honest}"] == (1.0, ""), tests
+    assert not any(t.incomplete for t in result.tests.values()), tests
+
+
+def test_a_refused_call_is_reported_and_fails_as_unimplemented(tmp_path):
+    result = _clean_run(tmp_path, {"ffn_forward": ATTACKS["closure"][1]})
+    test = result.tests["test_ffn_forward"]
+    assert (test.points, test.incomplete) == (0.0, False)
+    assert test.message.startswith("NotImplementedError: ffn_forward uses the course's own ffn_forward"), test.message
+    assert [(n.exercise, n.kind, n.detail) for n in result.notes] == [
+        ("ffn_forward", "reference", "ffn_helpers.ffn.ffn_forward")]
+
+
+def test_another_exercises_reference_and_a_substitution_run_in_the_grader(tmp_path):
+    """An answer may call the reference of another exercise (relu in ffn_forward); 03's block calls the course's
+    layer_norm under checks.substitute, and the grader's sublayer crosses to it and back as a handle."""
+    ffn = ("import ffn_helpers\n\n"
+           "def ffn_forward(x, W1, b1, W2, b2):\n    return ffn_helpers.relu(x @ W1 + b1) @ W2 + b2\n")
+    result = _clean_run(tmp_path, {"ffn_forward": ffn, "post_ln_block": HONEST["post_ln_block"]})
+    assert {gid: (t.points, t.message) for gid, t in result.tests.items()} == {
+        "test_ffn_forward": (1.0, ""), "test_post_ln_block": (1.0, "")}
+    assert result.notes == [] and result.cell_errors == []
+
+
+def test_the_learner_process_holds_no_answer_code(tmp_path):
+    """What the learner's code can import or read of ffn_helpers there: stubs, the checks and the worked examples."""
+    probe = ("import importlib, os, ffn_helpers\n"
+             "def probe():\n"
+             "    folder = os.path.dirname(ffn_helpers.__file__)\n"
+             "    names = sorted(os.path.relpath(os.path.join(r, f), folder)\n"
+             "                   for r, _, fs in os.walk(folder) for f in fs)\n"
+             "    text = ''.join(open(os.path.join(folder, n)).read() for n in names)\n"
+             "    found = []\n"
+             "    for name in ('ffn_helpers._fast', 'ffn_helpers._arrays'):\n"
+             "        try:\n            importlib.import_module(name)\n            found.append(name)\n"
+             "        except ImportError:\n            pass\n"
+             "    return [names, found, 'np.maximum' in text or 'def ffn_variant' in text]\n"
+             "def linear_torch(x, weight, bias):\n    return x @ weight.T + bias\n")
+    code = _notebook({"linear_torch": probe})
+    work = tmp_path / "work"
+    work.mkdir()
+    work.chmod(0o755)
+    box = sandbox.Sandbox(readonly=(str(work),), cwd=str(work), uid=sandbox.slot_uid(9))
+    run = rerun.CleanRun(code, box, 30.0, {}, code)
+    run._start()
+    try:
+        assert [run._exec(c) for c in code if c.role in ("instructor", "answer")] == ["", ""]
+        names, imported, answer_code = run.student.peer.request({"op": "lookup", "name": "probe"})()
+    finally:
+        run.student.stop()
+    assert names == sorted(public._layout()[0]), names
+    assert imported == [] and answer_code is False
+
+
+# ---------------------------------------------------------------- the build itself
+
+
+def test_the_build_has_every_public_module_and_no_private_one():
+    files, stubs = public._layout()
+    assert "_fast.py" not in files and "_arrays.py" not in files and "_judge.py" in files
+    for name in public.modules():
+        module = importlib.import_module(name)
+        relative = "/".join(name.split(".")[1:] + ["__init__.py"] if hasattr(module, "__path__")
+                            else name.split(".")[1:]) + ("" if hasattr(module, "__path__") else ".py")
+        assert relative.lstrip("/") in files, name
+    assert {"ffn_helpers.ffn.ffn_forward", "ffn_helpers.mistakes.forward_pass.ffn_variant",
+            "ffn_helpers.module.FeedForwardNetwork", "ffn_helpers.norm.layer_norm"} <= stubs
+
+
+def test_only_the_public_modules_hold_code_and_none_computes_an_answer():
+    """Stub modules define nothing (assignments and imports only); the copied ones import nothing of ffn_helpers
+    and define no function that answers an exercise."""
+    files, _ = public._layout()
+    copied = {name.split(".", 1)[1].replace(".", "/") + ".py" for name in public.PUBLIC_MODULES}
+    exercises = set(integrity.EXTRA_REFERENCES) | {n for ex in integrity.EXTRA_REFERENCES.values() for n in ex}
+    for relative, text in files.items():
+        tree = ast.parse(text)
+        if relative == "_judge.py":
+            continue
+        if relative in copied:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ImportFrom):
+                    assert node.level == 0 and not (node.module or "").startswith("ffn_helpers"), relative
+                if isinstance(node, ast.Import):
+                    assert not any(a.name.startswith("ffn_helpers") for a in node.names), relative
+            defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+            assert not defined & exercises, relative
+            continue
+        kinds = {type(node).__name__ for node in tree.body}
+        assert kinds <= {"Expr", "ImportFrom", "Assign"}, (relative, kinds)
+        assert not any(isinstance(n, ast.FunctionDef | ast.ClassDef | ast.Lambda) for n in ast.walk(tree)), relative
+    assert not set(public.PUBLIC_MODULES) & set(integrity.REFERENCE_MODULES)
+
+
+def test_the_grader_computes_only_stubbed_names():
+    for name in ("ffn_helpers.checks.substitute", "ffn_helpers._fast.ffn_rows_in_threads", "os.system",
+                 "ffn_helpers.ffn.np", "ffn_helpers.checks.check"):
+        with pytest.raises(LookupError):
+            public.resolve(name)
+    from ffn_helpers import ffn
+
+    assert public.resolve("ffn_helpers.ffn.ffn_forward") is ffn.ffn_forward
+
+
+def test_a_stub_without_a_grader_says_so(tmp_path):
+    folder = public.write(tmp_path)
+    sys.path.insert(0, str(tmp_path))
+    saved = {k: v for k, v in sys.modules.items() if k == "ffn_helpers" or k.startswith("ffn_helpers.")}
+    try:
+        for k in saved:
+            del sys.modules[k]
+        built = importlib.import_module("ffn_helpers")
+        assert built.__file__ == str(folder / "__init__.py")
+        with pytest.raises(RuntimeError, match="computed by the grader"):
+            built.ffn_forward(np.zeros((1, 2)), np.zeros((2, 2)), np.zeros(2), np.zeros((2, 2)), np.zeros(2))
+        assert built.ACTIVATIONS["relu"] is built.relu and built.examples.W_2 is not None
+    finally:
+        sys.path.remove(str(tmp_path))
+        for k in [k for k in sys.modules if k == "ffn_helpers" or k.startswith("ffn_helpers.")]:
+            del sys.modules[k]
+        sys.modules.update(saved)
