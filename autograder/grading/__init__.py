@@ -5,6 +5,7 @@
     worker.py      one student: copy in, run the notebook, the clean re-run, combine (a process of its own)
     execute.py, kernel.py, sandbox.py, confine.py   the notebook run: a kernel inside bubblewrap, limits
     rerun.py, clean_runner.py, rpc.py, judge.py     the clean re-run: each test against only the answers
+    public.py      the clean re-run's ffn_helpers: stubs the grader computes, no answer-computing code
     integrity.py   static findings on the submitted cells; results.py: the two runs into one result
                    (the records of autograder/schema.py)
     feedback.py, templates/feedback.html, gradebook.py   what the student sees, what formgrader shows

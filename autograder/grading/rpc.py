@@ -12,7 +12,10 @@ side exports nothing: it sends data, the student's own handles back, and
 *callbacks*. A callback is how a test hands the learner a function (a
 sublayer, a map to test): the student's side can only call it, with data, and
 gets data back. No handle, attribute or object of the grader's ever reaches the
-student's process, so whatever it sends can at worst be wrong data.
+student's process, so whatever it sends can at worst be wrong data. The grader
+also answers `reference` requests (`on_reference`): a stub of the public build
+of ffn_helpers (public.py) asks for a course function by its dotted name, with
+data and the learner's own handles, and gets data back, or a refusal.
 
 Frames: b"FFN1", header length, buffer count, a JSON header, then each
 buffer with its length. This module uses only the standard library and numpy:

@@ -167,6 +167,35 @@ def private_kernel(ctx):
                                   "    return _fast.ffn_rows_in_threads(x, W1, b1, W2, b2, 'relu')\n")
 
 
+# Beside the learner's code (issue 23's third gate): the clean re-run's process has no reference to reach. Each of
+# these went past the old run-time tripwires with full marks; static analysis sees only a dynamic import (review).
+def reference_closure(ctx):
+    """The reference taken out of the closure of whatever wraps it, reached by strings."""
+    return ctx.honest(ffn_forward="_f = getattr(__import__('ffn_' + 'helpers'), 'ffn_' + 'forward')\n"
+                                  "while getattr(_f, '__closure__', None):\n"
+                                  "    inner = [c.cell_contents for c in _f.__closure__ if callable(c.cell_contents)]\n"
+                                  "    if not inner:\n        break\n"
+                                  "    _f = inner[0]\n\n"
+                                  "def ffn_forward(x, W1, b1, W2, b2):\n"
+                                  "    return _f(x, W1, b1, W2, b2)\n")
+
+
+def private_kernel_hidden(ctx):
+    """ffn_helpers' private FFN kernel, loaded by a name split in two."""
+    return ctx.honest(ffn_forward="import importlib\n\n"
+                                  "def ffn_forward(x, W1, b1, W2, b2):\n"
+                                  "    kernel = importlib.import_module('ffn_helpers._f' + 'ast')\n"
+                                  "    return kernel.ffn_rows_in_threads(x, W1, b1, W2, b2, 'relu')\n")
+
+
+def mistakes_elsewhere(ctx):
+    """The catalogue's ffn_variant through another module of the catalogue that imports it, by strings."""
+    return ctx.honest(ffn_forward="import importlib\n\n"
+                                  "def ffn_forward(x, W1, b1, W2, b2):\n"
+                                  "    book = importlib.import_module('ffn_helpers.mis' + 'takes.mixture_of_experts')\n"
+                                  "    return getattr(book, 'ffn_' + 'variant')(x, W1, b1, W2, b2)\n")
+
+
 # --- 6. test cells and metadata --------------------------------------------------------------------------
 def delete_test(ctx):
     nb = ctx.honest(ffn_forward=WRONG_FFN)
@@ -362,6 +391,13 @@ ATTACKS = [
            zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"reference"})),
     Attack("private-kernel", 5, "computes the FFN with ffn_helpers' private kernel", private_kernel,
            zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"reference"})),
+    Attack("reference-closure", 5, "takes ffn_forward out of its wrapper's closure, by strings", reference_closure,
+           zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"reference"})),
+    Attack("private-kernel-hidden", 5, "loads the private FFN kernel by a split name", private_kernel_hidden,
+           zero=("ffn_forward",), full=_others("ffn_forward"), status=frozenset({"graded", "flagged"}),
+           flags=frozenset({"review"})),
+    Attack("mistakes-elsewhere", 5, "reaches ffn_variant through mistakes.mixture_of_experts, by strings",
+           mistakes_elsewhere, zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"reference"})),
     Attack("delete-test", 6, "deletes the ffn_forward test cells", delete_test,
            zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"tamper"})),
     Attack("edit-test", 6, "edits a visible test to `pass`", edit_test,
