@@ -90,12 +90,12 @@ def _notebook(answers):
     return cells.code_cells(nb)
 
 
-def _clean_run(tmp_path, answers):
+def _clean_run(tmp_path, answers, isolate=True):
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     work.chmod(0o755)
-    box = sandbox.Sandbox(readonly=(str(work),), cwd=str(work), uid=sandbox.slot_uid(9),
-                          limits=sandbox.Limits(memory=sandbox.parse_size("1G")))
+    box = sandbox.Sandbox(readonly=(str(work),), cwd=str(work), uid=sandbox.slot_uid(9) if isolate else None,
+                          limits=sandbox.Limits(memory=sandbox.parse_size("1G")), isolate=isolate)
     code = _notebook(answers)
     references = {c.exercise: integrity.reference_names(c.exercise) for c in code if c.role == "answer"}
     return rerun.CleanRun(code, box, 30.0, references, code).run()
@@ -112,8 +112,10 @@ def test_an_attack_on_the_reference_earns_nothing_and_the_rest_keeps_its_points(
     assert not any(t.incomplete for t in result.tests.values()), tests
 
 
-def test_a_refused_call_is_reported_and_fails_as_unimplemented(tmp_path):
-    result = _clean_run(tmp_path, {"ffn_forward": ATTACKS["closure"][1]})
+@pytest.mark.parametrize("isolate", [True, False], ids=["sandbox", "unsafe"])
+def test_a_refused_call_is_reported_and_fails_as_unimplemented(tmp_path, isolate):
+    """Without a sandbox (--unsafe) the public build comes first on the learner's process's path: same verdict."""
+    result = _clean_run(tmp_path, {"ffn_forward": ATTACKS["closure"][1]}, isolate)
     test = result.tests["test_ffn_forward"]
     assert (test.points, test.incomplete) == (0.0, False)
     assert test.message.startswith("NotImplementedError: ffn_forward uses the course's own ffn_forward"), test.message

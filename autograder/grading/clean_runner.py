@@ -8,7 +8,8 @@ that asks the grader, which may refuse. What it reports about itself (patched
 modules, results that only pretend to be data) is a hint for the grader, never
 a reason to award a point.
 
-Runs as `python -c <rpc.py + this file> FD`, FD being its end of the channel.
+Runs as `python -c <rpc.py + this file> FD [PATH]`, FD being its end of the channel and PATH,
+without a sandbox (`--unsafe`), the folder that holds the public build.
 """
 
 import builtins
@@ -204,7 +205,7 @@ def _interrupted(signum, frame):
     raise KeyboardInterrupt
 
 
-def main(fd):
+def main(fd, public=None):
     # The grader interrupts a cell or call that overruns its time with SIGINT to the sandbox's process
     # group (bwrap itself ignores it): this process stops what it runs, its forked copies just end.
     signal.signal(signal.SIGINT, _interrupted)
@@ -213,6 +214,8 @@ def main(fd):
     for std in (0, 1, 2):  # what the learner's code prints goes nowhere
         os.dup2(devnull, std)
     sys.path.insert(0, os.getcwd())
+    if public:  # no sandbox to show the public build in the package's place: it comes first on the path
+        sys.path.insert(0, public)
     # OpenBLAS takes its work buffers on the first matrix product and exits the process when it cannot:
     # take them now, before a learner's cell can use up the address space.
     np.ones((64, 64)) @ np.ones((64, 64))
@@ -237,4 +240,4 @@ def main(fd):
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]))
+    main(int(sys.argv[1]), *sys.argv[2:3])

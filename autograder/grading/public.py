@@ -180,11 +180,12 @@ def built():
 
 
 def in_sandbox(sandbox):
-    """`sandbox` with the public build where the real package's folder was (without isolation: first on the path)."""
+    """`sandbox` with the public build where the real package's folder was, and the folder to put first on
+    the learner's process's path: None in a sandbox, the build's own folder without isolation (`--unsafe`)."""
     folder = built()
     if sandbox.isolate:
-        return sandbox.with_(replaced=(*sandbox.replaced, (folder, real_folder())))
-    return sandbox.with_(env=(*sandbox.env, ("PYTHONPATH", os.path.dirname(folder))))
+        return sandbox.with_(replaced=(*sandbox.replaced, (folder, real_folder()))), None
+    return sandbox, os.path.dirname(folder)
 
 
 def resolve(dotted):

@@ -93,7 +93,7 @@ class StudentProcess:
 
     def __init__(self, sandbox, python=sys.executable):
         public.stubbed()  # read ffn_helpers once here, before the judge forks: the build and the judge agree
-        self.sandbox, self.python = public.in_sandbox(sandbox), python
+        (self.sandbox, self.path), self.python = public.in_sandbox(sandbox), python
         self.proc = self.peer = None
 
     def spawn(self):
@@ -101,7 +101,8 @@ class StudentProcess:
         ours, theirs = socket.socketpair()
         try:
             self.proc = subprocess.Popen(
-                self.sandbox.command([self.python, "-c", runner_source(), str(theirs.fileno())]),
+                self.sandbox.command([self.python, "-c", runner_source(), str(theirs.fileno()),
+                                      *([self.path] if self.path else [])]),
                 pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL, start_new_session=True, cwd=self.sandbox.cwd,
                 preexec_fn=_ignore_sigint)
