@@ -10,6 +10,7 @@ it took, and the honest exercise beside it keeps its points.
 import ast
 import importlib
 import sys
+import time
 
 import nbformat
 import numpy as np
@@ -90,7 +91,7 @@ def _notebook(answers):
     return cells.code_cells(nb)
 
 
-def _clean_run(tmp_path, answers, isolate=True):
+def _clean_run(tmp_path, answers, isolate=True, timeout=30.0):
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     work.chmod(0o755)
@@ -98,7 +99,7 @@ def _clean_run(tmp_path, answers, isolate=True):
                           limits=sandbox.Limits(memory=sandbox.parse_size("1G")), isolate=isolate)
     code = _notebook(answers)
     references = {c.exercise: integrity.reference_names(c.exercise) for c in code if c.role == "answer"}
-    return rerun.CleanRun(code, box, 30.0, references, code).run()
+    return rerun.CleanRun(code, box, timeout, references, code).run()
 
 
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
@@ -121,6 +122,18 @@ def test_a_refused_call_is_reported_and_fails_as_unimplemented(tmp_path, isolate
     assert test.message.startswith("NotImplementedError: ffn_forward uses the course's own ffn_forward"), test.message
     assert [(n.exercise, n.kind, n.detail) for n in result.notes] == [
         ("ffn_forward", "reference", "ffn_helpers.ffn.ffn_forward")]
+
+
+def test_calls_to_the_grader_in_a_loop_end_at_the_tests_deadline(tmp_path):
+    """Each request is answered at once, so only the grader's own clock can stop a learner that keeps asking."""
+    loop = ("import ffn_helpers\n\ndef ffn_forward(x, W1, b1, W2, b2):\n"
+            "    while True:\n        ffn_helpers.relu(x)\n")
+    started = time.monotonic()
+    result = _clean_run(tmp_path, {"ffn_forward": loop, "linear_torch": HONEST["linear_torch"]}, timeout=3.0)
+    test = result.tests["test_ffn_forward"]
+    assert (test.points, test.timed_out) == (0.0, True), test
+    assert result.tests["test_linear_torch"].points == 1.0
+    assert time.monotonic() - started < 60
 
 
 def test_another_exercises_reference_and_a_substitution_run_in_the_grader(tmp_path):

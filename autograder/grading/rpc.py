@@ -427,6 +427,10 @@ class Peer:
     def perform(self, message, buffers):
         op = message.get("op")
         if not self.exports:  # the grader's side: it answers calls of its callbacks and of the course's functions
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                # a learner that keeps asking would otherwise hold the grader past the deadline: each request
+                # is answered at once, so waiting for the other side's answer never times out
+                raise ChannelTimeout("no answer before the deadline (the learner's code kept calling the grader)")
             if op == "reference" and self.on_reference is not None:
                 # a stub of ffn_helpers' public build: data, and the learner's own objects as handles (a sublayer)
                 args = self.decode(message.get("args", []), buffers)
