@@ -305,7 +305,7 @@ def _hidden_cell(body):
 ])
 def test_build_check_rejects_success_outside_the_hidden_block(body, flagged):
     """`build.source_problems` names a hidden-test cell whose `checks.ok` would survive into the learner version,
-    or whose inputs an offering's OFFERING_SEED would not change."""
+    or whose inputs an offering's own seed would not change."""
     from autograder.authoring import build
 
     problems = build.source_problems("xx", _hidden_cell(body))

@@ -13,7 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import COURSE_ROOT, assignments
+from .. import COURSE_ROOT, assignments, offering
 from . import course, sandbox
 from .grade import check_sandbox
 
@@ -58,8 +58,10 @@ def check(notebook, limits=None, unsafe=False, cell_timeout=None, feedback=None,
                 "isolate": not unsafe, "hidden": [str(root), str(Path(tmp)), str(notebook.resolve().parent)],
                 "feedback_dir": str(results_dir) if feedback else None,
                 "course_notebooks": course.source_texts(config, assignment_id),
-                "template_db": str(course.db_path(config)), "source_dir": str(root / "source" / assignment_id),
+                "template_db": str(course.db_path(config)),
+                "release_dir": str(course.copy_release(config, assignment_id, Path(tmp) / "release")),
                 "course_root": str(root), "cell_timeout": cell_timeout,
+                "offering_seed": offering.seed(course.load_config(COURSE_ROOT)),
             }
             reply = Worker(setup).grade({"student": student, "input_dir": str(submitted)})
         if feedback and reply.get("html"):
