@@ -74,7 +74,7 @@ def source_problems(assignment_id, nb=None):
     nothing checked, so it must sit inside the block.
     """
     nb = read_source(assignment_id) if nb is None else nb
-    problems = []
+    problems = _hidden_draws_in_view(assignment_id, nb)
     for cell in nb.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
         if cell.cell_type != "code" or not (HIDDEN_BEGIN in cell.source or grade_id.endswith("_hidden")):
@@ -91,6 +91,19 @@ def source_problems(assignment_id, nb=None):
                             f"{line.strip()!r}: use checks.hidden_rng(n), so that an offering's own seed "
                             "changes them (AUTHORING.md, 'A private offering')")
     return problems
+
+
+HIDDEN_DRAW = "checks.hidden_"  # checks.hidden_rng / hidden_seed: the offering's inputs, drawn in the judge alone
+
+
+def _hidden_draws_in_view(assignment_id, nb):
+    """A hidden input drawn outside a hidden block would be drawn in the notebook run too, where no offering's
+    seed is (autograder/offering.py): the two runs would test different inputs."""
+    return [f"{assignment_id}: cell {cell.metadata.get('nbgrader', {}).get('grade_id') or cell.id} draws hidden "
+            f"inputs outside {HIDDEN_BEGIN} ... {HIDDEN_END} ({line.strip()!r}): the notebook run would draw the "
+            "published ones and the grader's judge the offering's; move it inside the hidden block"
+            for cell in nb.cells if cell.cell_type == "code"
+            for line in _outside_hidden_blocks(cell.source) if HIDDEN_DRAW in line]
 
 
 def course_config():
