@@ -53,7 +53,7 @@ def to_python(source):
         return source
 
 
-def _magic_body(source):
+def analysable(source):
     """Plain Python for analysis: the body of a %%time-like cell magic counts as the cell."""
     lines = source.lstrip().splitlines()
     if lines and lines[0].split(" ")[0] in _BODY_MAGICS:
@@ -65,8 +65,8 @@ def _magic_body(source):
 def parse(source):
     """The cell's syntax tree, or None (shared between callers: never modify it)."""
     try:
-        return ast.parse(_magic_body(source))
-    except (SyntaxError, ValueError):
+        return ast.parse(analysable(source))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):  # readable.screen stubs such learner cells
         return None
 
 
@@ -128,7 +128,7 @@ def global_reads(python):
     """The global names a cell reads: at top level, or from inside its functions, lambdas and comprehensions."""
     try:
         table = symtable.symtable(python, "<cell>", "exec")
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return frozenset()
     names = set()
 
@@ -179,7 +179,7 @@ def code_cells(nb):
         stores, defines = bound_names(tree)
         python = to_python(source)
         out.append(Cell(i, role, grade_id, source, python, exercise, float(meta.get("points", 0) or 0),
-                        stores, global_reads(_magic_body(source)), defines))
+                        stores, global_reads(analysable(source)), defines))
     return out
 
 

@@ -16,9 +16,6 @@ from dataclasses import dataclass
 import numpy as np
 
 DEFAULT_RTOL = 1e-7
-# A private offering of the course sets its own number here, and every seeded hidden test draws new inputs
-# (autograder/AUTHORING.md, "A private offering"). None: the published inputs.
-OFFERING_SEED = None
 # The line a failed check adds per mistake it recognises; the grader's feedback and the class report read it back.
 LIKELY_MISTAKE = re.compile(r"Likely mistake \((?P<key>[A-Za-z0-9_.:-]+)\):[ \t]*(?P<text>[^\n]*)")
 DEFAULT_ATOL = 1e-12
@@ -244,11 +241,25 @@ def restore(namespace, saved):
             namespace[name] = value
 
 
+# A private offering's own seed (autograder/AUTHORING.md, "A private offering"). It is never written here: this
+# module is public and every sandbox imports it. The grader's judge sets it, from the instructor's configuration
+# outside the repository (autograder/offering.py), before it runs the hidden tests. None: the published inputs.
+_offering_seed = None
+
+
+def set_offering_seed(seed):
+    """Draw every hidden test's inputs from an offering's own `seed` from now on (None: the published inputs)."""
+    global _offering_seed
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise ValueError(f"an offering's seed is a whole number >= 0 or None, got {seed!r}")
+    _offering_seed = seed
+
+
 def hidden_seed(seed):
-    """A hidden test's seed: as published, or the offering's own, drawn from OFFERING_SEED and `seed`."""
-    if OFFERING_SEED is None:
+    """A hidden test's seed: as published, or the offering's own, drawn from the offering's seed and `seed`."""
+    if _offering_seed is None:
         return seed
-    return int(np.random.default_rng([OFFERING_SEED, seed]).integers(2**32))
+    return int(np.random.default_rng([_offering_seed, seed]).integers(2**32))
 
 
 def hidden_rng(seed):

@@ -317,7 +317,13 @@ def test_an_offerings_seed_changes_every_hidden_input_and_none_keeps_the_publish
     published = checks.hidden_rng(201).normal(size=4)
     np.testing.assert_array_equal(published, np.random.default_rng(201).normal(size=4))
     assert checks.hidden_seed(1201) == 1201
-    monkeypatch.setattr(checks, "OFFERING_SEED", 2027)
+    monkeypatch.setattr(checks, "_offering_seed", None)  # put back whatever the test changes
+    checks.set_offering_seed(2027)
     assert not np.array_equal(checks.hidden_rng(201).normal(size=4), published)
     np.testing.assert_array_equal(checks.hidden_rng(201).normal(size=4), checks.hidden_rng(201).normal(size=4))
     assert checks.hidden_seed(1201) != 1201 and checks.hidden_seed(1201) != checks.hidden_seed(1205)
+    for bad in (-1, 2.5, "7", True):
+        with pytest.raises(ValueError, match="whole number"):
+            checks.set_offering_seed(bad)
+    checks.set_offering_seed(None)
+    assert checks.hidden_seed(1201) == 1201

@@ -302,10 +302,12 @@ def _hidden_cell(body):
     ("# what the grader checks\n### BEGIN HIDDEN TESTS\ncheck()\nchecks.ok('all right')\n### END HIDDEN TESTS", False),
     ("### BEGIN HIDDEN TESTS\nrng = np.random.default_rng(5)\nchecks.ok('all right')\n### END HIDDEN TESTS", True),
     ("### BEGIN HIDDEN TESTS\nrng = checks.hidden_rng(5)\nchecks.ok('all right')\n### END HIDDEN TESTS", False),
+    ("x = checks.hidden_rng(5).normal(size=3)\n### BEGIN HIDDEN TESTS\ncheck(x)\nchecks.ok('ok')\n### END HIDDEN TESTS",
+     True),
 ])
 def test_build_check_rejects_success_outside_the_hidden_block(body, flagged):
     """`build.source_problems` names a hidden-test cell whose `checks.ok` would survive into the learner version,
-    or whose inputs an offering's OFFERING_SEED would not change."""
+    whose inputs an offering's own seed would not change, or that draws hidden inputs where the notebook run would."""
     from autograder.authoring import build
 
     problems = build.source_problems("xx", _hidden_cell(body))

@@ -62,6 +62,8 @@ GRADER_RSS_BOUND = 1 * GiB
 RECEIVED_BOUND = 32 * MiB
 SPARSE_SIZE = 1 * GiB  # the sparse file a link points to: a bounded stand-in for /dev/zero
 ATTACKERS = [h.student for h in HOSTILE]
+OFFERING_SEED = 918_273_645  # the batch's course is a private offering: its seed lives in a file outside the course
+RELEASE_DATA = "release-data.txt"  # a file the assignment hands out: the one file a sandbox's folder must hold
 
 
 class _PeakMemory:
@@ -131,12 +133,14 @@ def _results(folder):
 def batch(tmp_path_factory):
     base = tmp_path_factory.mktemp("hostile")
     course_root = grading.make_course(base / "course", ASSIGNMENT)
+    grading.as_released_with_data(course_root, ASSIGNMENT, RELEASE_DATA, "handed out with the assignment\n")
+    seed_file = grading.private_offering(course_root, base / "private", OFFERING_SEED)
     baseline_root = grading.copy_course(course_root, base / "baseline-course")
     solution = nbtools.cells_by_id(nbtools.solution(ASSIGNMENT))
     ctx = HostileContext(learner=nbtools.learner(ASSIGNMENT), course=str(course_root), results=str(base / "results"),
                          answers={gid: solution[gid].source for gid in adversarial.EXERCISES}, port=0,
                          submitted=str(base / "submitted"), canary_root=str(base / "canaries"),
-                         evidence=str(base / "evidence"), sparse=str(base / "big" / "sparse.bin"))
+                         evidence=str(base / "evidence"), sparse=str(base / "big" / "sparse.bin"), seed_file=seed_file)
     Path(ctx.evidence).mkdir()
     Path(ctx.sparse).parent.mkdir()
     with open(ctx.sparse, "wb") as f:
@@ -345,6 +349,51 @@ def test_feedback_page_holds_no_script(batch, student):
     finder.feed(page.read_text(encoding="utf-8", errors="replace"))
     finder.close()
     assert not finder.found, f"{student}'s feedback page can run script: {sorted(set(finder.found))[:10]}"
+
+
+def _walk_reports(batch):
+    """The walking attacker's report, from each run's verdict on its ffn_forward test: {run: message}."""
+    result = batch["graded"].get("hostile-4-walk-files")
+    assert result is not None, "hostile-4-walk-files was not graded"
+    cell = next(c for c in result["cells"] if c["grade_id"] == "test_ffn_forward")
+    reports = {run: cell[run]["message"] for run in ("notebook_run", "clean_run")}
+    for run, message in reports.items():
+        assert "WALK-REPORT" in message and "\nDRAW " in message, f"no walk report from the {run}: {message[:2000]}"
+    return reports
+
+
+def _outside_the_release(report):
+    """The files a sandbox could read that are neither public (the walk leaves out the system's and Python's
+    folders) nor the assignment's release, nor the sandbox's own (its /tmp, the kernel's runtime folder)."""
+    lines = report.splitlines()
+    cwd = next(line[4:] for line in lines if line.startswith("CWD "))
+    env = dict(line[4:].split("=", 1) for line in lines if line.startswith("ENV ") and "=" in line)
+    own = ["/tmp/"]
+    ipython = env.get("IPYTHONDIR", "")
+    if ipython.startswith("/") and not ipython.startswith("/tmp/"):
+        own.append(os.path.dirname(ipython) + "/")  # the kernel's runtime folder: its profile, sockets, font cache
+    files = [line[5:] for line in lines if line.startswith("FILE ")]
+    in_cwd = sorted(os.path.relpath(f, cwd) for f in files if f.startswith(cwd.rstrip("/") + "/"))
+    others = [f for f in files if not f.startswith(cwd.rstrip("/") + "/") and not f.startswith(tuple(own))]
+    return in_cwd, others
+
+
+def test_a_sandbox_receives_only_what_the_learner_received(batch):
+    """In the notebook run and in the clean re-run, a free cell that walks the file system finds the release's
+    files in its folder, and nothing else outside Python's packages and the system's folders."""
+    for run, report in _walk_reports(batch).items():
+        in_cwd, others = _outside_the_release(report)
+        assert in_cwd == [RELEASE_DATA], f"the {run}'s working folder holds {in_cwd}, expected [{RELEASE_DATA!r}]"
+        assert not others, f"the {run} can read files outside the learner's release: {others[:20]}"
+
+
+def test_no_sandbox_can_read_the_offerings_seed(batch):
+    for run, report in _walk_reports(batch).items():
+        assert str(OFFERING_SEED) not in report, f"the {run} read the offering's seed"
+        assert "SEED-FILE unreadable" in report, f"the {run} could open the seed file {batch['ctx'].seed_file}"
+        assert "\nDRAW 201 " in report, f"the {run}'s hidden_seed(201) is not the published 201: the seed is in reach"
+    # the honest students' hidden tests did run with the offering's seed: they still pass them
+    assert batch["graded"]["honest-correct"]["score"] == batch["graded"]["honest-correct"]["max_score"] > 0
 
 
 @pytest.mark.parametrize("attack", HOSTILE, ids=ATTACKERS)

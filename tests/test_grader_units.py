@@ -10,8 +10,10 @@ import subprocess
 import sys
 import threading
 import time
+import types
 import warnings
 import zipfile
+from pathlib import Path
 
 import nbformat
 import nbtools
@@ -769,3 +771,32 @@ def test_the_catalogue_of_mistakes_is_a_reference_of_every_exercise():
     b2 = rng.normal(size=4)
     np.testing.assert_allclose(forward_pass.ffn_variant(x, W1, b1, W2, b2),
                                np.maximum(x @ W1 + b1, 0) @ W2 + b2, rtol=1e-12)  # why it must count as a reference
+
+
+def test_a_workers_folder_is_closed_to_every_other_user(tmp_path):
+    """A worker's folder holds its course files and its students' code, outputs and results: mode 0700, its
+    user's alone (graded as root, each worker runs as a user of its own, which must not read another's)."""
+    import sqlite3
+    import stat
+
+    from autograder.grading import grade
+
+    scratch = tmp_path / "scratch"
+    (tmp_path / "config").mkdir()
+    (tmp_path / "config" / "nbgrader_config.py").write_text("c = get_config()\n")
+    sqlite3.connect(tmp_path / "template.db").close()
+    (tmp_path / "release").mkdir()
+    scratch.mkdir()
+    setup = {"scratch": str(scratch), "uid_base": sandbox.uid_base(), "isolate": True, "feedback_dir": None,
+             "template_db": str(tmp_path / "template.db"), "course_root": str(tmp_path / "config"),
+             "release_dir": str(tmp_path / "release")}
+    worker = grade.WorkerProcess(0, setup, tmp_path / "worker.log", 0)
+    try:
+        job = types.SimpleNamespace(student="someone", folder=tmp_path / "release")
+        taken = Path(worker.take_in(job))
+        for folder in (worker.home, taken):
+            info = os.stat(folder)
+            assert stat.S_IMODE(info.st_mode) == 0o700, f"{folder} has mode {stat.S_IMODE(info.st_mode):o}"
+            assert info.st_uid == (worker.uid if worker.uid is not None else os.getuid()), folder
+    finally:
+        worker.kill()

@@ -666,3 +666,17 @@ def test_report_on_a_class_graded_by_the_grade_command(tmp_path):
     below = {s for s, score in scores.items() if score < 5}
     assert below == {"unanswered-1", "b1-torch"}
     assert set(attention) == below | {"absent-1", "broken-1"}
+
+
+def test_a_lone_surrogate_in_a_result_is_replaced_and_the_page_still_writes(tmp_path):
+    """A lone surrogate (valid JSON, no UTF-8 encoder takes it) in a student's result, e.g. from a grader that
+    kept an exception's message as it came, costs that text its character, not the class its report."""
+    results = hand_built_class(tmp_path / "results")
+    data = json.loads((results / "ok-1.json").read_text())
+    data["cells"][0]["message"] = "wrong \ud800 answer"
+    data["student"] = "ok-1\udc00"
+    data["status"], data["error"] = "grader error", "failed on \udfff"  # listed by name, with its reason
+    (results / "ok-1.json").write_text(json.dumps(data, ensure_ascii=True))
+    b = report.build([AID], results, anonymise=False)
+    b.html.encode("utf-8")
+    assert "ok-1\ufffd" in b.html

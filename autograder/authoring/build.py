@@ -50,7 +50,7 @@ HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 SUCCESS_CALL = "checks.ok("
 
 
-UNSEEDED = "default_rng("  # a hidden test's generator comes from checks.hidden_rng, which OFFERING_SEED moves
+UNSEEDED = "default_rng("  # a hidden test's generator comes from checks.hidden_rng, which an offering's seed moves
 
 
 def _outside_hidden_blocks(source):
@@ -74,7 +74,7 @@ def source_problems(assignment_id, nb=None):
     nothing checked, so it must sit inside the block.
     """
     nb = read_source(assignment_id) if nb is None else nb
-    problems = []
+    problems = _hidden_draws_in_view(assignment_id, nb)
     for cell in nb.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
         if cell.cell_type != "code" or not (HIDDEN_BEGIN in cell.source or grade_id.endswith("_hidden")):
@@ -88,9 +88,22 @@ def source_problems(assignment_id, nb=None):
         hidden = set(cell.source.splitlines()) - set(kept)
         for line in sorted(line for line in hidden if UNSEEDED in line):
             problems.append(f"{assignment_id}: hidden-test cell {grade_id or cell.id} draws inputs with "
-                            f"{line.strip()!r}: use checks.hidden_rng(n), so that an offering's OFFERING_SEED "
+                            f"{line.strip()!r}: use checks.hidden_rng(n), so that an offering's own seed "
                             "changes them (AUTHORING.md, 'A private offering')")
     return problems
+
+
+HIDDEN_DRAW = "checks.hidden_"  # checks.hidden_rng / hidden_seed: the offering's inputs, drawn in the judge alone
+
+
+def _hidden_draws_in_view(assignment_id, nb):
+    """A hidden input drawn outside a hidden block would be drawn in the notebook run too, where no offering's
+    seed is (autograder/offering.py): the two runs would test different inputs."""
+    return [f"{assignment_id}: cell {cell.metadata.get('nbgrader', {}).get('grade_id') or cell.id} draws hidden "
+            f"inputs outside {HIDDEN_BEGIN} ... {HIDDEN_END} ({line.strip()!r}): the notebook run would draw the "
+            "published ones and the grader's judge the offering's; move it inside the hidden block"
+            for cell in nb.cells if cell.cell_type == "code"
+            for line in _outside_hidden_blocks(cell.source) if HIDDEN_DRAW in line]
 
 
 def course_config():
@@ -190,12 +203,29 @@ def check_all(only=None):
     return problems
 
 
+def offering_note():
+    """Which hidden tests the grader will run (the offering's seed, autograder/offering.py); ValueError if malformed.
+
+    The generated notebooks never carry the seed: solutions/ keeps the published hidden tests."""
+    from .. import offering
+
+    if offering.seed(course_config()) is None:
+        return "hidden tests: the published ones (no offering seed configured)"
+    return "hidden tests: this offering's own (an offering seed is configured; solutions/ shows the published ones)"
+
+
 def main(check=False, only=None):
     unknown = sorted(set(only or ()) - set(assignments()))
     if unknown:
         print(f"unknown assignment(s) {', '.join(unknown)}; expected some of {', '.join(assignments())}",
               file=sys.stderr)
         return 2
+    try:
+        note = offering_note()
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(note)
     if check:
         problems = check_all(only)
         for p in problems:

@@ -105,6 +105,20 @@ def limit(memory=None, cpu=None, fsize=None):
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+def hand_over(folder, uid):
+    """Give `folder` (and all in it) to `uid`, the folder closed to every other user (mode 0700).
+
+    A worker's folder holds the course files it was given and its students' code, outputs and
+    results: another worker's user must not read it. `uid` None (not grading as root): the mode only."""
+    os.chmod(folder, 0o700)
+    if uid is None:
+        return
+    for root, dirs, files in os.walk(folder):
+        os.chown(root, uid, uid)
+        for name in dirs + files:
+            os.lchown(os.path.join(root, name), uid, uid)
+
+
 def worker_start(uid, paths):
     """`preexec_fn` of a worker started as root: its own mounts, the interpreter reachable, then `uid`."""
 

@@ -206,6 +206,40 @@ def prepare_assignment(config, assignment_id, log=print):
     return read_assignment(config.CourseDirectory.db_url, assignment_id)
 
 
+def release_files(config, assignment_id):
+    """What a learner receives with an assignment besides its notebooks: [(relative path, file)].
+
+    The files `generate_assignment` copies from source/<id>/ into release/<id>/, by nbgrader's own
+    rule: every file but notebooks and what `CourseDirectory.ignore` names (the course ignores the
+    authored source, `<id>.py`, which holds the solutions and hidden tests). This is the one list a
+    sandbox's working folder is made from (`copy_release`): nothing else of the course goes in.
+    """
+    from nbgrader.coursedir import CourseDirectory
+    from nbgrader.utils import find_all_files
+
+    coursedir = CourseDirectory(config=config)
+    folder = Path(coursedir.format_path(coursedir.source_directory, ".", assignment_id))
+    if not folder.is_dir():
+        return []
+    found = [Path(f) for f in find_all_files(str(folder), list(coursedir.ignore) + ["*.ipynb"])]
+    return sorted((str(f.relative_to(folder)), f) for f in found if f.is_file() and not f.is_symlink())
+
+
+def copy_release(config, assignment_id, target):
+    """A folder `target` holding exactly `release_files` (regular files only, never through a link)."""
+    target = Path(target)
+    if target.exists():
+        shutil.rmtree(target)
+    target.mkdir(parents=True)
+    budget = 200 * 1024 * 1024
+    for rel, path in release_files(config, assignment_id):
+        (target / rel).parent.mkdir(parents=True, exist_ok=True)
+        why, budget = copy_file(path, target / rel, budget)
+        if why:
+            raise ValueError(f"the assignment's file {rel} cannot be handed out: {why}")
+    return target
+
+
 def copy_tree(source, target, max_bytes=200 * 1024 * 1024):
     """Replace `target` with a copy of the regular files under `source`; return what was left out.
 

@@ -34,6 +34,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Integer, default
 
+from .. import readable
 from .kernel import SandboxedKernelManager
 
 # SandboxExecute uses two of nbclient's internals, which a release may change without notice: the method a
@@ -262,7 +263,9 @@ class SandboxExecute(Execute):
             return None
         header = dict(msg.get("header") if isinstance(msg.get("header"), dict) else {}, msg_type=msg_type)
         parent = msg.get("parent_header") if isinstance(msg.get("parent_header"), dict) else {}
-        msg = dict(msg, msg_type=msg_type, header=header, parent_header=parent, content=bounded, metadata={})
+        # Lone surrogates in what the learner printed would fail every later write of the notebook.
+        msg = dict(msg, msg_type=msg_type, header=header, parent_header=parent, content=readable.clean(bounded),
+                   metadata={})
         return super().process_message(msg, cell, cell_index)
 
     def _room(self, cell_index):

@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from .. import offering
 from ..schema import Flag, Status, StudentResult
 from . import confine, course, gradebook, results, sandbox, submissions
 from .progress import Progress
@@ -62,10 +63,11 @@ class WorkerProcess:
         # folder: what it needs from the course is copied there, and its results are read back from there.
         self.uid = sandbox.worker_uid(slot, setup["uid_base"]) if setup["isolate"] else None
         self.setup = dict(setup, slot=slot, scratch=str(self.home / "scratch"), **_worker_files(setup, self.home))
-        _hand_over(self.home, self.uid)
+        confine.hand_over(self.home, self.uid)
         start = confine.worker_start(self.uid, _worker_paths()) if self.uid is not None else None
         self.log = open(log_path, "ab")  # noqa: SIM115 (closed in kill())
-        env = dict(os.environ, HOME=str(self.home), JUPYTER_RUNTIME_DIR=str(self.home / "jupyter-runtime"),
+        env = {k: v for k, v in os.environ.items() if k != offering.ENV}  # the seed goes in the setup, to the judge
+        env = dict(env, HOME=str(self.home), JUPYTER_RUNTIME_DIR=str(self.home / "jupyter-runtime"),
                    IPYTHONDIR=str(self.home / "ipython"), MPLCONFIGDIR=str(self.home / "matplotlib"),
                    OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")  # the jobs use the cores; its judges fork it
         self.proc = subprocess.Popen([sys.executable, "-m", "autograder.grading.worker"], stdin=subprocess.PIPE,
@@ -83,7 +85,7 @@ class WorkerProcess:
             return None
         folder = self.home / "in" / job.student
         course.copy_tree(job.folder, folder)
-        _hand_over(folder, self.uid)
+        confine.hand_over(folder, self.uid)
         return str(folder)
 
     def send(self, message):
@@ -126,25 +128,12 @@ def _worker_files(setup, home):
     (files / "config").mkdir(parents=True)
     shutil.copyfile(setup["template_db"], files / "template.db")
     shutil.copyfile(Path(setup["course_root"]) / "nbgrader_config.py", files / "config" / "nbgrader_config.py")
-    if Path(setup["source_dir"]).is_dir():
-        course.copy_tree(setup["source_dir"], files / "source")
-    else:
-        (files / "source").mkdir()
+    course.copy_tree(setup["release_dir"], files / "release")  # what a learner received: nothing of source/
     (home / "feedback").mkdir()
     (home / "scratch").mkdir()
     return {"template_db": str(files / "template.db"), "course_root": str(files / "config"),
-            "source_dir": str(files / "source"), "feedback_dir": str(home / "feedback") if setup["feedback_dir"]
+            "release_dir": str(files / "release"), "feedback_dir": str(home / "feedback") if setup["feedback_dir"]
             else None}
-
-
-def _hand_over(folder, uid):
-    """Give a folder (and all in it) to the worker's user; the parent's own scratch stays root's."""
-    if uid is None:
-        return
-    for root, dirs, files in os.walk(folder):
-        os.chown(root, uid, uid)
-        for name in dirs + files:
-            os.lchown(os.path.join(root, name), uid, uid)
 
 
 def _worker_paths():
@@ -321,8 +310,9 @@ def _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, ce
         "model": model.to_dict(), "scratch": str(scratch), "limits": vars(limits), "isolate": not unsafe,
         "hidden": sorted({str(root), str(Path(submitted).resolve()), str(out_dir), str(scratch)}),
         "feedback_dir": str(out_dir), "course_notebooks": course.source_texts(config, model.name),
-        "template_db": str(template), "source_dir": str(root / "source" / model.name),
+        "template_db": str(template), "release_dir": str(course.copy_release(config, model.name, scratch / "release")),
         "course_root": str(root), "cell_timeout": cell_timeout, "uid_base": sandbox.uid_base(),
+        "offering_seed": offering.seed(config),
     }
 
 

@@ -61,19 +61,16 @@ class Worker:
         self.limits = Limits(**setup["limits"])
         self.isolate = bool(setup.get("isolate", True))
         self.hidden = tuple(setup.get("hidden", ()))
+        self.offering_seed = setup.get("offering_seed")  # autograder/offering.py; only the judge draws with it
         self.feedback_dir = Path(setup["feedback_dir"]) if setup.get("feedback_dir") else None
         self.course_cells = {name: cells.code_cells(nbformat.reads(text, as_version=4))
                              for name, text in setup["course_notebooks"].items()}
         self.root.mkdir(parents=True, exist_ok=True)
         course.copy_database(setup["template_db"], self.root / "gradebook.db")
         course.keep_hidden_tests_out(self.root / "gradebook.db")
-        extra = Path(setup["source_dir"]) if setup.get("source_dir") else None
-        target = self.root / "source" / self.aid
-        target.mkdir(parents=True, exist_ok=True)
-        if extra and extra.is_dir():  # files that come with the assignment (data, helper modules)
-            for item in extra.iterdir():
-                if item.suffix != ".ipynb" and item.is_file():
-                    shutil.copy(item, target / item.name)
+        # The scratch course's source/<id>/ holds the release's files alone (course.release_files): nbgrader copies
+        # them into the autograded folder, and every sandbox's working folder is made from them (_workdir).
+        course.copy_tree(setup["release_dir"], self.root / "source" / self.aid)
         self.config = course.load_config(setup["course_root"])
         gradebook.reuse_engines()
         self.mpl_cache = self._matplotlib_cache()
@@ -138,6 +135,7 @@ class Worker:
 
     # --- one student ------------------------------------------------------------------------------------
     def grade(self, job):
+        from .. import readable
         from . import results
 
         student = job["student"]
@@ -154,7 +152,9 @@ class Worker:
             html = self._write_feedback(student, notebooks, {})
         result.seconds = round(time.monotonic() - started, 2)
         print(f"{student}: {result.status} in {result.seconds:.1f} s ({self._timing()})", file=sys.stderr, flush=True)
-        return {"student": student, "result": result.to_dict(), "autograded_dir": autograded_dir, "html": html}
+        # Learner text in it (an exception's message from the clean re-run) may hold lone surrogates: none leaves.
+        return {"student": student, "result": readable.clean(result.to_dict()), "autograded_dir": autograded_dir,
+                "html": html}
 
     def _grade(self, student, input_dir):
         import nbformat
@@ -179,7 +179,9 @@ class Worker:
             if nb is None:
                 notebooks[nbm.name] = results.empty_notebook(nbm, "unreadable notebook", problem)
                 continue
+            unreadable = _unreadable_findings(nb, nbm)  # before anything else reads the notebook
             findings, nb = integrity.structure_findings(nb, nbm)
+            findings += unreadable
             (submitted / f"{nbm.name}.ipynb").write_text(nbformat.writes(nb), encoding="utf-8")
             present[nbm.name] = findings
         if input_dir is not None:
@@ -219,10 +221,13 @@ class Worker:
         return timestamp
 
     def _workdir(self, student, kind):
-        """A fresh working folder for student code: copies of the assignment's and the submission's data files.
+        """A fresh working folder for student code (the notebook run's and the clean re-run's): what it receives.
 
-        Student code never runs in a folder that trusted code works in afterwards (nbgrader
-        writes and chmods the autograded folder): what it leaves here is only ever deleted.
+        Exactly the files the learner received with the assignment (course.release_files, copied
+        into the scratch course's source/<id>/ at start) and the submission's own files, never a
+        notebook: no authored source, solution or hidden test. Student code never runs in a folder
+        that trusted code works in afterwards (nbgrader writes and chmods the autograded folder):
+        what it leaves here is only ever deleted.
         """
         from .course import copy_tree
 
@@ -342,7 +347,10 @@ class Worker:
         budget = 120 + 2 * timeout * (len(code) + 2)
         uid = worker_uid(self.slot, self.uid_base) if self.isolate else None  # None: this worker dropped its rights
 
-        def work(student):
+        def work(student):  # in the judge: the one process that runs the hidden tests gets the offering's seed
+            from ffn_helpers import checks
+
+            checks.set_offering_seed(self.offering_seed)
             return CleanRun(code, sandbox, timeout, references, course_cells, student=student).run()
 
         why = ""
@@ -364,6 +372,7 @@ class Worker:
     def _write_feedback(self, student, notebooks, pages):
         if self.feedback_dir is None:
             return None
+        from .. import readable
         from . import feedback
 
         parts = []
@@ -376,8 +385,24 @@ class Worker:
             parts.append(page)
         self.feedback_dir.mkdir(parents=True, exist_ok=True)
         target = self.feedback_dir / f"{student}.html"
-        target.write_text(parts[0] if len(parts) == 1 else "\n<hr>\n".join(parts), encoding="utf-8")
+        page = parts[0] if len(parts) == 1 else "\n<hr>\n".join(parts)
+        target.write_text(readable.clean_text(page), encoding="utf-8")
         return str(target)
+
+
+def _unreadable_findings(nb, nbm):
+    """readable.screen on a submitted notebook: each code cell the grader cannot read, as a review finding."""
+    from .. import readable
+    from ..schema import Flag
+
+    exercise_of = nbm.exercise_of
+    findings = []
+    for i, why in readable.screen(nb):
+        name = nb.cells[i].get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        where = f"cell {name}" if name in exercise_of else f"cell {i}"
+        findings.append(Flag("review", exercise_of.get(name), f"this cell could not be read: {why}; "
+                             "it was graded as a cell that fails", where))
+    return findings
 
 
 def _preload(mpl_cache):

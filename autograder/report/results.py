@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .. import SOURCE_DIR, exercise_of_test, schema
+from .. import SOURCE_DIR, exercise_of_test, readable, schema
 from ..schema import CellStatus, SchemaError, Status
 
 
@@ -168,7 +168,7 @@ def read_results(results_dirs, assignments):
 def _read_file(path, implied, assignments, notes, students, others):
     record, reason = None, ""
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        record = readable.clean(json.loads(path.read_text(encoding="utf-8")))  # no lone surrogate reaches the page
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         reason = f"{path.name} could not be read as JSON ({exc})"
     if not reason and not (isinstance(record, dict) and ("student" in record or "schema" in record)):
@@ -246,7 +246,7 @@ def read_answers(notebooks_dir, assignment, students, wanted):
         if nb is None:
             unread[why if len(why) < 60 else why[:57] + "..."] += 1
             continue
-        answers[student] = _answer_cells(nb, wanted)
+        answers[student] = _answer_cells(readable.clean(nb), wanted)
     notes = [f"{n} of {len(students)} students' notebooks of {assignment} were not compared: {why}"
              for why, n in sorted(unread.items())]
     return answers, notes

@@ -1,4 +1,5 @@
-"""Attack submissions for the grader (issue 5, items 1-14), built from the learner notebook of 02_forward_pass.
+"""Attack submissions for the grader (issue 5, items 1-14; issue 23, item 15), built from 02_forward_pass's
+learner notebook.
 
 Each `Attack` is a student of one grading batch. Most answer their exercises
 honestly except one, which they answer wrongly *and* try to get the points
@@ -349,6 +350,29 @@ def flood(ctx):
                       + "\n\nimport sys\nsys.stdout.write('spam ' * 20_000_000)  # 100 MB\n")
 
 
+# --- 15. text the grader cannot read (issue 23): each makes one cell unreadable, the rest is graded ---------------
+def unbuildable_sum(ctx):
+    """A free cell holding a 200,000-term sum: Python's parser gives up on it (RecursionError)."""
+    nb = ctx.honest()
+    nb.cells.append(nbformat.v4.new_code_cell("y = " + "+".join(["1"] * 200_000) + "\n"))
+    return nb
+
+
+def unbuildable_nesting(ctx):
+    """The dead_fraction answer nested 100,000 deep (`- - ... 1`): MemoryError in Python's parser."""
+    return ctx.honest(dead_fraction="def dead_fraction(x, W1, b1):\n    return " + "-" * 100_000 + "1\n")
+
+
+def surrogates(ctx):
+    """Lone surrogates (valid JSON, no UTF-8 encoder takes them): in a free cell's source, in a submitted output,
+    in what a cell prints, and in the message of the (wrong) linear_torch's exception, in both runs."""
+    nb = ctx.honest(linear_torch="def linear_torch(x, weight, bias):\n    raise ValueError('wrong ' + chr(0xDC00))\n")
+    printed = nbformat.v4.new_code_cell("print('printed', chr(0xD800))\n")
+    printed.outputs = [nbformat.v4.new_output("stream", name="stdout", text="\udfff submitted\n")]
+    nb.cells += [nbformat.v4.new_code_cell("s = '\ud800'\n"), printed]
+    return nbformat.writes(nb, ensure_ascii=True).encode("ascii")  # as a notebook file can hold them
+
+
 # --- 14. broken files ------------------------------------------------------------------------------------
 def invalid_json(ctx):
     return b'{"cells": [{"cell_type": "code", "source": "print(1)"'
@@ -432,6 +456,14 @@ ATTACKS = [
            zero=("dead_fraction",), full=_others("dead_fraction"), status=frozenset({"kernel died"}),
            flags=frozenset({"review"})),
     Attack("flood", 13, "prints 100 MB", flood, full=EXERCISES, status=frozenset({"graded"})),
+    Attack("unbuildable-sum", 15, "a free cell Python cannot build (200,000-term sum)", unbuildable_sum,
+           full=EXERCISES, status=frozenset({"graded"}), flags=frozenset({"review"})),
+    Attack("unbuildable-nesting", 15, "an answer cell Python cannot build (nested 100,000 deep)", unbuildable_nesting,
+           zero=("dead_fraction",), full=_others("dead_fraction"), status=frozenset({"graded"}),
+           flags=frozenset({"review"})),
+    Attack("surrogates", 15, "lone surrogates in a source, an output, a print and an exception", surrogates,
+           zero=("linear_torch",), full=_others("linear_torch"), status=frozenset({"graded"}),
+           flags=frozenset({"review"})),
     Attack("invalid-json", 14, "is not valid notebook JSON", invalid_json, zero=EXERCISES,
            status=frozenset({"unreadable notebook"})),
     Attack("empty-file", 14, "is an empty file", empty_file, zero=EXERCISES,

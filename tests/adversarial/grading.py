@@ -1,5 +1,6 @@
 """Helpers for the grader's tests: a scratch course, submissions on disk, a server on localhost, a batch run."""
 
+import os
 import shutil
 import socket
 import threading
@@ -16,6 +17,27 @@ def make_course(root, assignment_id):
     root = nbtools.scratch_course(root, assignment_id)
     course.generate_assignment(course.load_config(root), assignment_id)
     return Path(root)
+
+
+def as_released_with_data(root, assignment_id, data_name, data_text):
+    """Lay the scratch course out as the real one: source/<id>/ also holds the authored <id>.py (solutions and
+    hidden tests, which the course's CourseDirectory.ignore keeps out of release/) and a data file it hands out."""
+    folder = Path(root) / "source" / assignment_id
+    shutil.copy(nbtools.COURSE_ROOT / "source" / assignment_id / f"{assignment_id}.py", folder)
+    (folder / data_name).write_text(data_text, encoding="utf-8")
+
+
+def private_offering(root, folder, seed):
+    """Give the scratch course an offering seed: a 0600 file in `folder`, named in its nbgrader_config.py."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    os.chmod(folder, 0o700)
+    seed_file = folder / "offering-seed"
+    seed_file.write_text(f"{seed}\n", encoding="utf-8")
+    os.chmod(seed_file, 0o600)
+    with open(Path(root) / "nbgrader_config.py", "a", encoding="utf-8") as f:
+        f.write(f"\nc.Offering.seed_file = {str(seed_file)!r}\n")
+    return str(seed_file)
 
 
 def copy_course(source, target):

@@ -61,6 +61,7 @@ class HostileContext(Context):
     canary_root: str = ""  # where the canaries live (outside the course)
     evidence: str = ""  # a folder that code escaping the sandbox writes into (must stay empty)
     sparse: str = ""  # a large sparse file outside the course (a bounded stand-in for /dev/zero)
+    seed_file: str = ""  # the offering's seed, named in the course's configuration (outside the course)
     canaries: dict = field(default_factory=dict)  # student -> Canary
 
     def canary(self, student):
@@ -440,6 +441,61 @@ print(len(seen), "copies read")
 ''')
 
 
+# The answer raises with the report, so that both runs' verdicts carry it (in the clean re-run only the cells an
+# answer needs run: this free cell defines what the answer reads). Python's own folders and the system's are
+# public; everything else readable is listed, and printed whole in the notebook run.
+WALK = r'''import os, site, sys
+
+def _walk(seed_file):
+    public = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages())}
+    try:
+        import ffn_helpers
+        public.add(os.path.dirname(os.path.realpath(ffn_helpers.__file__)))
+    except Exception:
+        pass
+    skip = {"/proc", "/sys", "/dev", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
+    lines, texts = ["WALK-REPORT", "CWD " + os.getcwd()], []
+    for top, dirs, files in os.walk("/"):
+        dirs[:] = [d for d in dirs if os.path.join(top, d) not in skip
+                   and os.path.realpath(os.path.join(top, d)) not in public]
+        for name in files:
+            path = os.path.join(top, name)
+            try:
+                with open(path, "rb") as f:
+                    data = f.read(200_000)
+            except OSError:
+                continue
+            lines.append("FILE " + path)
+            # one line per file: nbgrader keeps only the first lines a cell prints
+            texts.append(f"==== {path}: " + data.decode("utf-8", "replace").replace("\n", " | "))
+    lines += [f"ENV {k}={v}" for k, v in sorted(os.environ.items())]
+    try:
+        open(seed_file).read()
+        lines.append("SEED-FILE readable")
+    except OSError:
+        lines.append("SEED-FILE unreadable")
+    try:
+        from ffn_helpers import checks
+        lines.append(f"DRAW {checks.hidden_seed(201)} {checks.hidden_rng(201).integers(2**32)}")
+        lines += [f"CHECKS {k}={v!r}" for k, v in sorted(vars(checks).items()) if isinstance(v, int | str)]
+    except Exception as exc:
+        lines.append(f"DRAW none ({type(exc).__name__})")
+    return "\n".join(lines), "\n".join(texts)
+
+WALKED, _contents = _walk(%r)
+print(WALKED)
+print(_contents)
+'''
+
+
+def walk_files(ctx, student):
+    """A free cell walks the file system and prints every file it can read outside Python's and the system's
+    folders (the authored source with every hidden test, were it there), the environment and the offering's
+    seed file; the answer raises with that report, in both runs."""
+    nb = ctx.honest(ffn_forward="def ffn_forward(x, W1, b1, W2, b2):\n    raise RuntimeError(WALKED)\n")
+    return _after(nb, "setup", WALK % ctx.seed_file)
+
+
 # ==== 5. script-capable markup in the feedback =============================================================
 def xss_png_quote(ctx, student):
     """An image/png output whose "base64" closes the src attribute and adds an onerror handler."""
@@ -632,6 +688,8 @@ HOSTILE = [
             leak_frame_raise, "wrong-ffn"),
     Hostile("hostile-4-other-checkout", 4, "reads autograder/course/source of any checkout visible in the sandbox",
             leak_other_checkout, "correct"),
+    Hostile("hostile-4-walk-files", 4, "free cell prints every readable file, the environment and the seed file",
+            walk_files, "wrong-ffn"),
     Hostile("hostile-5-png-quote", 5, "image/png value with a quote and onerror=",
             xss_png_quote, "correct"),
     Hostile("hostile-5-png-breakout", 5, "image/png value closing the tag: <script>, <meta refresh>, <iframe>",
