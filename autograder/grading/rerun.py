@@ -55,6 +55,7 @@ class TestResult:
     message: str = ""  # why it failed: the exception's type and message
     timed_out: bool = False
     incomplete: bool = False  # no verdict: the learner's process overran, died or garbled the channel
+    mistakes: tuple = ()  # catalogue keys the failing check attached to its exception (checks.failure), as data
 
 
 @dataclass
@@ -372,7 +373,12 @@ class CleanRun:
                 self.result.notes.append(Note(test.exercise, "channel", outcome.message))
             self._recover(exc)
         except Exception as exc:
+            from ffn_helpers.checks import named_mistakes
+
             outcome.points, outcome.message = 0.0, f"{type(exc).__name__}: {exc}"[:20000]
+            # What the check recognised, from the exception this process's check raised: never read from
+            # the message, which quotes what the learner's code returned or raised.
+            outcome.mistakes = named_mistakes(exc)
 
 
 @contextlib.contextmanager
