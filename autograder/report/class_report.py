@@ -21,10 +21,8 @@ failed the exercise had a failure message naming that misconception.
 """
 
 import argparse
-import csv
 import functools
 import hmac
-import io
 import os
 import re
 import secrets
@@ -36,6 +34,7 @@ from datetime import datetime
 from pathlib import Path
 
 from .. import COURSE_ROOT
+from ..sanitise import csv_text
 from . import similarity
 from .results import ReportError, course_answers, read_answers, read_results
 
@@ -371,11 +370,8 @@ def csv_rows(reports, looks=()):
 
 
 def write_csv(reports, path, looks=()):
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(csv_rows(reports, looks))
-    Path(path).write_text(buf.getvalue(), encoding="utf-8")
+    """The table through sanitise.csv_text: no cell a spreadsheet would read as a formula."""
+    Path(path).write_text(csv_text(csv_rows(reports, looks), CSV_COLUMNS), encoding="utf-8")
 
 
 # ---------------------------------------------------------------- HTML
