@@ -293,10 +293,22 @@ def markdown_html(source):
     return clean_html(_markdown()(plain(source, MAX_MARKDOWN_CHARS)))
 
 
+_BLOCK = ('<div class="learner-markdown">', "</div>")
+
+
+def _html_block(fragment):
+    body = clean_html(fragment).replace("\r", "").replace("\n", "&#10;").replace("$", "&#36;")
+    return f"{_BLOCK[0]}{body}{_BLOCK[1]}"
+
+
 def markdown_as_html_block(source):
-    """Safe HTML of a markdown cell on one line in a div: nbconvert's markdown renderer passes it on unchanged."""
-    body = markdown_html(source).replace("\r", "").replace("\n", "&#10;").replace("$", "&#36;")
-    return f'<div class="learner-markdown">{body}</div>'
+    """Safe HTML of a markdown cell on one line in a div: nbconvert's markdown renderer passes it on unchanged.
+
+    A cell that is such a block already (a notebook sanitised before) stays one, cleaned again."""
+    source = joined(source)
+    if source.startswith(_BLOCK[0]) and source.endswith(_BLOCK[1]) and "\n" not in source:
+        return _html_block(source[len(_BLOCK[0]):-len(_BLOCK[1])])
+    return _html_block(_markdown()(plain(source, MAX_MARKDOWN_CHARS)))
 
 
 # ------------------------------------------------------------------ notebooks rendered by nbconvert

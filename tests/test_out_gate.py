@@ -182,6 +182,10 @@ def test_the_autograded_notebook_keeps_text_and_pngs_only():
     assert "onerror" not in out.cells[3].source.replace("onerror=alert(1)&gt;", "")
     assert "<img" not in out.cells[3].source and out.cells[4].source == course_text
     assert nb.cells[0].outputs[0].data["text/html"]  # the original is left as it was
+    # nbgrader's generate_feedback reads this notebook and sanitises it again (feedback.HideHiddenTests): a
+    # learner's markdown stays the same block, not its HTML shown as text.
+    assert sanitise.notebook(out).cells[3].source == out.cells[3].source.replace(course_text, "")
+    assert sanitise.notebook(out).cells[3].source.startswith('<div class="learner-markdown"><p>')
 
 
 # ---------------------------------------------------------------- the batch

@@ -17,7 +17,8 @@ Definitions: a student is *scored* when the grader produced test-cell scores (a
 missing or unreadable notebook is not). An exercise's credit is the sum of its test
 cells (`test_<f>`, `test_<f>_hidden`); a student *failed* an exercise when that
 credit is below its maximum. "missing_b1: 7 of 27" means 7 of the 27 students who
-failed the exercise had a failure message naming that misconception.
+failed the exercise had that misconception in their results' diagnosis (keys the checks attached to
+their failures in the clean re-run, never text read from a message).
 """
 
 import argparse
@@ -77,7 +78,7 @@ class ExerciseRow:
     zero: int = 0
     credit: float = 0.0  # sum of earned / max over scored students
     mistakes: list = field(default_factory=list)  # MistakeRow, most common first
-    undiagnosed: int = 0  # failed students whose failure names no misconception (and who were not flagged)
+    undiagnosed: int = 0  # failed students whose diagnosis names no misconception (and who were not flagged)
     flagged: int = 0  # failed students who lost the exercise to an integrity flag
 
     @property
