@@ -1,11 +1,34 @@
 """The one gate for what learner-made content becomes on its way to a person.
 
 Everything a submission produced (outputs, markdown, messages, names) is hostile
-until it passes through here: pages, notebooks for formgrader, JSON and CSV.
+until it passes through here, on every way out: the feedback pages, the notebook
+the course's autograded/ folder keeps for formgrader, the JSON results, the class
+report and every CSV. The policy is one:
+
+- text stays plain text: terminal escapes other than colours, control and
+  bidirectional-override characters and lone surrogates are taken out (`plain`);
+- an image is kept only as strictly valid base64 of a real PNG (`safe_png`); every
+  other MIME type (HTML, JavaScript, SVG, LaTeX, widgets...) is left out with a note;
+- markdown becomes HTML through mistune with raw HTML escaped, then a whitelist of
+  plain formatting tags (`clean_html`): no `on*` or style attributes, links only to
+  http(s), mailto or relative addresses;
+- a CSV cell that a spreadsheet would read as a formula gets a leading apostrophe
+  (`csv_cell`, OWASP's rule).
+
+The pages that show these (templates rendered by autograder.pages) escape every
+value besides; formgrader shows the sanitised notebook through nbconvert (`notebook`).
 """
 
+import base64
+import binascii
 import csv
+import functools
+import html
 import io
+import re
+from html.parser import HTMLParser
+
+import nbformat
 
 # OWASP's rule for CSV injection: a spreadsheet reads a cell that starts with one of these as a formula.
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -28,3 +51,329 @@ def csv_text(rows, columns):
     writer.writeheader()
     writer.writerows({key: csv_cell(value) for key, value in row.items()} for row in rows)
     return buf.getvalue()
+
+
+# ------------------------------------------------------------------ plain text
+
+MAX_OUTPUT_CHARS = 100_000  # one output's text
+MAX_MARKDOWN_CHARS = 20_000  # one markdown cell (mistune takes about a second for 100,000 pathological ones)
+MAX_IMAGE_CHARS = 2_000_000  # one PNG (base64)
+MAX_MESSAGE_CHARS = 2_000  # a failure message, a flag's detail, a diagnosis in a summary
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+ID = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")  # a grade id or cell id that may stand in an attribute
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]")
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+_SPACE = re.compile(r"\s+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CONTROL_BUT_ESCAPE = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f]")
+_STRAY_ESCAPE = re.compile(r"\x1b(?!\[[0-9;]*m)")
+# C1 controls, and the bidirectional overrides and isolates that make text read otherwise than it is stored.
+_INVISIBLE = re.compile(r"[\x80-\x9f\u202a-\u202e\u2066-\u2069]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+_MD_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
+
+
+def joined(value):
+    """A notebook's text field (a string, or a list of lines) as one string."""
+    return "".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def plain(value, limit=None, colours=False):
+    """Learner text as plain text: no terminal escapes (but colours, if `colours`: nbconvert renders those
+    itself), no control or bidirectional-override characters (newlines and tabs stay), no lone surrogates
+    (which no UTF-8 file can hold); at most `limit` characters."""
+    text = joined(value)
+    if limit is not None:
+        text = text[:4 * limit]
+    if colours:
+        text = ANSI.sub(lambda m: m.group() if _COLOUR.fullmatch(m.group()) else "", text)
+        text = _STRAY_ESCAPE.sub("", _CONTROL_BUT_ESCAPE.sub("", text))
+    else:
+        text = _CONTROL.sub("", ANSI.sub("", text))
+    text = _SURROGATE.sub("\ufffd", _INVISIBLE.sub("", text))
+    return text if limit is None else text[:limit]
+
+
+def plain_record(value):
+    """A JSON-able record (dicts, lists, strings, numbers) with every string, keys too, made `plain`."""
+    if isinstance(value, str):
+        return plain(value)
+    if isinstance(value, dict):
+        return {plain_record(k): plain_record(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain_record(v) for v in value]
+    return value
+
+
+def md_text(value, limit=MAX_MESSAGE_CHARS):
+    """A learner-controlled string as markdown that shows it literally: one line, every punctuation escaped,
+    so no link, image, HTML, emphasis or table syntax can come from it."""
+    text = _SPACE.sub(" ", plain(str(value)[:4 * limit])).strip()
+    if len(text) > limit:
+        text = text[:limit] + " …"
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+# ------------------------------------------------------------------ outputs: plain text and valid PNGs
+
+
+def safe_png(value):
+    """The base64 text of a PNG output if it is strictly valid base64 of bytes that start like a PNG, else None."""
+    if not isinstance(value, (str, list)):
+        return None
+    text = joined(value)
+    if len(text) > 2 * MAX_IMAGE_CHARS:
+        return None
+    text = _SPACE.sub("", text)
+    if not text or len(text) > MAX_IMAGE_CHARS:
+        return None
+    try:
+        raw = base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+    return text if raw.startswith(PNG_SIGNATURE) else None
+
+
+def _note(why):
+    return {"text/plain": f"[{why}]"}
+
+
+def safe_data(data):
+    """A display's data reduced to what is safe to show: text/plain and a valid image/png, nothing else."""
+    data = data if isinstance(data, dict) else {}
+    kept = {}
+    if "image/png" in data:
+        png = safe_png(data["image/png"])
+        if png is not None:
+            kept["image/png"] = png
+    if "text/plain" in data and isinstance(data["text/plain"], (str, list)):
+        kept["text/plain"] = plain(data["text/plain"], MAX_OUTPUT_CHARS, colours=True)
+    if not kept and data:
+        kept = _note("an output the grader does not show (" +
+                     ", ".join(sorted(plain(k, 40) for k in data)[:5]) + ")")
+    elif "image/png" in data and "image/png" not in kept:
+        kept["text/plain"] = kept.get("text/plain", "") + "\n[an image that is not a valid PNG was left out]"
+    return kept
+
+
+def safe_outputs(outputs):
+    """The outputs of a cell, each reduced to plain text, a valid PNG or an error's name, message and traceback;
+    no output metadata (nbconvert puts an image's width and height into attributes)."""
+    kept = []
+    for out in outputs if isinstance(outputs, list) else []:
+        kind = out.get("output_type") if isinstance(out, dict) else None
+        if kind == "stream":
+            kept.append(nbformat.v4.new_output("stream", name="stderr" if out.get("name") == "stderr" else "stdout",
+                                               text=plain(out.get("text", ""), MAX_OUTPUT_CHARS, colours=True)))
+        elif kind == "error":
+            tb = out.get("traceback") if isinstance(out.get("traceback"), list) else []
+            kept.append(nbformat.v4.new_output("error", ename=plain(out.get("ename", "Error"), MAX_MESSAGE_CHARS),
+                                               evalue=plain(out.get("evalue", ""), MAX_OUTPUT_CHARS),
+                                               traceback=[plain(t, MAX_OUTPUT_CHARS, colours=True)
+                                                          for t in tb[:200]]))
+        elif kind in ("execute_result", "display_data"):
+            new = nbformat.v4.new_output(kind, data=safe_data(out.get("data")))
+            if kind == "execute_result":
+                count = out.get("execution_count")
+                new["execution_count"] = count if type(count) is int else None
+            kept.append(new)
+    return kept
+
+
+# ------------------------------------------------------------------ the whitelist every markdown cell goes through
+
+
+@functools.cache
+def _markdown():
+    import mistune
+
+    return mistune.create_markdown(escape=True, plugins=["table", "strikethrough"])
+
+
+_ALLOWED = {"p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "em", "strong", "del", "code", "pre", "blockquote",
+            "ul", "ol", "li", "a", "img", "table", "thead", "tbody", "tr", "th", "td", "span", "div", "sup", "sub"}
+_VOID = {"br", "hr", "img"}
+_DROP_WITH_CONTENT = {"script", "style", "iframe", "object", "embed", "template", "noscript", "svg", "math",
+                      "textarea", "select", "title", "head", "xmp", "noembed", "noframes", "plaintext"}
+_SAFE_SCHEMES = ("http", "https", "mailto")
+_ALIGN = re.compile(r"^text-align:\s*(left|right|center)$")
+_CLASS = re.compile(r"^[A-Za-z0-9_ -]{1,60}$")
+
+
+def safe_url(url, image=False):
+    """The URL if it is http(s), mailto or relative (for an image: http(s) or a valid PNG data URL), else None."""
+    url = str(url or "")
+    squashed = re.sub(r"[\x00-\x20\x7f-\x9f]", "", url)
+    if image and squashed.lower().startswith("data:image/png;base64,"):
+        return url if safe_png(squashed[len("data:image/png;base64,"):]) else None
+    scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*):", squashed)
+    if scheme is None:
+        return None if ":" in squashed.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0] else url
+    return url if scheme.group(1).lower() in (("http", "https") if image else _SAFE_SCHEMES) else None
+
+
+class _Cleaner(HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.out = []
+        self.skip = 0  # inside a tag dropped with its content
+        self.open = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in _DROP_WITH_CONTENT:
+            if tag not in _VOID:
+                self.skip += 1
+            return
+        if self.skip or tag not in _ALLOWED:
+            return
+        kept = []
+        for name, value in attrs:
+            value = value or ""
+            if tag == "a" and name == "href":
+                value = safe_url(value)
+            elif tag == "img" and name == "src":
+                value = safe_url(value, image=True)
+            elif name in ("alt", "title") and tag in ("a", "img"):
+                pass
+            elif name == "style" and tag in ("th", "td"):
+                value = value if _ALIGN.match(value.strip().rstrip(";")) else None
+            elif name == "class" and tag in ("code", "pre", "span", "div"):
+                value = value if _CLASS.match(value) else None
+            elif name == "start" and tag == "ol":
+                value = value if value.isdigit() and len(value) < 8 else None
+            else:
+                value = None
+            if value is not None:
+                kept.append(f' {name}="{html.escape(value, quote=True)}"')
+        if tag == "img" and not any(k.startswith(" src=") for k in kept):
+            alt = dict(attrs).get("alt") or "an image"
+            self.out.append(html.escape(f"[{alt}]", quote=False))
+            return
+        self.out.append(f"<{tag}{''.join(kept)}>")
+        if tag not in _VOID:
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in _VOID and tag in _ALLOWED and not self.skip and self.open and self.open[-1] == tag:
+            self.handle_endtag(tag)
+
+    def handle_endtag(self, tag):
+        if tag in _DROP_WITH_CONTENT:
+            self.skip = max(0, self.skip - 1)
+            return
+        if self.skip or tag not in self.open:
+            return
+        while self.open:
+            top = self.open.pop()
+            self.out.append(f"</{top}>")
+            if top == tag:
+                break
+
+    def handle_data(self, data):
+        if not self.skip:
+            self.out.append(html.escape(data, quote=False))
+
+    def close(self):
+        super().close()
+        while self.open:
+            self.out.append(f"</{self.open.pop()}>")
+        return "".join(self.out)
+
+
+def clean_html(fragment):
+    """HTML reduced to a whitelist of formatting tags and safe attributes; every text escaped again."""
+    cleaner = _Cleaner()
+    cleaner.feed(fragment)
+    return cleaner.close()
+
+
+def markdown_html(source):
+    """A learner's markdown as safe HTML."""
+    return clean_html(_markdown()(plain(source, MAX_MARKDOWN_CHARS)))
+
+
+_BLOCK = ('<div class="learner-markdown">', "</div>")
+
+
+def _html_block(fragment):
+    body = clean_html(fragment).replace("\r", "").replace("\n", "&#10;").replace("$", "&#36;")
+    return f"{_BLOCK[0]}{body}{_BLOCK[1]}"
+
+
+def markdown_as_html_block(source):
+    """Safe HTML of a markdown cell on one line in a div: nbconvert's markdown renderer passes it on unchanged.
+
+    A cell that is such a block already (a notebook sanitised before) stays one, cleaned again."""
+    source = joined(source)
+    if source.startswith(_BLOCK[0]) and source.endswith(_BLOCK[1]) and "\n" not in source:
+        return _html_block(source[len(_BLOCK[0]):-len(_BLOCK[1])])
+    return _html_block(_markdown()(plain(source, MAX_MARKDOWN_CHARS)))
+
+
+# ------------------------------------------------------------------ notebooks rendered by nbconvert
+
+# nbgrader's cell metadata as formgrader and generate_feedback read it; the template puts grade ids into attributes.
+_NBGRADER_FLAGS = ("grade", "solution", "locked", "task")
+_KERNEL = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"},
+           "language_info": {"name": "python"}}
+
+
+def _nbgrader_metadata(meta):
+    """nbgrader's fields of a cell, each of its own type; {} when the grade id could stand in no attribute."""
+    if not isinstance(meta, dict) or not meta or not ID.match(str(meta.get("grade_id", ""))):
+        return {}
+    kept = {"grade_id": meta["grade_id"]}
+    kept.update({k: meta[k] for k in _NBGRADER_FLAGS if type(meta.get(k)) is bool})
+    for key in ("points", "score"):
+        if type(meta.get(key)) in (int, float):
+            kept[key] = meta[key]
+    if type(meta.get("schema_version")) is int:
+        kept["schema_version"] = meta["schema_version"]
+    for key in ("checksum", "cell_type"):
+        if isinstance(meta.get(key), str) and ID.match(meta[key]):
+            kept[key] = meta[key]
+    if isinstance(meta.get("comment"), str):
+        kept["comment"] = plain(meta["comment"], MAX_MESSAGE_CHARS)
+    return kept
+
+
+def notebook_cell(cell, index, trusted_markdown=frozenset()):
+    """One cell as nbconvert may render it: nbgrader's metadata only, outputs through `safe_outputs`, markdown
+    through the whitelist (unless it is the course's own, in `trusted_markdown`), a raw cell as a code block."""
+    meta = _nbgrader_metadata(cell.get("metadata", {}).get("nbgrader"))
+    cell.metadata = nbformat.from_dict({"nbgrader": meta} if meta else {})
+    if "id" in cell and not ID.match(str(cell["id"])):
+        cell["id"] = f"cell-{index}"
+    kind = cell.get("cell_type")
+    if kind == "code":
+        cell.source = plain(cell.get("source", ""))
+        cell.outputs = safe_outputs(cell.get("outputs"))
+        if type(cell.get("execution_count")) is not int:
+            cell["execution_count"] = None
+    elif kind == "markdown":
+        source = joined(cell.get("source", ""))
+        cell.source = source if source in trusted_markdown else markdown_as_html_block(source)
+    else:  # raw: nbconvert's HTML export passes a raw cell's text on as HTML
+        cell.source = markdown_as_html_block(f"```\n{joined(cell.get('source', ''))}\n```")
+        cell.cell_type = "markdown"
+        cell.pop("outputs", None)
+        cell.pop("execution_count", None)
+    cell.pop("attachments", None)
+    return cell
+
+
+def notebook_metadata():
+    """The only notebook metadata a rendered notebook keeps (the rest, widget state included, reaches the page)."""
+    return nbformat.from_dict(_KERNEL)
+
+
+def notebook(nb, trusted_markdown=()):
+    """A copy of notebook `nb` that nbconvert renders (formgrader, generate_feedback) without running anything
+    a learner wrote; `trusted_markdown`: the course's own markdown cells, kept as written."""
+    trusted = frozenset(trusted_markdown)
+    out = nbformat.v4.new_notebook(metadata=notebook_metadata())
+    for index, cell in enumerate(nb.get("cells", []) if isinstance(nb.get("cells"), list) else []):
+        if isinstance(cell, dict) and cell.get("cell_type") in ("code", "markdown", "raw"):
+            out.cells.append(notebook_cell(nbformat.from_dict(dict(cell)), index, trusted))
+    return out

@@ -16,6 +16,8 @@ from enum import Enum, StrEnum
 from types import UnionType
 from typing import get_args, get_origin
 
+from .sanitise import plain_record
+
 SCHEMA = 1
 
 
@@ -72,7 +74,7 @@ class Run:
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """A catalogue mistake a failure message named ("Likely mistake (key): explanation")."""
+    """A catalogue mistake the failing check recognised: its key, and the catalogue's explanation."""
 
     key: str
     explanation: str = ""
@@ -88,7 +90,7 @@ class CellResult:
     max_points: float
     status: CellStatus
     message: str = ""  # why it lost points ("" when it earned them all)
-    diagnosis: tuple[Diagnosis, ...] = ()  # each catalogue mistake the message names
+    diagnosis: tuple[Diagnosis, ...] = ()  # each catalogue mistake the clean re-run's check recognised
     notebook_run: Run = Run(0.0)
     clean_run: Run = Run(0.0)
     notebook: str | None = None
@@ -143,7 +145,9 @@ class NotebookResult:
     course_errors: list[str] = field(default_factory=list)  # course cells that failed in the clean re-run
 
     def to_dict(self):
-        return dict(asdict(self), cells=[asdict(c) for c in self.cells], flags=[f.to_dict() for f in self.flags])
+        """The JSON record, every string plain text (sanitise.plain_record): much of it quotes the learner."""
+        return plain_record(dict(asdict(self), cells=[asdict(c) for c in self.cells],
+                                 flags=[f.to_dict() for f in self.flags]))
 
 
 @dataclass
@@ -171,11 +175,13 @@ class StudentResult:
         return self.status.label
 
     def to_dict(self):
-        """The JSON record; `cells` repeats the notebooks' cells in one list, for readers of one level."""
-        return {"schema": SCHEMA, "student": self.student, "assignment": self.assignment, "status": self.status,
-                "score": self.score, "max_score": self.max_score, "timestamp": self.timestamp,
-                "error": self.error, "seconds": self.seconds, "notebooks": [nb.to_dict() for nb in self.notebooks],
-                "cells": [asdict(c) for c in self.cells], "flags": [f.to_dict() for f in self.flags]}
+        """The JSON record, every string plain text (sanitise.plain_record); `cells` repeats the notebooks'
+        cells in one list, for readers of one level."""
+        return plain_record({
+            "schema": SCHEMA, "student": self.student, "assignment": self.assignment, "status": self.status,
+            "score": self.score, "max_score": self.max_score, "timestamp": self.timestamp,
+            "error": self.error, "seconds": self.seconds, "notebooks": [nb.to_dict() for nb in self.notebooks],
+            "cells": [asdict(c) for c in self.cells], "flags": [f.to_dict() for f in self.flags]})
 
     @classmethod
     def from_dict(cls, data, where="the record"):

@@ -8,7 +8,6 @@ raises AssertionError with that message, so an nbgrader test cell fails (and
 scores 0) exactly when the learner's function is wrong.
 """
 
-import re
 import sys
 import warnings
 from dataclasses import dataclass
@@ -16,8 +15,6 @@ from dataclasses import dataclass
 import numpy as np
 
 DEFAULT_RTOL = 1e-7
-# The line a failed check adds per mistake it recognises; the grader's feedback and the class report read it back.
-LIKELY_MISTAKE = re.compile(r"Likely mistake \((?P<key>[A-Za-z0-9_.:-]+)\):[ \t]*(?P<text>[^\n]*)")
 DEFAULT_ATOL = 1e-12
 
 
@@ -145,10 +142,26 @@ def assert_close(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEF
     result = compare(actual, expected, name=name, rtol=rtol, atol=atol)
     if result.ok:
         return
-    message = result.message
-    for mistake in diagnose(actual, mistakes, args, expected=expected, rtol=rtol, atol=atol):
-        message += f"\nLikely mistake ({mistake.key}): {mistake.explanation}"
-    raise AssertionError(message)
+    raise failure(result.message, diagnose(actual, mistakes, args, expected=expected, rtol=rtol, atol=atol))
+
+
+def failure(message, found=(), *, keeps=None):
+    """The AssertionError a check raises: `message`, then a "Likely mistake (key): explanation" line per
+    mistake `found`, with the keys attached as data (`named_mistakes` reads them).
+
+    The grader takes a diagnosis from those keys only, never from the text, which quotes
+    what the learner's code returned or raised. `keeps`: an earlier failure whose keys this
+    one carries on (a helper that rewords a check's message).
+    """
+    error = AssertionError(message + "".join(f"\nLikely mistake ({m.key}): {m.explanation}" for m in found))
+    error.mistake_keys = tuple(dict.fromkeys([*named_mistakes(keeps), *(m.key for m in found)]))
+    return error
+
+
+def named_mistakes(error):
+    """The catalogue keys a check attached to `error` (see `failure`); () for any other exception."""
+    keys = getattr(error, "mistake_keys", ()) if isinstance(error, AssertionError) else ()
+    return tuple(keys) if isinstance(keys, tuple) and all(type(k) is str for k in keys) else ()
 
 
 def check(fn, args, expected, *, name=None, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, mistakes=()):

@@ -15,6 +15,7 @@ from html.parser import HTMLParser
 import nbformat
 import pytest
 
+from autograder import sanitise
 from autograder.grading import feedback
 
 pytestmark = pytest.mark.xdist_group("feedback_safety")
@@ -25,7 +26,7 @@ def _png():
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
 
     raw = b"\x00\xff\x00\x00"  # one red pixel
-    return (feedback.PNG_SIGNATURE + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+    return (sanitise.PNG_SIGNATURE + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
             + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 
 
@@ -151,7 +152,7 @@ class _Audit(HTMLParser):
                 self.problems.append(f"<{tag} {name}={value[:60]!r}>")
             if squashed.startswith("data:"):
                 payload = value.split(",", 1)[-1]
-                if not (squashed.startswith("data:image/png;base64,") and feedback.safe_png(payload)):
+                if not (squashed.startswith("data:image/png;base64,") and sanitise.safe_png(payload)):
                     self.problems.append(f"<{tag} {name}={value[:60]!r}>")
                 elif tag == "img":
                     self.images.append(payload)
@@ -268,8 +269,8 @@ def test_autograder_feedback_page_has_no_script_capable_markup():
 
 @pytest.mark.parametrize("markdown", HOSTILE_MARKDOWN)
 def test_each_markdown_variant_is_safe(markdown):
-    assert_safe(feedback.markdown_html(markdown))
-    assert_safe(feedback.markdown_as_html_block(markdown))
+    assert_safe(sanitise.markdown_html(markdown))
+    assert_safe(sanitise.markdown_as_html_block(markdown))
 
 
 @pytest.mark.parametrize("message", HOSTILE_MESSAGES)
@@ -278,7 +279,7 @@ def test_messages_cannot_make_links(message):
     result["cells"] = [{"grade_id": "t", "points": 0.0, "max_points": 1.0, "status": "failed", "message": message,
                         "diagnosis": [{"key": "k", "explanation": message}]}]
     result["flags"] = [{"kind": "review", "exercise": "e", "detail": message}]
-    summary = feedback.markdown_html(feedback._summary(None, result))
+    summary = sanitise.markdown_html(feedback._summary(None, result))
     assert_safe(summary)
     assert "<a " not in summary and "<img" not in summary and "<strong>bold" not in summary
     assert html.escape(message.splitlines()[0][:30], quote=False) in summary  # shown, as text
@@ -286,22 +287,22 @@ def test_messages_cannot_make_links(message):
 
 @pytest.mark.parametrize("value", HOSTILE_PNG)
 def test_png_must_be_valid_base64_of_a_png(value):
-    assert feedback.safe_png(value) is None
-    assert feedback.safe_png(PNG) == PNG
-    assert feedback.safe_png(PNG[:40] + "\n" + PNG[40:]) == PNG
+    assert sanitise.safe_png(value) is None
+    assert sanitise.safe_png(PNG) == PNG
+    assert sanitise.safe_png(PNG[:40] + "\n" + PNG[40:]) == PNG
 
 
 @pytest.mark.parametrize("url", ["javascript:alert(1)", " javascript:alert(1)", "java\nscript:x", "JAVASCRIPT:x",
                                  "vbscript:x", "data:text/html,<script>", "file:///etc/passwd", "jav\x00ascript:x",
                                  "\x01javascript:x", "x:y", "data:image/png;base64,\"onerror"])
 def test_unsafe_urls_are_refused(url):
-    assert feedback.safe_url(url) is None and feedback.safe_url(url, image=True) is None
+    assert sanitise.safe_url(url) is None and sanitise.safe_url(url, image=True) is None
 
 
 def test_safe_urls_are_kept():
     for url in ("https://example.org/a?b=c#d", "http://x", "mailto:a@b.c", "#anchor", "page.html", "/abs/path"):
-        assert feedback.safe_url(url) == url
-    assert feedback.safe_url("data:image/png;base64," + PNG, image=True)
+        assert sanitise.safe_url(url) == url
+    assert sanitise.safe_url("data:image/png;base64," + PNG, image=True)
 
 
 def test_nbgraders_own_feedback_page_is_safe_too():

@@ -25,7 +25,7 @@ from autograder.grading import feedback, integrity, rerun, results, rpc, sandbox
 from autograder.grading.clean_runner import StudentPeer
 from autograder.grading.course import NotebookModel, SourceCellModel
 from autograder.grading.progress import Progress
-from autograder.schema import Diagnosis, Status
+from autograder.schema import Status
 
 # ---------------------------------------------------------------- sizes and the sandbox
 
@@ -515,14 +515,6 @@ def test_notebook_run_score():
     assert results.notebook_run_score(_result_cell([shown]), 2)[0] == 0  # not a score: no credit
     assert results.notebook_run_score(_result_cell([partial]), 2) == (0.5, "")
     assert results.notebook_run_score(_result_cell([], execution_count=None), 2) == (0.0, "not run")
-
-
-def test_diagnoses_are_read_from_failure_messages():
-    message = ("ffn_forward(...) is not close\nLikely mistake (missing_b1): your output equals the FFN without b1.\n"
-               "Likely mistake (no_activation): no ReLU.")
-    coloured = message.replace("no ReLU", "no \x1b[1mReLU\x1b[0m")  # a traceback's colours are no part of it
-    assert results.diagnoses(message) == results.diagnoses(coloured) == (
-        Diagnosis("missing_b1", "your output equals the FFN without b1."), Diagnosis("no_activation", "no ReLU."))
 
 
 def _every_test_passed(model):

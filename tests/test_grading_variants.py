@@ -268,6 +268,10 @@ def test_wrong_variant_loses_points(aid, name, graded_batch):
         needle = f"Likely mistake ({wrong.diagnosis})"
         assert any(needle in text for text in texts.values()), (
             f"{aid}: the feedback to {name!r} on {list(loses)} does not say {needle!r}:\n{show(texts)}")
+        result = batch.pipeline.get(batch.student_of[name]) or {"cells": []}
+        named = {d["key"] for c in result["cells"] if c["grade_id"] in loses for d in c["diagnosis"]}
+        assert wrong.diagnosis in named, (  # the results' diagnosis: keys the clean re-run's check attached
+            f"{aid}: the grader's diagnosis of {name!r} on {list(loses)} is {sorted(named)}, not {wrong.diagnosis!r}")
     student = batch.student_of[name]
     if student != name:  # packed: the exercises answered by the reference must be untouched
         replaced = set(batch.students[student])

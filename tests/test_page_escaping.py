@@ -9,6 +9,7 @@ not evaluated.
 
 import json
 import re
+from dataclasses import replace
 from html.parser import HTMLParser
 
 import nbformat
@@ -19,6 +20,7 @@ from autograder.grading import feedback
 from autograder.report import class_report as report
 from autograder.report import similarity
 from autograder.report.results import course_layout
+from autograder.schema import Diagnosis
 
 PAYLOADS = ("<script>alert(1)</script>", '"><img src=x onerror=alert(1)>', "'><svg onload=alert(1)>",
             "{{ 7*7 }}", "{% raw %}{{ x }}{% endraw %}", "{# c #}")
@@ -83,7 +85,9 @@ def test_the_report_escapes_what_the_results_files_hold(tmp_path):
     layout = course_layout(AID)
     cells = [cell(g, e, p, p) for g, e, p in layout.cells]
     message = f"{hostile('message')}\nLikely mistake (made_up_key): {hostile('explanation')}"
-    cells.append(cell(hostile("grade_id"), hostile("exercise"), 0.0, 1.0, message))
+    # A results file is text anyone can edit: a diagnosis there may hold anything.
+    named = (Diagnosis("made_up_key", hostile("explanation")),)
+    cells.append(replace(cell(hostile("grade_id"), hostile("exercise"), 0.0, 1.0, message), diagnosis=named))
     record = student_record(hostile("student"), AID, cells, status="flagged",
                             flags=[flag(hostile("kind"), hostile("flagged exercise"), hostile("detail"))])
     results = tmp_path / "results"

@@ -12,30 +12,26 @@ included, and tracebacks quote the failing lines. Two fixes here:
 
 Everything in a notebook the student's code ran in is hostile: outputs, their
 MIME types and metadata, markdown cells, and the failure messages and flag
-details built from them. So both pages keep only text (escaped), and PNG images
-whose value is valid base64 of a real PNG; every other MIME type (HTML,
-JavaScript, SVG, ...) is dropped with a note. Markdown becomes HTML through
-mistune with raw HTML escaped, and that HTML goes through a whitelist (`clean_html`)
-that keeps only plain formatting tags, no `on*` or style attributes and only
-http(s), mailto and relative links. The page's template escapes every value it
-is given except that whitelisted HTML, which `_page_cell` alone marks as Markup.
-Each output and the page as a whole are also cut to a size (`MAX_OUTPUT_CHARS`,
-`MAX_PAGE_CHARS`).
+details built from them. Both pages apply autograder/sanitise.py's one policy
+(plain text, valid PNGs, markdown through its whitelist); the page's template
+escapes every value it is given except that whitelisted HTML, which `_page_cell`
+alone marks as Markup. Each output and the page as a whole are also cut to a
+size (`MAX_OUTPUT_CHARS`, `MAX_PAGE_CHARS`).
 """
 
-import base64
-import binascii
 import copy
 import functools
-import html
-import re
-from html.parser import HTMLParser
 from pathlib import Path
 
 import markupsafe
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 
+from .. import sanitise
+from ..sanitise import ANSI as _ANSI
+from ..sanitise import ID as _ID
+from ..sanitise import MAX_MESSAGE_CHARS, MAX_OUTPUT_CHARS, markdown_html, md_text, safe_outputs
+from ..sanitise import joined as _text
 from .integrity import strip_hidden_tests
 
 
@@ -48,78 +44,7 @@ def _is_test(cell):
     return bool(meta.get("grade")) and not meta.get("solution") and cell.get("cell_type") == "code"
 
 
-MAX_OUTPUT_CHARS = 100_000  # one output's text on a feedback page
-MAX_MARKDOWN_CHARS = 20_000  # one markdown cell (mistune takes about a second for 100,000 pathological ones)
-MAX_IMAGE_CHARS = 2_000_000  # one PNG (base64) on a feedback page
 MAX_PAGE_CHARS = 8_000_000  # the outputs of a whole page; later ones become a note
-MAX_MESSAGE_CHARS = 2_000  # a failure message, a flag's detail, a diagnosis in the summary
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-_SPACE = re.compile(r"\s+")
-
-
-def _text(value):
-    return "".join(value) if isinstance(value, list) else str(value)
-
-
-def safe_png(value):
-    """The base64 text of a PNG output if it is strictly valid base64 of bytes that start like a PNG, else None."""
-    if not isinstance(value, (str, list)):
-        return None
-    text = _text(value)
-    if len(text) > 2 * MAX_IMAGE_CHARS:
-        return None
-    text = _SPACE.sub("", text)
-    if not text or len(text) > MAX_IMAGE_CHARS:
-        return None
-    try:
-        raw = base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    return text if raw.startswith(PNG_SIGNATURE) else None
-
-
-def _note(why):
-    return {"text/plain": f"[{why}]"}
-
-
-def safe_data(data):
-    """A display's data reduced to what is safe to show: text/plain and a valid image/png, nothing else."""
-    data = data if isinstance(data, dict) else {}
-    kept = {}
-    if "image/png" in data:
-        png = safe_png(data["image/png"])
-        if png is not None:
-            kept["image/png"] = png
-    if "text/plain" in data and isinstance(data["text/plain"], (str, list)):
-        kept["text/plain"] = _text(data["text/plain"])[:MAX_OUTPUT_CHARS]
-    if not kept and data:
-        kept = _note("an output the grader does not show (" +
-                     ", ".join(sorted(str(k)[:40] for k in data)[:5]) + ")")
-    elif "image/png" in data and "image/png" not in kept:
-        kept["text/plain"] = kept.get("text/plain", "") + "\n[an image that is not a valid PNG was left out]"
-    return kept
-
-
-def safe_outputs(outputs):
-    """The outputs of a cell, each reduced to plain text, a valid PNG or an error's name, message and traceback."""
-    kept = []
-    for out in outputs or []:
-        kind = out.get("output_type")
-        if kind == "stream":
-            kept.append(nbformat.v4.new_output("stream", name="stderr" if out.get("name") == "stderr" else "stdout",
-                                               text=_text(out.get("text", ""))[:MAX_OUTPUT_CHARS]))
-        elif kind == "error":
-            tb = out.get("traceback") if isinstance(out.get("traceback"), list) else []
-            kept.append(nbformat.v4.new_output("error", ename=str(out.get("ename", "Error"))[:MAX_MESSAGE_CHARS],
-                                               evalue=str(out.get("evalue", ""))[:MAX_OUTPUT_CHARS],
-                                               traceback=[str(t)[:MAX_OUTPUT_CHARS] for t in tb[:200]]))
-        elif kind in ("execute_result", "display_data"):
-            new = nbformat.v4.new_output(kind, data=safe_data(out.get("data")))
-            if kind == "execute_result":
-                new["execution_count"] = out.get("execution_count") if isinstance(out.get("execution_count"),
-                                                                                   int) else None
-            kept.append(new)
-    return kept
 
 
 def hide_hidden_tests(cell):
@@ -143,43 +68,11 @@ class HideHiddenTests(NbGraderPreprocessor):
 
     def preprocess(self, nb, resources):
         # Notebook metadata reaches the template too (widget state goes into a <script>): keep what it needs.
-        nb.metadata = nbformat.from_dict({k: v for k, v in nb.get("metadata", {}).items()
-                                          if k in ("kernelspec", "language_info")})
+        nb.metadata = sanitise.notebook_metadata()
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, cell_index):
-        cell = hide_hidden_tests(cell)
-        # Tags, ids and other metadata end up in attributes: keep only nbgrader's, with a plain grade id.
-        meta = _nbgrader(cell)
-        cell.metadata = nbformat.from_dict({"nbgrader": meta} if meta and _ID.match(str(meta.get("grade_id")))
-                                           else {})
-        if "id" in cell and not _ID.match(str(cell["id"])):
-            cell["id"] = f"cell-{cell_index}"
-        if cell.get("cell_type") == "code":
-            cell.outputs = safe_outputs(cell.get("outputs"))
-        elif cell.get("cell_type") == "markdown":
-            cell.source = markdown_as_html_block(_text(cell.get("source", "")))
-            cell.pop("attachments", None)
-        elif cell.get("cell_type") == "raw":
-            cell.source = markdown_as_html_block(f"```\n{_text(cell.get('source', ''))}\n```")
-            cell.cell_type = "markdown"
-            cell.pop("attachments", None)
-        return cell, resources
-
-
-_MD_SPECIAL = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
-_ID = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-
-
-def md_text(value, limit=MAX_MESSAGE_CHARS):
-    """A learner-controlled string as markdown that shows it literally: one line, every punctuation escaped,
-    so no link, image, HTML, emphasis or table syntax can come from it."""
-    text = _CONTROL.sub("", _ANSI.sub("", str(value)[:4 * limit]))
-    text = _SPACE.sub(" ", text).strip()
-    if len(text) > limit:
-        text = text[:limit] + " …"
-    return _MD_SPECIAL.sub(r"\\\1", text)
+        return sanitise.notebook_cell(hide_hidden_tests(cell), cell_index), resources
 
 
 def _md_id(value):
@@ -255,125 +148,7 @@ def feedback_notebook(notebook, notebook_result, student):
 # from elsewhere and submits no form.
 CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
 _MARKUP = 100  # the tags around one part of the page, counted with its text against MAX_PAGE_CHARS
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]")
 
-
-@functools.cache
-def _markdown():
-    import mistune
-
-    return mistune.create_markdown(escape=True, plugins=["table", "strikethrough"])
-
-
-# ------------------------------------------------------------------ the whitelist every markdown cell goes through
-
-_ALLOWED = {"p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "em", "strong", "del", "code", "pre", "blockquote",
-            "ul", "ol", "li", "a", "img", "table", "thead", "tbody", "tr", "th", "td", "span", "div", "sup", "sub"}
-_VOID = {"br", "hr", "img"}
-_DROP_WITH_CONTENT = {"script", "style", "iframe", "object", "embed", "template", "noscript", "svg", "math",
-                      "textarea", "select", "title", "head", "xmp", "noembed", "noframes", "plaintext"}
-_SAFE_SCHEMES = ("http", "https", "mailto")
-_ALIGN = re.compile(r"^text-align:\s*(left|right|center)$")
-_CLASS = re.compile(r"^[A-Za-z0-9_ -]{1,60}$")
-
-
-def safe_url(url, image=False):
-    """The URL if it is http(s), mailto or relative (for an image: http(s) or a valid PNG data URL), else None."""
-    url = str(url or "")
-    squashed = re.sub(r"[\x00-\x20\x7f-\x9f]", "", url)
-    if image and squashed.lower().startswith("data:image/png;base64,"):
-        return url if safe_png(squashed[len("data:image/png;base64,"):]) else None
-    scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*):", squashed)
-    if scheme is None:
-        return None if ":" in squashed.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0] else url
-    return url if scheme.group(1).lower() in (("http", "https") if image else _SAFE_SCHEMES) else None
-
-
-class _Cleaner(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.out = []
-        self.skip = 0  # inside a tag dropped with its content
-        self.open = []
-
-    def handle_starttag(self, tag, attrs):
-        if tag in _DROP_WITH_CONTENT:
-            if tag not in _VOID:
-                self.skip += 1
-            return
-        if self.skip or tag not in _ALLOWED:
-            return
-        kept = []
-        for name, value in attrs:
-            value = value or ""
-            if tag == "a" and name == "href":
-                value = safe_url(value)
-            elif tag == "img" and name == "src":
-                value = safe_url(value, image=True)
-            elif name in ("alt", "title") and tag in ("a", "img"):
-                pass
-            elif name == "style" and tag in ("th", "td"):
-                value = value if _ALIGN.match(value.strip().rstrip(";")) else None
-            elif name == "class" and tag in ("code", "pre", "span", "div"):
-                value = value if _CLASS.match(value) else None
-            elif name == "start" and tag == "ol":
-                value = value if value.isdigit() and len(value) < 8 else None
-            else:
-                value = None
-            if value is not None:
-                kept.append(f' {name}="{html.escape(value, quote=True)}"')
-        if tag == "img" and not any(k.startswith(" src=") for k in kept):
-            alt = dict(attrs).get("alt") or "an image"
-            self.out.append(html.escape(f"[{alt}]", quote=False))
-            return
-        self.out.append(f"<{tag}{''.join(kept)}>")
-        if tag not in _VOID:
-            self.open.append(tag)
-
-    def handle_startendtag(self, tag, attrs):
-        self.handle_starttag(tag, attrs)
-        if tag not in _VOID and tag in _ALLOWED and not self.skip and self.open and self.open[-1] == tag:
-            self.handle_endtag(tag)
-
-    def handle_endtag(self, tag):
-        if tag in _DROP_WITH_CONTENT:
-            self.skip = max(0, self.skip - 1)
-            return
-        if self.skip or tag not in self.open:
-            return
-        while self.open:
-            top = self.open.pop()
-            self.out.append(f"</{top}>")
-            if top == tag:
-                break
-
-    def handle_data(self, data):
-        if not self.skip:
-            self.out.append(html.escape(data, quote=False))
-
-    def close(self):
-        super().close()
-        while self.open:
-            self.out.append(f"</{self.open.pop()}>")
-        return "".join(self.out)
-
-
-def clean_html(fragment):
-    """HTML reduced to a whitelist of formatting tags and safe attributes; every text escaped again."""
-    cleaner = _Cleaner()
-    cleaner.feed(fragment)
-    return cleaner.close()
-
-
-def markdown_html(source):
-    """A learner's markdown as safe HTML."""
-    return clean_html(_markdown()(_CONTROL.sub("", str(source))[:MAX_MARKDOWN_CHARS]))
-
-
-def markdown_as_html_block(source):
-    """Safe HTML of a markdown cell on one line in a div: nbconvert's markdown renderer passes it on unchanged."""
-    body = markdown_html(source).replace("\r", "").replace("\n", "&#10;").replace("$", "&#36;")
-    return f'<div class="learner-markdown">{body}</div>'
 
 
 def _outputs(cell, budget):

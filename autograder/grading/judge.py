@@ -162,7 +162,7 @@ def _address_space():
 def _as_json(result):
     return {
         "tests": {gid: {"points": t.points, "message": t.message, "timed_out": t.timed_out,
-                        "incomplete": t.incomplete}
+                        "incomplete": t.incomplete, "mistakes": list(t.mistakes)}
                   for gid, t in result.tests.items()},
         "cell_errors": [list(e) for e in result.cell_errors],
         "notes": [{"exercise": n.exercise, "kind": n.kind, "detail": n.detail} for n in result.notes],
@@ -174,6 +174,16 @@ def _text(value, limit):
     if not isinstance(value, str):
         raise ValueError(f"expected a string, got {type(value).__name__}")
     return value[:limit]
+
+
+def _mistakes(keys, exercise, gid):
+    """The catalogue keys a test's check named: each must be one of its exercise's mistakes."""
+    from ffn_helpers.mistakes import CATALOGUE
+
+    known = {m.key for m in CATALOGUE.get(exercise, ())}
+    if not isinstance(keys, list) or len(keys) > len(known) or not all(type(k) is str and k in known for k in keys):
+        raise ValueError(f"{gid}: mistakes {str(keys)[:200]} are not keys of {exercise}'s catalogue")
+    return tuple(dict.fromkeys(keys))
 
 
 def verdict(data, tests, exercises):
@@ -192,7 +202,8 @@ def verdict(data, tests, exercises):
         if type(points) not in (int, float) or not math.isfinite(points) or not 0 <= points <= top:
             raise ValueError(f"{gid}: points {points!r} outside [0, {top:g}]")
         result.tests[gid] = TestResult(gid, exercise, top, float(points), _text(entry.get("message", ""), 20000),
-                                       entry.get("timed_out") is True, entry.get("incomplete") is True)
+                                       entry.get("timed_out") is True, entry.get("incomplete") is True,
+                                       _mistakes(entry.get("mistakes", []), exercise, gid))
     for key in ("cell_errors", "course_errors"):
         for entry in list(data.get(key) or [])[:200]:
             if not isinstance(entry, list) or len(entry) != 2:

@@ -62,6 +62,7 @@ class TestResult:
     message: str = ""  # why it failed: the exception's type and message
     timed_out: bool = False
     incomplete: bool = False  # no verdict: the learner's process overran, died or garbled the channel
+    mistakes: tuple = ()  # catalogue keys the failing check attached to its exception (checks.failure), as data
 
 
 @dataclass
@@ -414,10 +415,16 @@ class CleanRun:
                 self.result.notes.append(Note(test.exercise, "channel", outcome.message))
             self._recover(exc)
         except Exception as exc:
+            from ffn_helpers.checks import named_mistakes
+
             outcome.points, outcome.message = 0.0, f"{type(exc).__name__}: {exc}"[:20000]
+            # What the check recognised, from the exception this process's check raised: never read from
+            # the message, which quotes what the learner's code returned or raised.
+            outcome.mistakes = named_mistakes(exc)
         if self._refused:  # a verdict, whatever the learner's code made of the refusal (caught it, hung...)
             outcome.points, outcome.message = 0.0, f"NotImplementedError: {self._refused[0]}"
             outcome.timed_out = outcome.incomplete = False
+            outcome.mistakes = []
 
 
 @contextlib.contextmanager

@@ -8,19 +8,18 @@ the clean re-run alone. The overall status is the most serious of the notebook's
 """
 
 
-import re
 from dataclasses import dataclass, replace
-
-from ffn_helpers.checks import LIKELY_MISTAKE
 
 from ..schema import CellResult, CellStatus, Diagnosis, Flag, NotebookResult, Run, Status, StudentResult
 
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
+def diagnoses(exercise, keys):
+    """Diagnosis records of the catalogue keys a check named (judge.verdict checked them), explained by the
+    catalogue: no text of a diagnosis comes from a message, which quotes the learner's code."""
+    from ffn_helpers.mistakes import CATALOGUE
 
-def diagnoses(message):
-    """The catalogue's "Likely mistake (<key>): <explanation>" lines of a failure message, as Diagnosis records."""
-    return tuple(Diagnosis(m["key"], m["text"].strip()) for m in LIKELY_MISTAKE.finditer(_ANSI.sub("", message or "")))
+    explanations = {m.key: m.explanation for m in CATALOGUE.get(exercise, ())}
+    return tuple(Diagnosis(key, explanations[key]) for key in dict.fromkeys(keys) if key in explanations)
 
 
 def notebook_run_score(cell, max_points):
@@ -63,6 +62,7 @@ class _TwoRuns:
     clean_timed_out: bool
     clean_finished: bool  # False: the clean re-run gave no verdict (overran, died, or did not run at all)
     hidden_tests: bool  # the notebook run held only the cell's visible part
+    mistakes: tuple = ()  # catalogue keys the clean re-run's check named
 
     @property
     def withheld(self):
@@ -99,9 +99,10 @@ class _TwoRuns:
             status = CellStatus.NOT_RUN
         else:
             status = CellStatus.PARTIAL if points > 0 else CellStatus.FAILED
+        named = diagnoses(self.exercise, self.mistakes) if use_clean and points < self.max_points else ()
         if points >= self.max_points:
             message = ""
-        return CellResult(self.grade_id, self.exercise, points, self.max_points, status, message, diagnoses(message),
+        return CellResult(self.grade_id, self.exercise, points, self.max_points, status, message, named,
                           self.notebook, self.clean, notebook_name)
 
 
@@ -113,7 +114,7 @@ def _two_runs(source_cell, exercise, executed_cell, clean):
         return _TwoRuns(source_cell.name, exercise, top, notebook, Run(0.0, "the clean re-run did not run"),
                         False, False, source_cell.hidden_tests)
     return _TwoRuns(source_cell.name, exercise, top, notebook, Run(test.points, test.message), test.timed_out,
-                    not test.incomplete, source_cell.hidden_tests)
+                    not test.incomplete, source_cell.hidden_tests, test.mistakes)
 
 
 def _notebook_statuses(findings, run_info, runs):

@@ -40,6 +40,17 @@ del _grader_warm_up
 _MAX_EXTRA_BYTES = 50 * 1024 * 1024
 
 
+def _keep_only(folder, names):
+    """Leave in `folder` only the files named: formgrader serves whatever autograded/ holds from the Jupyter
+    server's own origin, so a student's own HTML or SVG file there would run as the grading account's page."""
+    for item in folder.iterdir() if folder.is_dir() else ():
+        if item.name not in names or item.is_symlink() or not item.is_file():
+            if item.is_dir() and not item.is_symlink():
+                shutil.rmtree(item)
+            else:
+                item.unlink()
+
+
 class Worker:
     def __init__(self, setup):
         import nbformat
@@ -63,8 +74,12 @@ class Worker:
         self.hidden = tuple(setup.get("hidden", ()))
         self.offering_seed = setup.get("offering_seed")  # autograder/offering.py; only the judge draws with it
         self.feedback_dir = Path(setup["feedback_dir"]) if setup.get("feedback_dir") else None
-        self.course_cells = {name: cells.code_cells(nbformat.reads(text, as_version=4))
-                             for name, text in setup["course_notebooks"].items()}
+        course_notebooks = {name: nbformat.reads(text, as_version=4)
+                            for name, text in setup["course_notebooks"].items()}
+        self.course_cells = {name: cells.code_cells(nb) for name, nb in course_notebooks.items()}
+        # The course's own prose, which formgrader may render as written (sanitise.notebook).
+        self.course_markdown = {name: frozenset(c.source for c in nb.cells if c.cell_type == "markdown")
+                                for name, nb in course_notebooks.items()}
         self.root.mkdir(parents=True, exist_ok=True)
         course.copy_database(setup["template_db"], self.root / "gradebook.db")
         course.keep_hidden_tests_out(self.root / "gradebook.db")
@@ -204,6 +219,7 @@ class Worker:
                     html[nbm.name] = page
         ordered = [notebooks[n.name] for n in self.model.notebooks]
         result = results.student_result(student, self.aid, ordered, timestamp=timestamp)
+        _keep_only(autograded, {f"{n.name}.ipynb" for n in self.model.notebooks} | {"timestamp.txt"})
         page = self._write_feedback(student, ordered, html)
         return result, str(autograded) if autograded.is_dir() else None, page
 
@@ -300,7 +316,7 @@ class Worker:
     def _judge(self, student, nbm, autograded_dir, findings, error):
         import nbformat
 
-        from .. import cells
+        from .. import cells, sanitise
         from ..schema import Status
         from . import execute, feedback, integrity, results
 
@@ -330,6 +346,10 @@ class Worker:
             result.status, result.error = Status.worst([result.status, Status.GRADER_ERROR]), error
         result.course_errors = [f"{label}: {message}" for label, message in clean.course_errors]
         page = feedback.render(notebook, result.to_dict(), student) if self.feedback_dir else None
+        if path.is_file() or path.is_symlink():  # what formgrader shows the instructor: through the sanitiser
+            path.unlink()
+            path.write_text(nbformat.writes(sanitise.notebook(notebook, self.course_markdown.get(nbm.name, ()))),
+                            encoding="utf-8")
         return result, page
 
     def _clean_run(self, code, sandbox, references, course_cells, timeout):

@@ -17,14 +17,13 @@ Definitions: a student is *scored* when the grader produced test-cell scores (a
 missing or unreadable notebook is not). An exercise's credit is the sum of its test
 cells (`test_<f>`, `test_<f>_hidden`); a student *failed* an exercise when that
 credit is below its maximum. "missing_b1: 7 of 27" means 7 of the 27 students who
-failed the exercise had a failure message naming that misconception.
+failed the exercise had that misconception in their results' diagnosis (keys the checks attached to
+their failures in the clean re-run, never text read from a message).
 """
 
 import argparse
-import csv
 import functools
 import hmac
-import io
 import os
 import re
 import secrets
@@ -36,6 +35,7 @@ from datetime import datetime
 from pathlib import Path
 
 from .. import COURSE_ROOT
+from ..sanitise import csv_text
 from . import similarity
 from .results import ReportError, course_answers, read_answers, read_results
 
@@ -78,7 +78,7 @@ class ExerciseRow:
     zero: int = 0
     credit: float = 0.0  # sum of earned / max over scored students
     mistakes: list = field(default_factory=list)  # MistakeRow, most common first
-    undiagnosed: int = 0  # failed students whose failure names no misconception (and who were not flagged)
+    undiagnosed: int = 0  # failed students whose diagnosis names no misconception (and who were not flagged)
     flagged: int = 0  # failed students who lost the exercise to an integrity flag
 
     @property
@@ -371,11 +371,8 @@ def csv_rows(reports, looks=()):
 
 
 def write_csv(reports, path, looks=()):
-    buf = io.StringIO()
-    writer = csv.DictWriter(buf, fieldnames=CSV_COLUMNS, lineterminator="\n")
-    writer.writeheader()
-    writer.writerows(csv_rows(reports, looks))
-    Path(path).write_text(buf.getvalue(), encoding="utf-8")
+    """The table through sanitise.csv_text: no cell a spreadsheet would read as a formula."""
+    Path(path).write_text(csv_text(csv_rows(reports, looks), CSV_COLUMNS), encoding="utf-8")
 
 
 # ---------------------------------------------------------------- HTML

@@ -34,12 +34,13 @@ def failure_message(function, keys):
     return "\n".join(lines)
 
 
-def cell(grade_id, exercise, points, max_points, message="", status=None):
-    """One test cell's result (a schema.CellResult), as results.combine makes it."""
+def cell(grade_id, exercise, points, max_points, message="", status=None, keys=()):
+    """One test cell's result (a schema.CellResult), as results.combine makes it: `keys`, the mistakes its check
+    named (the clean re-run's data, never read from `message`)."""
     status = status or ("passed" if points >= max_points else "partial" if points > 0 else "failed")
     run = Run(points, message)
     return CellResult(grade_id, exercise, points, max_points, CellStatus(status), message,
-                      results.diagnoses(message), run, run)
+                      results.diagnoses(exercise, keys), run, run)
 
 
 def student_record(student, assignment, cells, status="graded", flags=(), error=None):
@@ -102,7 +103,7 @@ def graded_cells(layout, wrong, timed_out=(), flagged=()):
         elif grade_id in lost:
             message = (failure_message(exercise, keys) if keys
                        else f"AssertionError: {exercise}(...) has shape (3,), expected (5, 3).")
-            cells.append(cell(grade_id, exercise, 0.0, points, message))
+            cells.append(cell(grade_id, exercise, 0.0, points, message, keys=keys))
         else:
             cells.append(cell(grade_id, exercise, points, points))
     return cells

@@ -279,9 +279,7 @@ def check_labels(fn, cases, known_mistakes=()):
         try:
             checks.check_equal(got, expected, name=f"{fn.__name__}({z!r})")
         except AssertionError as failure:
-            likely = [f"\nLikely mistake ({m.key}): {m.explanation}" for m in known_mistakes
-                      if _explains(m, seen)]
-            raise AssertionError(str(failure) + "".join(likely)) from None
+            raise checks.failure(str(failure), [m for m in known_mistakes if _explains(m, seen)]) from None
 
 
 def _explains(mistake, seen):

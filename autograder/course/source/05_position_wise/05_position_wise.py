@@ -43,10 +43,8 @@ def check_verdict(fn, args, expected, case, catalogue=()):
     try:
         checks.check_equal(got, expected, name=f"{fn.__name__}(...)")
     except AssertionError as failure:
-        message = f"Case: {case}\n{failure}"
-        for mistake in checks.diagnose(got, catalogue, args, expected=expected):
-            message += f"\nLikely mistake ({mistake.key}): {mistake.explanation}"
-        raise AssertionError(message) from None
+        raise checks.failure(f"Case: {case}\n{failure}", checks.diagnose(got, catalogue, args, expected=expected)) \
+            from None
 
 
 # %% [markdown]

@@ -54,10 +54,8 @@ def check_int(fn, args, expected, catalogue=(), name=None):
     try:
         checks.check_equal(got, expected, name=name)
     except AssertionError as failure:
-        message = str(failure)
-        for mistake in checks.diagnose(got, catalogue, args, expected=expected, rtol=0, atol=0):
-            message += f"\nLikely mistake ({mistake.key}): {mistake.explanation}"
-        raise AssertionError(message) from None
+        found = checks.diagnose(got, catalogue, args, expected=expected, rtol=0, atol=0)
+        raise checks.failure(str(failure), found, keeps=failure) from None
 
 
 def check_raises(fn, args, error, why):

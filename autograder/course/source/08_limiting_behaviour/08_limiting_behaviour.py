@@ -326,14 +326,15 @@ def check_quiet(fn, z, expected, catalogue=()):
         culprits = _warning_inputs(fn, z)
         if culprits:
             lines.append(f"  for the inputs z = {culprits}")
+        found = []
         for mistake in catalogue:  # a known mistake that warns the same way and gives the same values
             try:
                 wrong, its_warnings = floating_point_warnings(mistake.compute, z)
             except Exception:
                 continue
             if its_warnings == raised and checks.compare(actual, wrong, rtol=RTOL, atol=ATOL).ok:
-                lines.append(f"Likely mistake ({mistake.key}): {mistake.explanation}")
-        raise AssertionError("\n".join(lines))
+                found.append(mistake)
+        raise checks.failure("\n".join(lines), found)
     if isinstance(z, np.ndarray) and not np.array_equal(z, before, equal_nan=True):
         raise AssertionError(f"{name} changed its argument z in place: work on a copy.")
     checks.assert_close(actual, expected, name=name, rtol=RTOL, atol=ATOL, mistakes=catalogue, args=(z,))

@@ -56,7 +56,7 @@ def check_router(fn, args, case):
         checks.assert_close(gates, expected_gates, name="gates", mistakes=mistakes.for_exercise("router_topk", "gates"),
                             args=args)
     except AssertionError as failure:
-        raise AssertionError(f"Case: {case}\n{failure}") from None
+        raise checks.failure(f"Case: {case}\n{failure}", keeps=failure) from None
 
 
 def check_counts(fn, args, gated=None, catalogue=()):
@@ -72,10 +72,8 @@ def check_counts(fn, args, gated=None, catalogue=()):
         for part, value, want in zip(("total", "active"), got, expected, strict=True):
             checks.check_equal(value, want, name=f"{name}: {part}")
     except AssertionError as failure:
-        message = str(failure)
-        for mistake in checks.diagnose(got, catalogue, args, expected=expected, rtol=0, atol=0):
-            message += f"\nLikely mistake ({mistake.key}): {mistake.explanation}"
-        raise AssertionError(message) from None
+        found = checks.diagnose(got, catalogue, args, expected=expected, rtol=0, atol=0)
+        raise checks.failure(str(failure), found, keeps=failure) from None
 
 
 # %% [markdown]

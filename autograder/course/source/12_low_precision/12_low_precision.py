@@ -74,13 +74,14 @@ def check_bfloat16(fn, x):
         for i in where:
             xi, ei, gi = x.ravel()[i], expected.ravel()[i], got.ravel()[i]
             lines.append(f"  x = {xi!r} ({bits(xi)[0]}): expected {ei!r} ({bits(ei)[0]}), got {gi!r} ({bits(gi)[0]})")
+        found = []
         for mistake in mistakes.for_exercise("to_bfloat16"):
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
                 their = mistake.compute(x)
             if np.shape(their) == got.shape and same_bits(got, their).all():
-                lines.append(f"Likely mistake ({mistake.key}): {mistake.explanation}")
-        raise AssertionError("\n".join(lines))
+                found.append(mistake)
+        raise checks.failure("\n".join(lines), found)
 
 
 def _pair(result, name):
@@ -103,14 +104,15 @@ def check_quantized(fn, W):
     if not result.ok:
         problems.append(result.message)
     if problems:
+        found = []
         for mistake in mistakes.for_exercise("quantize_int8"):
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
                 q_m, s_m = mistake.compute(W)
             if (q_m.shape == q.shape and np.array_equal(q_m, q) and np.shape(s_m) == scale.shape
                     and np.allclose(s_m, scale, rtol=1e-12, atol=0)):
-                problems.append(f"Likely mistake ({mistake.key}): {mistake.explanation}")
-        raise AssertionError("quantize_int8(W) is not right:\n" + "\n".join(problems))
+                found.append(mistake)
+        raise checks.failure("quantize_int8(W) is not right:\n" + "\n".join(problems), found)
 
 
 F16_TOL = {False: 4e-3, True: 1e-5}  # float16 results (fix=False) and float32 results (fix=True)
