@@ -377,8 +377,13 @@ def _again_alone(config, model, later, setup, timeout, out_dir, gb):
     scratch = Path(setup["scratch"]) / "again"
     scratch.mkdir(mode=0o711)
     log_dir = out_dir / "logs"
-    replies = {s.student: r for s, r in run_pool([s for s, _ in later], dict(setup, scratch=str(scratch)), 1,
-                                                 timeout, log_dir, model, again=True)}
+    replies = {}
+    try:
+        for submission, reply in run_pool([s for s, _ in later], dict(setup, scratch=str(scratch)), 1, timeout,
+                                          log_dir, model, again=True):
+            replies[submission.student] = reply
+    except Exception as exc:  # a regrade that cannot even start must not cost the batch's results
+        _say(f"grading again failed ({exc!r}): the batch's results stand")
     graded = []
     for submission, first in later:
         reply = replies.get(submission.student)
