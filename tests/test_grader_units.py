@@ -589,7 +589,7 @@ def test_a_withheld_test_s_review_flag_states_the_real_limit(released):
     _, findings = results.combine(model, notebook, {}, clean, [], again=True)
     assert [f.detail for f in findings] == [
         "test_ffn_forward: the clean re-run could not finish this test (timed out after 60 s), also when graded "
-        "again alone after the batch, so its points are withheld; regrade it by hand"]
+        "once more, alone, so its points are withheld; regrade it by hand"]
 
 
 def test_status_order():

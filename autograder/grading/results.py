@@ -70,7 +70,7 @@ class _TwoRuns:
                          "clean re-run, where the grader runs the test with its own objects: " + first, where)]
         if self.withheld and clean_ran:
             why = self.clean.message.splitlines()[0] if self.clean.message else "no verdict"
-            again = ", also when graded again alone after the batch" if again else ""
+            again = ", also when graded once more, alone" if again else ""
             return [Flag("review", self.exercise, f"{self.grade_id}: the clean re-run could not finish this test "
                          f"({why}){again}, so its points are withheld; regrade it by hand", where)]
         return []
