@@ -47,13 +47,14 @@ def _looping_rows(tmp):
     import nbformat
 
     students = dict(list(_submissions(ASSIGNMENT).items())[:N_BATCH])
-    looping = [s for s in students if s.endswith("-correct")][:N_LOOPING]
-    for student in looping:
-        nb = nbformat.from_dict(json.loads(nbformat.writes(students[student])))
+    looping = []
+    for student in [s for s in students if s.endswith("-correct")][:N_LOOPING]:
+        nb = nbformat.from_dict(json.loads(nbformat.writes(students.pop(student))))
         for cell in nb.cells:
             if cell.metadata.get("nbgrader", {}).get("grade_id") == "ffn_forward":
                 cell.source = LOOPING
-        students[student] = nb
+        looping.append(student.replace("-correct", "-looping"))
+        students[looping[-1]] = nb
     course = tmp / "looping" / "course"
     _course(course, ASSIGNMENT)
     seconds, _, results = _grade(tmp / "looping", students, course)
