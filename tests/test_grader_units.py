@@ -559,6 +559,33 @@ def test_a_clean_re_run_without_a_verdict_is_no_disagreement(released):
     assert "regrade it by hand" in findings[0].detail
 
 
+def test_a_timeout_under_the_short_limit_is_a_timeout_not_a_disagreement(released):
+    """A looping answer's later test may pass in the notebook run (nothing ran there) and overrun its short limit
+    in the clean re-run: that is the loop again, 0 points and no accusation, no review."""
+    from autograder.grading.rerun import TestResult
+
+    _, model = released
+    notebook, clean = _every_test_passed(model)
+    clean.tests["test_ffn_forward"] = TestResult("test_ffn_forward", "ffn_forward", 2.0, 0.0,
+                                                 "timed out after 3 s (ffn_forward had run past ...)", timed_out=True)
+    out, findings = results.combine(model, notebook, {}, clean, [])
+    cell = next(c for c in out.cells if c.grade_id == "test_ffn_forward")
+    assert (cell.points, cell.status, findings) == (0, "timeout", [])
+
+
+def test_a_withheld_test_s_review_flag_states_the_real_limit(released):
+    from autograder.grading.rerun import TestResult
+
+    _, model = released
+    notebook, clean = _every_test_passed(model)
+    clean.tests["test_ffn_forward"] = TestResult("test_ffn_forward", "ffn_forward", 2.0, 0.0,
+                                                 "timed out after 60 s", timed_out=True, incomplete=True)
+    _, findings = results.combine(model, notebook, {}, clean, [], again=True)
+    assert [f.detail for f in findings] == [
+        "test_ffn_forward: the clean re-run could not finish this test (timed out after 60 s), also when graded "
+        "once more, alone, so its points are withheld; regrade it by hand"]
+
+
 def test_status_order():
     assert Status.worst(["graded", "kernel died", "timeout"]) == "timeout"
     assert Status.worst(["out of memory", "flagged"]) == "flagged"
@@ -792,3 +819,26 @@ def test_a_workers_folder_is_closed_to_every_other_user(tmp_path):
             assert info.st_uid == (worker.uid if worker.uid is not None else os.getuid()), folder
     finally:
         worker.kill()
+
+
+def test_once_a_test_times_out_its_exercise_s_later_tests_get_the_short_limit_then_are_not_run():
+    """A looping answer costs one cell timeout in the notebook run, not one per test (09 has three visible tests
+    of ffn_module_backward); another exercise keeps the full limit."""
+    from autograder.grading import execute, rerun
+
+    nb = nbformat.v4.new_notebook()
+    for gid, role in [("f", "solution"), ("test_f_a", "grade"), ("test_f_b", "grade"), ("test_f_c", "grade"),
+                      ("g", "solution"), ("test_g", "grade")]:
+        cell = nbformat.v4.new_code_cell("f()")
+        cell.metadata["nbgrader"] = {"grade_id": gid, role: True}
+        nb.cells.append(cell)
+    ex = execute.SandboxExecute(timeout=60)
+    ex.nb = nb
+    ex._start("nb", nb)
+    assert [ex._timeout_of(c) for c in nb.cells] == [60] * 6
+    ex._timed_out(1)  # test_f_a ran past its 60 s
+    assert [ex._timeout_of(c) for c in nb.cells[2:]] == [rerun.AFTER_TIMEOUT, rerun.AFTER_TIMEOUT, 60, 60]
+    ex._timed_out(2)  # test_f_b ran past the short limit too: test_f_c is not run at all
+    cell = ex.execute_cell(nb.cells[3], 3)
+    assert [(o["ename"], o["evalue"]) for o in cell.outputs] == [
+        ("NotRun", "not run: f already ran past its time in test_f_a and test_f_b")]

@@ -8,6 +8,9 @@ On top of nbgrader's own behaviour (per-cell timeout, interrupt on timeout):
   score 0 and the cells before keep their results;
 - a kernel whose messages cannot be read (junk written to its sockets) is
   stopped, and that cell and the later ones end as above (recorded as a timeout);
+- once a test cell has timed out, the later tests of its exercise get
+  rerun.AFTER_TIMEOUT seconds each, and after a second timeout are not run:
+  a looping answer costs one cell timeout, not one per test;
 - a hard deadline per cell (the cell's timeout plus `hard_grace` seconds): if
   nbclient has not finished the cell by then (a kernel whose channels were
   broken by junk written to its sockets, one that ignores interrupts), a
@@ -34,8 +37,9 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Integer, default
 
-from .. import readable
+from .. import exercise_of_test, readable
 from .kernel import SandboxedKernelManager
+from .rerun import AFTER_TIMEOUT
 
 # SandboxExecute uses two of nbclient's internals, which a release may change without notice: the method a
 # cell's timeout calls, `_async_handle_timeout(timeout, cell)`, and the map from a display id to the outputs
@@ -68,6 +72,19 @@ BROKEN_WHY = "the kernel did not send readable messages (its channels were broke
 _OUTPUT_TYPES = {"stream", "display_data", "execute_result", "update_display_data", "error"}
 _JSON_MIME = re.compile(r"^application/(.*\+)?json$")
 _PASSED_ON = _OUTPUT_TYPES | {"status", "execute_input", "clear_output"}
+
+
+def _test_exercises(cells):
+    """cell index -> (exercise, grade id) of each test cell, by the rule the whole grader uses."""
+    meta = [c.get("metadata", {}).get("nbgrader", {}) for c in cells]
+    answers = {m.get("grade_id") for m in meta if m.get("solution") and m.get("grade_id")}
+    out, previous = {}, None
+    for i, m in enumerate(meta):
+        if m.get("solution"):
+            previous = m.get("grade_id")
+        elif m.get("grade") and m.get("grade_id"):
+            out[i] = (exercise_of_test(m["grade_id"], answers, previous) or m["grade_id"], m["grade_id"])
+    return out
 
 
 def _error(ename, evalue):
@@ -106,6 +123,7 @@ class SandboxExecute(Execute):
     def __init__(self, *args, **kwargs):
         kwargs["kernel_manager_class"] = SandboxedKernelManager  # nbgrader's Execute would default to its own
         super().__init__(*args, **kwargs)
+        self.timeout_func = self._timeout_of
 
     @default("shutdown_kernel")
     def _shutdown_default(self):
@@ -116,12 +134,14 @@ class SandboxExecute(Execute):
         return False  # a widget's state would go into the notebook's metadata, unbounded
 
     def preprocess(self, nb, resources, retries=None):
-        self._start((resources or {}).get("nbgrader", {}).get("notebook", ""))
+        self._start((resources or {}).get("nbgrader", {}).get("notebook", ""), nb)
         return super().preprocess(nb, resources, retries)
 
-    def _start(self, name):
+    def _start(self, name, nb=None):
         """Fresh accounts for one notebook's run."""
         self._info = LAST_RUN[name] = {"timeouts": [], "dead": None, "memory_errors": [], "truncated": []}
+        self._exercise = _test_exercises(nb.cells if nb is not None else [])
+        self._looped, self._spent = {}, {}  # exercise -> its test that timed out first, and second
         self._dead = None
         self._bytes = {}  # cell index -> characters of output kept
         self._total = 0  # characters of output kept in the whole notebook
@@ -135,6 +155,16 @@ class SandboxExecute(Execute):
     def _timed_out(self, index):
         if index not in self._info["timeouts"]:
             self._info["timeouts"].append(index)
+            if index in self._exercise:
+                exercise, grade_id = self._exercise[index]
+                (self._spent if exercise in self._looped else self._looped).setdefault(exercise, grade_id)
+
+    def _timeout_of(self, cell):
+        """A cell's time limit (nbclient's timeout_func): shorter for the later tests of an exercise that looped."""
+        exercise = self._exercise.get(self._index_of(cell), (None,))[0]
+        if exercise in self._looped and self.timeout and self.timeout > 0:
+            return min(self.timeout, AFTER_TIMEOUT)
+        return self.timeout
 
     def _cell_timeout(self, cell):
         """The cell's time limit in seconds, or None: nbclient's rule, from its public settings."""
@@ -154,6 +184,11 @@ class SandboxExecute(Execute):
             return cell
         if self._dead is not None:
             cell.outputs = [_error("NotRun", f"not run: the kernel stopped at an earlier cell ({self._dead})")]
+            return cell
+        exercise = self._exercise.get(cell_index, (None,))[0]
+        if exercise in self._spent:
+            cell.outputs = [_error("NotRun", f"not run: {exercise} already ran past its time in "
+                                             f"{self._looped[exercise]} and {self._spent[exercise]}")]
             return cell
         timeout = self._cell_timeout(cell)
         limit = timeout + max(self.hard_grace, (self.iopub_timeout or 0) + 2) if timeout else None

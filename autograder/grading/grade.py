@@ -162,8 +162,9 @@ def _failed(model, student, status, message):
 class _Pool:
     """The workers of one run: hands submissions out, and replaces a worker that crashed or overran."""
 
-    def __init__(self, setup, jobs, timeout, log_dir, model):
+    def __init__(self, setup, jobs, timeout, log_dir, model, again=False):
         self.setup, self.timeout, self.log_dir, self.model, self.generation = setup, timeout, log_dir, model, 0
+        self.again = again  # the regrade after the batch (see _again_alone)
         self.workers = [self._start(slot) for slot in range(jobs)]
 
     def _start(self, slot):
@@ -179,7 +180,7 @@ class _Pool:
             if w.ready and w.job is None and queue:
                 w.job = queue.pop(0)
                 w.deadline = time.monotonic() + self.timeout
-                w.send({"op": "grade", "student": w.job.student, "input_dir": w.take_in(w.job)})
+                w.send({"op": "grade", "student": w.job.student, "input_dir": w.take_in(w.job), "again": self.again})
 
     def replies(self, w):
         """(submission, reply) for each result worker `w` sent; a worker that died fails its submission."""
@@ -215,10 +216,10 @@ class _Pool:
                                           f"grading this submission took longer than {self.timeout:g} s")}
 
 
-def run_pool(queue, setup, jobs, timeout, log_dir, model):
+def run_pool(queue, setup, jobs, timeout, log_dir, model, again=False):
     """Grade every submission of `queue` with `jobs` workers; yield (submission, worker reply) as each finishes."""
     queue = list(queue)
-    pool = _Pool(setup, min(jobs, len(queue)), timeout, log_dir, model)
+    pool = _Pool(setup, min(jobs, len(queue)), timeout, log_dir, model, again)
     try:
         while queue or any(w.job for w in pool.workers):
             pool.assign(queue)
@@ -322,19 +323,66 @@ def _grade_all(config, model, found, setup, jobs, timeout, out_dir):
     log_dir.mkdir(exist_ok=True)
     progress = Progress(len(found))
     progress.show()
-    graded = []
+    graded, later = [], []
     with gradebook.open_gradebook(config) as gb:  # one connection for the run: the parent alone writes
         for submission, reply in run_pool(found, setup, jobs, timeout, log_dir, model):
-            try:
-                result = _publish(config, model, submission, reply, out_dir, gb)
-            except Exception as exc:  # one student's trouble never ends the batch
-                _say(f"{submission.student}: could not record the result: {exc!r}")
-                failed = _failed(model, submission.student, "grader error", f"could not record the result: {exc}")
-                result = StudentResult.from_dict(failed)
-                with contextlib.suppress(Exception):
-                    result = _publish(config, model, submission, {"result": failed}, out_dir, gb)
+            if unfinished(reply):
+                later.append((submission, reply))
+                progress.advance(f"{submission.student}: clean re-run unfinished, graded again after the batch")
+                continue
+            result = _record(config, model, submission, reply, out_dir, gb)
             graded.append(result)
             progress.advance(f"{result.student}: {result.status} {result.score:g}/{result.max_score:g}")
+        graded += _again_alone(config, model, later, setup, timeout, out_dir, gb)
+    return graded
+
+
+def _record(config, model, submission, reply, out_dir, gb):
+    """_publish, and a `grader error` result in its place when that fails: one student never ends the batch."""
+    try:
+        return _publish(config, model, submission, reply, out_dir, gb)
+    except Exception as exc:
+        _say(f"{submission.student}: could not record the result: {exc!r}")
+        failed = _failed(model, submission.student, "grader error", f"could not record the result: {exc}")
+        result = StudentResult.from_dict(failed)
+        with contextlib.suppress(Exception):
+            result = _publish(config, model, submission, {"result": failed}, out_dir, gb)
+        return result
+
+
+# --- a clean re-run that could not finish: once more, alone --------------------------------------------------
+def unfinished(reply):
+    """True when a test of this result passed the notebook run but got no verdict from the clean re-run."""
+    cells = (reply.get("result") or {}).get("cells") or []
+    return any(isinstance(c, dict) and c.get("status") == "rerun incomplete" for c in cells)
+
+
+def _again_alone(config, model, later, setup, timeout, out_dir, gb):
+    """Grade each of `later` (submission, first reply) again with one job, after the batch, nothing else of the
+    run's going; publish that result (the first, if the regrade itself failed). A test still unfinished then is
+    withheld, with a `review` flag: the notebook run alone never earns points."""
+    if not later:
+        return []
+    _say(f"grading {len(later)} submission(s) again, alone: their clean re-run could not finish a test")
+    scratch = Path(setup["scratch"]) / "again"
+    scratch.mkdir(mode=0o711)
+    log_dir = out_dir / "logs"
+    replies = {}
+    try:
+        for submission, reply in run_pool([s for s, _ in later], dict(setup, scratch=str(scratch)), 1, timeout,
+                                          log_dir, model, again=True):
+            replies[submission.student] = reply
+    except Exception as exc:  # a regrade that cannot even start must not cost the batch's results
+        _say(f"grading again failed ({exc!r}): the batch's results stand")
+    graded = []
+    for submission, first in later:
+        reply = replies.get(submission.student)
+        if reply is None or (reply.get("result") or {}).get("status") == Status.GRADER_ERROR:
+            reply = first
+        result = _record(config, model, submission, reply, out_dir, gb)
+        _say(f"  {result.student}: {result.status} {result.score:g}/{result.max_score:g}"
+             + (" (a test still unfinished: withheld, for review)" if unfinished(reply) else ""))
+        graded.append(result)
     return graded
 
 

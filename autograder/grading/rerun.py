@@ -147,6 +147,10 @@ def _ignore_sigint():
 
 INTERRUPT_GRACE = 3.0  # seconds the student's process gets to stop after an interrupt
 COURSE_CELL_TIMEOUT = 120.0
+# Once a test of an exercise has run past the cell's time limit (in the notebook run, on the small inputs of a
+# visible test: the answer loops), that exercise's later tests get this long, in both runs, until one of them
+# overruns too; the rest of its tests are then not run. A correct answer to any test takes milliseconds.
+AFTER_TIMEOUT = 3.0
 
 
 def _split_last_expression(code, filename):
@@ -182,11 +186,16 @@ def emit_warnings(notes):
 class CleanRun:
     """Run the learner's cells in a fresh sandboxed process and judge each test cell in the grader."""
 
-    def __init__(self, cells, sandbox, cell_timeout, references, course_cells, student=None):
+    def __init__(self, cells, sandbox, cell_timeout, references, course_cells, student=None, notebook_timeouts=()):
         """`cells`: the submission's code cells; `course_cells`: the instructor's source notebook's, whose
         setup, demonstrations and tests (hidden ones included) are what the grader runs. `student`: the
-        learner's process (judge.Controlled in the worker's confined child; by default started from here)."""
+        learner's process (judge.Controlled in the worker's confined child; by default started from here).
+        `notebook_timeouts`: the tests that timed out in the notebook run, which are not run again here."""
         self.cells, self.sandbox, self.cell_timeout = cells, sandbox, cell_timeout
+        self.notebook_timeouts = frozenset(notebook_timeouts)
+        self.looped = {}  # exercise -> the test in which it overran: its later tests get AFTER_TIMEOUT
+        self.spent = {}  # exercise -> the test in which it overran AFTER_TIMEOUT too: its later tests are not run
+        self._deadline = None  # of the test running now
         self.references, self.course_cells = references, course_cells
         self.student = student or StudentProcess(sandbox)
         self.result = CleanRunResult()
@@ -386,31 +395,41 @@ class CleanRun:
     def _substitute(self, dotted):
         """checks.substitute's other half: the same names rebound in the learner's process for the block."""
         peer = self.student.peer
-        peer.deadline = time.monotonic() + self.cell_timeout
+        peer.deadline = self._deadline  # the test's own: a block inside it gets no time of its own
         peer.request({"op": "substitute", "names": dotted})
         try:
             yield
         finally:
-            peer.deadline = time.monotonic() + self.cell_timeout
+            peer.deadline = self._deadline
             peer.request({"op": "restore"})
 
     def _run_test(self, test, namespace):
         outcome = self.result.tests[test.grade_id]
         self._current_exercise = test.exercise
         self._refused = []
+        limit, why_short = self._limit(test)
+        if limit is None:  # timed out in the notebook run, or its exercise ran out of time: min() would be 0
+            outcome.message, outcome.timed_out = why_short, True
+            if test.grade_id in self.notebook_timeouts:
+                (self.spent if self._key(test) in self.looped else self.looped).setdefault(self._key(test),
+                                                                                          test.grade_id)
+            return
         try:
             self._bind(test, namespace)
             body, last = _split_last_expression(test.python, f"<{test.label}>")
-            self.student.peer.deadline = time.monotonic() + self.cell_timeout
+            self._deadline = self.student.peer.deadline = time.monotonic() + limit
             with _quiet(), _hooked(self._substitute):
                 exec(body, namespace)
                 value = eval(last, namespace) if last is not None else None
             outcome.points, outcome.message = _score(value, test.points)
             self._audit(test.exercise)
         except rpc.ChannelError as exc:
-            outcome.points, outcome.message = 0.0, self._failure(exc, self.cell_timeout)
+            outcome.points, outcome.message = 0.0, self._failure(exc, limit) + why_short
             outcome.timed_out = isinstance(exc, rpc.ChannelTimeout)
-            outcome.incomplete = True
+            # Under the short limit an overrun is the same loop again: a timeout, not a run to try again.
+            outcome.incomplete = not (outcome.timed_out and why_short)
+            if outcome.timed_out and why_short:
+                self.spent.setdefault(self._key(test), test.grade_id)
             if isinstance(exc, rpc.ProtocolError):
                 self.result.notes.append(Note(test.exercise, "channel", outcome.message))
             self._recover(exc)
@@ -424,7 +443,24 @@ class CleanRun:
         if self._refused:  # a verdict, whatever the learner's code made of the refusal (caught it, hung...)
             outcome.points, outcome.message = 0.0, f"NotImplementedError: {self._refused[0]}"
             outcome.timed_out = outcome.incomplete = False
-            outcome.mistakes = []
+            outcome.mistakes = ()
+
+    @staticmethod
+    def _key(test):
+        return test.exercise or test.grade_id
+
+    def _limit(self, test):
+        """(seconds the test gets, or None not to run it; why it gets less than the cell's limit, or '')."""
+        key = self._key(test)
+        if test.grade_id in self.notebook_timeouts:
+            took = AFTER_TIMEOUT if key in self.looped else self.cell_timeout
+            return None, f"timed out after {took:g} s in the notebook run (not run again in the clean re-run)"
+        if key in self.spent:
+            return None, f"not run: {key} already ran past its time in {self.looped[key]} and {self.spent[key]}"
+        if key in self.looped:
+            return AFTER_TIMEOUT, (f" ({key} had run past the {self.cell_timeout:g} s limit in {self.looped[key]}: "
+                                   f"its later tests get {AFTER_TIMEOUT:g} s)")
+        return self.cell_timeout, ""
 
 
 @contextlib.contextmanager

@@ -41,15 +41,6 @@ def notebook_run_score(cell, max_points):
     return float(max_points), ""
 
 
-def notebook_run_scores(autograded, model):
-    """grade_id -> (points, message) of each test cell as the notebook run left it (none: an empty dict)."""
-    if autograded is None:
-        return {}
-    top = {c.name: float(c.points) for c in model.cells if c.grade and not c.solution}
-    return {gid: notebook_run_score(cell, top[gid]) for cell in autograded.cells
-            if (gid := cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")) in top}
-
-
 @dataclass(frozen=True)
 class _TwoRuns:
     """One test cell's verdicts from the notebook run and from the clean re-run."""
@@ -69,17 +60,19 @@ class _TwoRuns:
         """Passed in the notebook, with no clean verdict: its points wait for a regrade by hand."""
         return not self.clean_finished and self.notebook.points > self.clean.points
 
-    def findings(self, clean_ran):
-        """A disagreement (two verdicts on the same test), or a withheld test to review."""
+    def findings(self, clean_ran, again=False):
+        """A disagreement (two verdicts on the same test), or a withheld test to review (`again`: on a regrade)."""
         where = f"cell {self.grade_id}"
-        if (self.clean_finished and not self.hidden_tests and clean_ran
+        if (self.clean_finished and not self.hidden_tests and clean_ran and not self.clean_timed_out
                 and 0 < self.notebook.points and self.clean.points < self.notebook.points):
             first = self.clean.message.splitlines()[0] if self.clean.message else ""
             return [Flag("disagreement", self.exercise, f"{self.grade_id} passes in the notebook run but not in the "
                          "clean re-run, where the grader runs the test with its own objects: " + first, where)]
         if self.withheld and clean_ran:
-            return [Flag("review", self.exercise, f"{self.grade_id}: the clean re-run could not finish this test, "
-                         "even with twice the time, so its points are withheld; regrade it by hand", where)]
+            why = self.clean.message.splitlines()[0] if self.clean.message else "no verdict"
+            again = ", also when graded once more, alone" if again else ""
+            return [Flag("review", self.exercise, f"{self.grade_id}: the clean re-run could not finish this test "
+                         f"({why}){again}, so its points are withheld; regrade it by hand", where)]
         return []
 
     def scored(self, flagged, timed_out, notebook_name):
@@ -129,11 +122,12 @@ def _notebook_statuses(findings, run_info, runs):
     return statuses
 
 
-def combine(model, autograded, run_info, clean, findings):
+def combine(model, autograded, run_info, clean, findings, again=False):
     """The NotebookResult of one notebook, and the findings (Flags) with disagreements added.
 
     model: course.NotebookModel; autograded: the executed notebook (or None);
-    run_info: execute.LAST_RUN of that run; clean: rerun.CleanRunResult (or None).
+    run_info: execute.LAST_RUN of that run; clean: rerun.CleanRunResult (or None);
+    again: this is the regrade, alone after the batch, of a clean re-run that could not finish.
     """
     findings = list(findings)
     if clean is not None:
@@ -144,13 +138,21 @@ def combine(model, autograded, run_info, clean, findings):
     executed = {gid: cell for gid, cell in zip(grade_ids, run_cells, strict=True) if gid}
     tests = [c for c in model.cells if c.grade and not c.solution]
     runs = [_two_runs(c, model.exercise_of.get(c.name), executed.get(c.name), clean) for c in tests]
-    findings = list(dict.fromkeys(findings + [f for r in runs for f in r.findings(clean is not None)]))
+    findings = list(dict.fromkeys(findings + [f for r in runs for f in r.findings(clean is not None, again)]))
     flagged = {f.exercise for f in findings if f.costs_points}
-    timed_out = {grade_ids[i] for i in (run_info or {}).get("timeouts", []) if i is not None and i < len(grade_ids)}
+    timed_out = notebook_run_timeouts(autograded, run_info)
     cells = [r.scored(r.exercise in flagged, r.grade_id in timed_out, model.name) for r in runs]
     return NotebookResult(model.name, Status.worst(_notebook_statuses(findings, run_info, runs)),
                           sum(c.points for c in cells), sum(c.max_points for c in cells), cells,
                           [replace(f, notebook=model.name) for f in findings]), findings
+
+
+def notebook_run_timeouts(autograded, run_info):
+    """The grade ids of the cells that timed out in the notebook run (run_info: execute.LAST_RUN's)."""
+    run_cells = autograded.cells if autograded is not None else []
+    grade_ids = [c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in run_cells]
+    return {grade_ids[i] for i in (run_info or {}).get("timeouts", [])
+            if isinstance(i, int) and 0 <= i < len(grade_ids) and grade_ids[i]}
 
 
 def _note_text(kind, detail):

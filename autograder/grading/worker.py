@@ -69,6 +69,7 @@ class Worker:
         self.uid_base = setup.get("uid_base")
         self.last_log = ""
         self.timing = {}
+        self.again = False
         self.limits = Limits(**setup["limits"])
         self.isolate = bool(setup.get("isolate", True))
         self.hidden = tuple(setup.get("hidden", ()))
@@ -154,6 +155,7 @@ class Worker:
         from . import results
 
         student = job["student"]
+        self.again = bool(job.get("again"))  # graded again, alone: its clean re-run could not finish in the batch
         started = time.monotonic()
         self.timing = {}
         try:
@@ -333,15 +335,15 @@ class Worker:
         rerun_dir = self._workdir(student, "rerun")
         sandbox = self.sandbox(rerun_dir, readonly=(rerun_dir,), writable=())
         started = time.monotonic()
-        clean = self._clean_run(code, sandbox, references, course_cells, self.cell_timeout)
-        # A test the notebook run passed but the clean re-run could not finish (a busy machine, a process killed):
-        # once more, with twice the time. Still unfinished, its points are withheld, not charged as misconduct.
-        passed = {gid for gid, (points, _) in results.notebook_run_scores(executed, nbm).items() if points > 0}
-        if any(t.incomplete and gid in passed for gid, t in clean.tests.items()):
-            clean = self._clean_run(code, sandbox, references, course_cells, 2 * self.cell_timeout)
+        # A test that timed out in the notebook run has nothing to gain here (it earns the minimum of both runs).
+        # One the clean re-run cannot finish (a busy machine) is left to `grade`, which grades its student again,
+        # alone, after the batch (`again`).
+        looped = results.notebook_run_timeouts(executed, run_info) if executed is not None else set()
+        clean = self._clean_run(code, sandbox, references, course_cells, self.cell_timeout, looped)
         self.timing["clean re-run"] = time.monotonic() - started
         shutil.rmtree(rerun_dir, ignore_errors=True)
-        result, findings = results.combine(nbm, executed, run_info if executed is not None else {}, clean, findings)
+        result, findings = results.combine(nbm, executed, run_info if executed is not None else {}, clean, findings,
+                                           again=self.again)
         if error and executed is None:
             result.status, result.error = Status.worst([result.status, Status.GRADER_ERROR]), error
         result.course_errors = [f"{label}: {message}" for label, message in clean.course_errors]
@@ -352,7 +354,7 @@ class Worker:
                             encoding="utf-8")
         return result, page
 
-    def _clean_run(self, code, sandbox, references, course_cells, timeout):
+    def _clean_run(self, code, sandbox, references, course_cells, timeout, notebook_timeouts=()):
         """rerun.CleanRun in a confined child of this process (judge.py); a second try if it cannot finish.
 
         When neither try gives a verdict, no test earns a point from the clean re-run (its
@@ -371,7 +373,8 @@ class Worker:
             from ffn_helpers import checks
 
             checks.set_offering_seed(self.offering_seed)
-            return CleanRun(code, sandbox, timeout, references, course_cells, student=student).run()
+            return CleanRun(code, sandbox, timeout, references, course_cells, student=student,
+                            notebook_timeouts=notebook_timeouts).run()
 
         why = ""
         for attempt in range(2):
