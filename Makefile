@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 READY  := $(VENV)/.installed
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: setup lab instructor test lint course check-course bench clean
+.PHONY: help setup lab instructor test lint course check-course bench clean
 
 $(READY): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed, found " + sys.version.split()[0])'
@@ -15,6 +15,9 @@ $(READY): pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $@
+
+help:  ## list these commands
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 16
 
 setup: $(READY)  ## create .venv and install the course and its tools
 
@@ -27,7 +30,7 @@ instructor: $(READY)  ## open JupyterLab with nbgrader's formgrader on the cours
 test: $(READY)  ## run the whole test suite
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
-lint: $(READY)
+lint: $(READY)  ## check the code's style (ruff)
 	$(BIN)/ruff check .
 
 course: $(READY)  ## regenerate notebooks/ and solutions/ from autograder/course/source/
@@ -39,5 +42,5 @@ check-course: $(READY)  ## fail if notebooks/ or solutions/ differ from a fresh 
 bench: $(READY)  ## print the performance table
 	$(BIN)/python -m benchmarks
 
-clean:
+clean:  ## remove .venv and the caches (never the class's data in autograder/course/)
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis artifacts

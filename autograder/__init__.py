@@ -2,7 +2,8 @@
 
     course/      the nbgrader course root: nbgrader_config.py, the authored sources
                  course/source/<id>/<id>.py (jupytext, with solutions and hidden tests), and
-                 nbgrader's working folders and gradebook, made at run time (git-ignored)
+                 nbgrader's working folders and gradebook, and results/ (grades, feedback pages,
+                 exports, reports), all made at run time: the class's data, all of it git-ignored
     authoring/   build: the learner notebooks/ and the solutions/ from the sources; lab: JupyterLab
     grading/     `python -m autograder grade|check`: sandboxed runs, the clean re-run, results
     report/      `python -m autograder report`: the class report from the graded results
@@ -16,6 +17,7 @@ from pathlib import Path
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = PACKAGE_DIR.parent
 COURSE_ROOT = PACKAGE_DIR / "course"  # nbgrader's course root: data, not code
+RESULTS = "results"  # the course root's folder for what grade, export and report write (git-ignored, as all data)
 SOURCE_DIR = COURSE_ROOT / "source"
 NOTEBOOKS_DIR = REPO_ROOT / "notebooks"
 SOLUTIONS_DIR = REPO_ROOT / "solutions"

@@ -1,9 +1,15 @@
-"""Command line of the course tools: `python -m autograder {build,grade,check,report} ...`."""
+"""Command line of the course tools: `python -m autograder {build,lab,grade,check,export,report} ...`."""
 
 import argparse
 import sys
 
 from .report import class_report as report  # standard library only: cheap to import
+
+
+def exports_parser(sub):
+    from .grading import exports  # reads the gradebook through nbgrader: imported when used, cheap until then
+
+    return exports.add_parser(sub)
 
 
 def _grading_options(parser):
@@ -15,9 +21,32 @@ def _grading_options(parser):
                         help="time limit per cell (default: the course's Execute.timeout)")
 
 
+def _jobs(text):
+    """--jobs: a whole number of students graded at once, at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of students graded at once (1 or more), "
+                                         f"got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more students graded at once, got {value} "
+                                         "(leave --jobs out to use one per core)")
+    return value
+
+
+def _version():
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ffn-course")
+    except PackageNotFoundError:
+        return "unknown (not installed: run make setup)"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="{build,lab,grade,check,export,report}")
     p_build = sub.add_parser("build", help="generate notebooks/ and solutions/ from autograder/course/source/")
     p_build.add_argument("--check", action="store_true",
                          help="write nothing; fail if the committed files differ from a fresh build")
@@ -31,8 +60,11 @@ def main(argv=None):
     p_grade = sub.add_parser("grade", help="grade every submission of an assignment (sandboxed, in parallel)")
     p_grade.add_argument("assignment", help="assignment id, e.g. 02_forward_pass")
     p_grade.add_argument("submitted", help="folder <student>/<assignment>/<notebook>.ipynb, or an LMS .zip")
-    p_grade.add_argument("--out", required=True, help="folder for grades.csv, <student>.json and <student>.html")
-    p_grade.add_argument("--jobs", type=int, default=None, help="students graded at once (default: number of cores)")
+    p_grade.add_argument("--out", default=None, help="folder for grades.csv, <student>.json and <student>.html "
+                                                     "(default: <course>/results/<assignment>)")
+    p_grade.add_argument("--jobs", type=_jobs, default=None, help="students graded at once (default: number of cores)")
+    p_grade.add_argument("--force", action="store_true",
+                         help="grade again the submissions already graded with the same files and course version")
     p_grade.add_argument("--student", action="append", help="grade only this student (repeatable)")
     p_grade.add_argument("--course", default=None, help="nbgrader course root (default: autograder/course/)")
     p_grade.add_argument("--timeout", type=float, default=900.0, metavar="SECONDS",
@@ -42,8 +74,13 @@ def main(argv=None):
     p_check.add_argument("notebook", help="a notebook named <assignment>.ipynb")
     p_check.add_argument("--feedback", default=None, metavar="HTML", help="also write the feedback page here")
     _grading_options(p_check)
+    exports_parser(sub)
     report.add_parser(sub)
     args = parser.parse_args(argv)
+    if args.command == "export":
+        from .grading import exports
+
+        return exports.main(args)
     if args.command == "report":
         return report.run(args)
     if args.command == "grade":

@@ -190,8 +190,9 @@ def test_the_report_lists_the_copies_side_by_side_escaped_and_in_the_csv(tmp_pat
     assert "<script>" not in page and "&lt;/pre&gt;&lt;script&gt;window.pwned=1&lt;/script&gt;" in section
     assert "02_forward_pass dead_fraction: answers to look at" in section and "the published solution" in section
     assert section.count("<div class='side'>") == 2
-    with table.open(encoding="utf-8", newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["similarity"]]
+    assert "similarity" not in table.read_text(encoding="utf-8").splitlines()[0]  # one table per file
+    with report.answers_path(table).open(encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
     assert [(r["exercise"], r["student"], r["compared_with"]) for r in rows] == [
         ("ffn_forward", "copier-1", "the published solution"), ("dead_fraction", "pair-1", "pair-2")]
     assert all(float(r["similarity"]) >= similarity.REPORT_AT for r in rows)
@@ -203,7 +204,7 @@ def test_anonymised_the_section_and_the_csv_show_pseudonyms(tmp_path):
     assert report.main([AID, "--results", str(results), "--out", str(out), "--csv", str(table), "--notebooks",
                         str(notebooks), "--anonymise", "--salt", "s3cret"]) == 0
     names = {s: report.pseudonym(s, "s3cret") for s in ("copier-1", "pair-1", "pair-2")}
-    page, text = out.read_text(encoding="utf-8"), table.read_text(encoding="utf-8")
+    page, text = out.read_text(encoding="utf-8"), report.answers_path(table).read_text(encoding="utf-8")
     for student, name in names.items():
         assert student not in page and student not in text and name in page and name in text
 

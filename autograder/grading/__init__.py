@@ -10,4 +10,6 @@
                    (the records of autograder/schema.py)
     feedback.py, templates/feedback.html, gradebook.py   what the student sees, what formgrader shows
     course.py, submissions.py, progress.py          the course on disk, the submissions, a progress bar
+    ledger.py      what is already graded (a submission's files and the course version), skipped next time
+    classbook.py, exports.py   the whole class from the gradebook: grades.csv, and `export` for Canvas/Moodle
 """

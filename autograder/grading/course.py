@@ -189,6 +189,19 @@ def source_texts(config, assignment_id):
     return {path.stem: path.read_text(encoding="utf-8") for path in source_notebooks(config, assignment_id)}
 
 
+def notebook_names(config, assignment_id):
+    """The assignment's notebook names (without .ipynb), from the gradebook or else its source; read only."""
+    if db_path(config).exists():
+        from nbgrader.api import Gradebook, MissingEntry
+
+        with Gradebook(config.CourseDirectory.db_url) as gb:
+            try:
+                return sorted(nb.name for nb in gb.find_assignment(assignment_id).notebooks)
+            except MissingEntry:
+                pass
+    return [p.stem for p in source_notebooks(config, assignment_id)]
+
+
 def prepare_assignment(config, assignment_id, log=print):
     """The assignment's model from the gradebook, generating it there first if it is not in it yet."""
     ensure_bin_on_path()

@@ -1,11 +1,12 @@
-"""`python -m autograder grade ASSIGNMENT SUBMITTED --out RESULTS`: grade a class, in parallel and sandboxed.
+"""`python -m autograder grade ASSIGNMENT SUBMITTED [--out RESULTS]`: grade a class, in parallel and sandboxed.
 
 The parent process (this one) never runs student code. It finds the
 submissions, starts N workers (worker.py; each imports nbgrader once and grades
 one student at a time in its own scratch course), gives each worker the next
 student, kills and replaces a worker that overruns a student's time limit, and
 alone writes the course gradebook, the course's autograded/ folders and
-RESULTS: <student>.json, <student>.html and grades.csv.
+RESULTS (default <course>/results/<assignment>): <student>.json, <student>.html, grades.csv (the whole
+class, from the gradebook) and graded.ledger (ledger.py: what is already graded, skipped next time).
 """
 
 import contextlib
@@ -22,9 +23,10 @@ from pathlib import Path
 
 from .. import offering
 from ..schema import Flag, Status, StudentResult
-from . import confine, course, gradebook, results, sandbox, submissions
+from . import classbook, confine, course, exports, gradebook, ledger, results, sandbox, submissions
 from .progress import Progress
 
+TICK = 1.0  # seconds between two refreshes of the progress line while students are being graded
 STARTUP_TIMEOUT = 600  # seconds for a worker to import nbgrader and copy the course (slow on a loaded machine)
 
 
@@ -76,6 +78,7 @@ class WorkerProcess:
         self.buffer = b""
         self.ready = False
         self.job = None
+        self.started = time.monotonic()  # of the current job
         self.deadline = time.monotonic() + STARTUP_TIMEOUT
         self.send({"op": "setup", **self.setup})
 
@@ -179,7 +182,8 @@ class _Pool:
         for w in self.workers:
             if w.ready and w.job is None and queue:
                 w.job = queue.pop(0)
-                w.deadline = time.monotonic() + self.timeout
+                w.started = time.monotonic()
+                w.deadline = w.started + self.timeout
                 w.send({"op": "grade", "student": w.job.student, "input_dir": w.take_in(w.job), "again": self.again})
 
     def replies(self, w):
@@ -202,6 +206,11 @@ class _Pool:
                 yield job, {"result": _failed(self.model, job.student, "grader error",
                                               "the grading worker crashed on this submission")}
 
+    def running(self):
+        """(student, seconds so far) of each submission being graded now."""
+        now = time.monotonic()
+        return [(w.job.student, now - w.started) for w in self.workers if w.job is not None]
+
     def overdue(self):
         """(submission, reply) for each submission past its time: its worker is killed and replaced."""
         now = time.monotonic()
@@ -216,8 +225,11 @@ class _Pool:
                                           f"grading this submission took longer than {self.timeout:g} s")}
 
 
-def run_pool(queue, setup, jobs, timeout, log_dir, model, again=False):
-    """Grade every submission of `queue` with `jobs` workers; yield (submission, worker reply) as each finishes."""
+def run_pool(queue, setup, jobs, timeout, log_dir, model, again=False, tick=None):
+    """Grade every submission of `queue` with `jobs` workers; yield (submission, worker reply) as each finishes.
+
+    `tick(running)`, if given, is called at least every TICK seconds with _Pool.running().
+    """
     queue = list(queue)
     pool = _Pool(setup, min(jobs, len(queue)), timeout, log_dir, model, again)
     try:
@@ -226,11 +238,13 @@ def run_pool(queue, setup, jobs, timeout, log_dir, model, again=False):
             active = [w for w in pool.workers if w.job or not w.ready]
             if not active:
                 break
-            wait = max(0.0, min(w.deadline for w in active) - time.monotonic())
+            wait = max(0.0, min(min(w.deadline for w in active) - time.monotonic(), TICK if tick else 1e9))
             readable, _, _ = select.select(active, [], [], wait)
             for w in readable:
                 yield from pool.replies(w)
             yield from pool.overdue()
+            if tick:
+                tick(pool.running())
     finally:
         for w in pool.workers:
             w.stop()
@@ -262,34 +276,93 @@ def _publish(config, model, submission, reply, out_dir, gb):
     return result
 
 
-def grade(assignment_id, submitted, out_dir, jobs=None, students=None, limits=None, unsafe=False,
-          course_root=None, cell_timeout=None, timeout=900.0):
-    """Grade a class; return the student results as written to `out_dir` (StudentResult.to_dict's), by student."""
+def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limits=None, unsafe=False,
+          course_root=None, cell_timeout=None, timeout=900.0, force=False):
+    """Grade a class; return the student results graded in this run (StudentResult.to_dict's), by student.
+
+    `out_dir` defaults to <course>/results/<assignment>; submissions graded before with the
+    same files and course version are skipped unless `force`. grades.csv holds the whole class.
+    """
     course.ensure_bin_on_path()
     limits = limits or sandbox.Limits()
     if not check_sandbox(limits, unsafe):
         raise SystemExit(2)
     config = course.load_config(course_root) if course_root else course.load_config()
-    out_dir = Path(out_dir).resolve()
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = Path(out_dir or classbook.results_dir(config, assignment_id)).resolve()
     scratch = Path(tempfile.mkdtemp(prefix="ffn-grade-"))
     scratch.chmod(0o711)  # each worker's user reaches its own folder in here, and nothing else
     try:
+        found = _found(config, assignment_id, submitted, scratch, students)
+        out_dir.mkdir(parents=True, exist_ok=True)
         model = course.prepare_assignment(config, assignment_id, log=_say)
-        found = _chosen(submissions.find(submitted, assignment_id, scratch, config, log=_say), students, submitted)
-        if not found:
-            _say(f"no submissions of {assignment_id} in {submitted}")
-            return []
-        setup = _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, cell_timeout)
-        jobs = max(1, min(jobs or os.cpu_count() or 1, 64))  # 64: the sandbox uids of one run
-        _say(f"grading {len(found)} submission(s) of {assignment_id} with {min(jobs, len(found))} worker(s)"
-             + (" WITHOUT the sandbox" if unsafe else " in the bubblewrap sandbox"))
-        graded = _grade_all(config, model, found, setup, jobs, timeout, out_dir)
-        gradebook.export_csv(config, assignment_id, [r.student for r in graded], out_dir / "grades.csv")
-        _summary(graded, out_dir)
+        if not any(c.grade for nb in model.notebooks for c in nb.cells):
+            raise ValueError(f"{assignment_id} has no graded cells: there is nothing to grade")
+        found, versions = _to_grade(config, model, found, out_dir, force)
+        graded = []
+        if found:
+            setup = _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, cell_timeout)
+            jobs = max(1, min(jobs or os.cpu_count() or 1, 64))  # 64: the sandbox uids of one run
+            _say(f"grading {len(found)} submission(s) of {assignment_id} with {min(jobs, len(found))} worker(s)"
+                 + (" WITHOUT the sandbox" if unsafe else " in the bubblewrap sandbox"))
+            graded = _grade_all(config, model, found, setup, jobs, timeout, out_dir)
+            _remember(out_dir, graded, versions)
+        _write_class_csv(config, assignment_id, out_dir)
+        if graded:
+            _summary(graded, out_dir)
+        else:
+            _say(f"nothing new to grade; the class's grades: {out_dir}/grades.csv")
         return [r.to_dict() for r in sorted(graded, key=lambda r: r.student)]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _found(config, assignment_id, submitted, scratch, students):
+    """The submissions to consider; refuses an assignment no submission holds, before anything is written."""
+    found = submissions.find(submitted, assignment_id, scratch, config, log=_say)
+    root = scratch / "unzipped" if Path(submitted).is_file() else Path(submitted)
+    notebooks = course.notebook_names(config, assignment_id)
+    if notebooks:  # else prepare_assignment says the assignment does not exist
+        submissions.require_assignment(found, assignment_id, notebooks, root)
+        for s in found:
+            missing = [n for n in notebooks if s.folder is not None and not (s.folder / f"{n}.ipynb").is_file()]
+            for n in missing:
+                _say(f"{s.student}: {submissions.missing_message(s.folder, n)}")
+    return _chosen(found, students, submitted)
+
+
+def _to_grade(config, model, found, out_dir, force):
+    """(the submissions to grade, {student: ledger entry}): unchanged ones are left out unless `force`."""
+    version = ledger.course_version(model, course.source_texts(config, model.name))
+    versions = {s.student: ledger.entry(ledger.submission_digest(s.folder), version) for s in found}
+    if force:
+        return found, versions
+    done = ledger.load(out_dir)
+    in_gradebook = gradebook.submitted_students(config, model.name)
+    fresh = [s for s in found if not ledger.up_to_date(done, s.student, versions[s.student]["submission"], version,
+                                                        out_dir, in_gradebook)]
+    unchanged = sorted({s.student for s in found} - {s.student for s in fresh})
+    if unchanged:
+        _say(f"{len(unchanged)} submission(s) already graded with these files and this course version, left as "
+             f"they are ({', '.join(unchanged[:10])}{' ...' if len(unchanged) > 10 else ''}); --force grades "
+             "them again")
+    return fresh, versions
+
+
+def _remember(out_dir, graded, versions):
+    """Record what was graded, so an unchanged submission is skipped next time (a grader error never is)."""
+    done = ledger.load(out_dir)
+    for r in graded:
+        if r.status == Status.GRADER_ERROR or versions.get(r.student, {}).get("submission") is None:
+            done.pop(r.student, None)
+        else:
+            done[r.student] = versions[r.student]
+    ledger.save(out_dir, done)
+
+
+def _write_class_csv(config, assignment_id, out_dir):
+    """grades.csv: every student of the gradebook, whatever this run graded (exports.py's per-exercise CSV)."""
+    sheet = classbook.sheet(config, assignment_id, out_dir)
+    (out_dir / "grades.csv").write_text(exports.exercises_csv(sheet), encoding="utf-8")
 
 
 def _chosen(found, students, submitted):
@@ -325,7 +398,7 @@ def _grade_all(config, model, found, setup, jobs, timeout, out_dir):
     progress.show()
     graded, later = [], []
     with gradebook.open_gradebook(config) as gb:  # one connection for the run: the parent alone writes
-        for submission, reply in run_pool(found, setup, jobs, timeout, log_dir, model):
+        for submission, reply in run_pool(found, setup, jobs, timeout, log_dir, model, tick=progress.running):
             if unfinished(reply):
                 later.append((submission, reply))
                 progress.advance(f"{submission.student}: clean re-run unfinished, graded again after the batch")
@@ -406,7 +479,8 @@ def main(args):
     limits = sandbox.Limits(memory=sandbox.parse_size(args.memory))
     try:
         grade(args.assignment, args.submitted, args.out, jobs=args.jobs, students=args.student, limits=limits,
-              unsafe=args.unsafe, course_root=args.course, cell_timeout=args.cell_timeout, timeout=args.timeout)
+              unsafe=args.unsafe, course_root=args.course, cell_timeout=args.cell_timeout, timeout=args.timeout,
+              force=args.force)
     except (FileNotFoundError, RuntimeError, ValueError) as exc:
         _say(f"error: {exc}")
         return 2

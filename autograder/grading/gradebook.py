@@ -188,3 +188,19 @@ def cell_scores(db_path):
     finally:
         db.close()
     return [CellScore(*row) for row in rows]
+
+
+def submitted_students(config, assignment):
+    """The ids of the students with a submission of `assignment` in the gradebook (read only; none: empty)."""
+    url = config.CourseDirectory.db_url
+    path = Path(url.removeprefix("sqlite:///"))
+    if not url.startswith("sqlite:///") or not path.exists():
+        return set()
+    db = sqlite3.connect(f"{path.absolute().as_uri()}?mode=ro", uri=True)
+    try:
+        rows = db.execute("SELECT submitted_assignment.student_id FROM submitted_assignment JOIN assignment "
+                          "ON submitted_assignment.assignment_id = assignment.id WHERE assignment.name = ?",
+                          (assignment,)).fetchall()
+    finally:
+        db.close()
+    return {row[0] for row in rows}

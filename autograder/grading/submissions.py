@@ -130,3 +130,53 @@ def _normal_timestamp(stamp):
         return None
     m = _LMS_TIMESTAMP.match(stamp)
     return f"{m.group(1)} {m.group(2)}:{m.group(3)}:{m.group(4)}" if m else stamp
+
+
+class WrongAssignment(ValueError):
+    """No submission holds the assignment: the id is wrong, or the folder is another assignment's."""
+
+
+def require_assignment(found, assignment_id, notebooks, root):
+    """Refuse (WrongAssignment) when no submission in `found` holds one of `notebooks` (names without .ipynb).
+
+    Grading such a folder would write a 0 for every student into the gradebook: it is
+    nearly always a wrong assignment id, and the message names what the folder holds.
+    """
+    if any(s.folder is not None and any((s.folder / f"{n}.ipynb").is_file() for n in notebooks) for s in found):
+        return
+    wanted = ", ".join(f"{n}.ipynb" for n in notebooks)
+    raise WrongAssignment(f"no submission in {root} holds {assignment_id} ({wanted}); found {what_is_in(root)}. "
+                          "Check the assignment id; nothing was graded or written.")
+
+
+def what_is_in(root, limit=8):
+    """What a submissions folder holds, for a message: its assignment folders and notebooks, with counts."""
+    folders, notebooks, students = {}, {}, 0
+    root = Path(root)
+    for student in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()) if root.is_dir() else []:
+        students += 1
+        for sub in student.iterdir():
+            if sub.is_dir() and not sub.is_symlink():
+                folders[sub.name] = folders.get(sub.name, 0) + 1
+                for nb in sub.glob("*.ipynb"):
+                    notebooks[nb.name] = notebooks.get(nb.name, 0) + 1
+    if not students:
+        return "no student folders"
+
+    def listed(counts):
+        items = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        return ", ".join(f"{name!r} ({n})" for name, n in items[:limit]) + (" ..." if len(items) > limit else "")
+
+    return (f"{students} student folder(s) holding the assignment folders {listed(folders) or 'none'}"
+            f" and the notebooks {listed(notebooks) or 'none'}")
+
+
+def missing_message(folder, notebook):
+    """Why a notebook counts as missing, naming the notebooks that were submitted instead (a near-miss name)."""
+    message = f"no {notebook}.ipynb was submitted"
+    others = sorted(p.name for p in Path(folder).glob("*.ipynb")) if folder is not None and Path(folder).is_dir() \
+        else []
+    if others:
+        shown = ", ".join(repr(n) for n in others[:5]) + (" ..." if len(others) > 5 else "")
+        message += f"; found {shown}: the file must be named exactly {notebook}.ipynb"
+    return message

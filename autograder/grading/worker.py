@@ -176,7 +176,7 @@ class Worker:
     def _grade(self, student, input_dir):
         import nbformat
 
-        from . import integrity, results
+        from . import integrity, results, submissions
 
         input_dir = Path(input_dir) if input_dir else None
         submitted = self.root / "submitted" / student / self.aid
@@ -190,7 +190,7 @@ class Worker:
             path = input_dir / f"{nbm.name}.ipynb" if input_dir else None
             if path is None or not (path.is_file() or path.is_symlink()):
                 notebooks[nbm.name] = results.empty_notebook(
-                    nbm, "missing notebook", f"no {nbm.name}.ipynb was submitted")
+                    nbm, "missing notebook", submissions.missing_message(input_dir, nbm.name))
                 continue
             nb, problem = read_notebook(path)
             if nb is None:

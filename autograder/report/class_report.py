@@ -11,7 +11,8 @@ the diagnosis named (with how many of the students who failed the exercise they
 explain), the students who need attention, and the answers to look at: answer cells that
 match the published solution or a classmate's (similarity.py; the code is read from the
 graded notebooks in NOTEBOOKS_DIR). `--csv` writes the per-exercise and
-per-misconception table, and those answers, for the instructor's own tools.
+per-misconception table, and those answers in a second file beside it
+(REPORT-answers.csv), for the instructor's own tools.
 
 Definitions: a student is *scored* when the grader produced test-cell scores (a
 missing or unreadable notebook is not). An exercise's credit is the sum of its test
@@ -45,7 +46,8 @@ DEFAULT_SALT_FILE = COURSE_ROOT / ".report_salt"  # per course; keep it private 
 DEFAULT_NOTEBOOKS = COURSE_ROOT / "autograded"  # where `grade` leaves each student's graded notebook
 CSV_COLUMNS = ("assignment", "exercise", "misconception", "max_points", "students_scored", "full", "partial",
                "zero", "failed", "failed_unexplained", "failed_flagged", "mean_credit", "students_named",
-               "share_of_failed", "explanation", "student", "compared_with", "similarity")
+               "share_of_failed", "explanation")
+ANSWERS_COLUMNS = ("assignment", "exercise", "student", "compared_with", "similarity")  # the -answers.csv beside it
 SHOWN_MATCHES = 50  # per answer cell in the HTML (the CSV has them all): a class that copied wholesale stays readable
 SHOWN_CHARS = 5_000  # of each answer's code in the HTML: the course's longest solution cell (4,200) fits
 SOLUTION = "the published solution"
@@ -349,9 +351,8 @@ def _scrubber(names):
 # ---------------------------------------------------------------- CSV
 
 
-def csv_rows(reports, looks=()):
-    """The per-exercise rows (misconception empty) each followed by its per-misconception rows; then the answers
-    to look at (student and similarity filled in, the statistics empty)."""
+def csv_rows(reports):
+    """The per-exercise rows (misconception empty), each followed by its per-misconception rows."""
     rows = []
     for rep in reports:
         for ex in rep.exercises:
@@ -363,16 +364,26 @@ def csv_rows(reports, looks=()):
             for m in ex.mistakes:
                 rows.append(base | dict(misconception=m.key, students_named=m.students,
                                         share_of_failed=f"{m.share:.4f}", explanation=m.explanation))
-    for look in looks:
-        rows += [dict.fromkeys(CSV_COLUMNS, "") | dict(assignment=look.assignment, exercise=m.grade_id,
-                                                      student=m.student, compared_with=m.other or SOLUTION,
-                                                      similarity=f"{m.score:.4f}") for m in look.matches]
     return rows
 
 
+def answers_rows(looks):
+    """One row per answer to look at: the student, whom or what it matches, and how closely."""
+    return [dict(assignment=look.assignment, exercise=m.grade_id, student=m.student,
+                 compared_with=m.other or SOLUTION, similarity=f"{m.score:.4f}")
+            for look in looks for m in look.matches]
+
+
+def answers_path(path):
+    """Where the answers to look at go, beside the table: report.csv -> report-answers.csv."""
+    path = Path(path)
+    return path.with_name(f"{path.stem}-answers{path.suffix or '.csv'}")
+
+
 def write_csv(reports, path, looks=()):
-    """The table through sanitise.csv_text: no cell a spreadsheet would read as a formula."""
-    Path(path).write_text(csv_text(csv_rows(reports, looks), CSV_COLUMNS), encoding="utf-8")
+    """Two tables, two files: the per-exercise and per-misconception table at `path`, the answers beside it."""
+    Path(path).write_text(csv_text(csv_rows(reports), CSV_COLUMNS), encoding="utf-8")
+    answers_path(path).write_text(csv_text(answers_rows(looks), ANSWERS_COLUMNS), encoding="utf-8")
 
 
 # ---------------------------------------------------------------- HTML
@@ -487,7 +498,8 @@ def add_arguments(parser):
                         help="the folder `grade --out` wrote (<student>.json, or <assignment>/<student>.json); "
                              "may be given once per assignment")
     parser.add_argument("--out", required=True, metavar="REPORT.html", help="the HTML report to write")
-    parser.add_argument("--csv", metavar="REPORT.csv", help="also write the per-exercise and per-misconception table")
+    parser.add_argument("--csv", metavar="REPORT.csv", help="also write the per-exercise and per-misconception table, "
+                                                            "and the answers to look at beside it (REPORT-answers.csv)")
     parser.add_argument("--notebooks", type=Path, default=DEFAULT_NOTEBOOKS, metavar="NOTEBOOKS_DIR",
                         help="the graded notebooks, <student>/<assignment>/<notebook>.ipynb, whose answer cells "
                              "'answers to look at' compares (default: the course's autograded/ folder)")
@@ -527,7 +539,7 @@ def run(args):
     looks = sum(len(k.matches) for k in built.looks)
     print(f"wrote {args.out}: {students} students, {len(built.attention)} needing attention, "
           f"{looks} answers to look at"
-          + (f"; table in {args.csv}" if args.csv else ""))
+          + (f"; tables in {args.csv} and {answers_path(args.csv)}" if args.csv else ""))
     return 0
 
 

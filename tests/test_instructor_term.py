@@ -1,0 +1,166 @@
+"""An instructor's term, pasted from autograder/README.md into a fresh clone: release, collect an LMS zip, a wrong
+assignment id refused, grade a class of three (one answer loops forever), collect a late submission and grade only
+it, regrade one student, export for Canvas, report; and `git status` shows nothing of the students'.
+
+Every command run here is quoted from the guide (the test checks that it is there, word for word); the test adds
+only a short cell time limit, so the endless loop costs seconds.
+"""
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import nbtools
+import pytest
+
+from autograder import REPO_ROOT
+from autograder.grading.gradebook import cell_scores
+
+AID = "02_forward_pass"
+GUIDE = (REPO_ROOT / "autograder" / "README.md").read_text(encoding="utf-8")
+SHORT = ["--cell-timeout", "5"]
+LOOP = "def ffn_forward(x, W1, b1, W2, b2):\n    while True:\n        pass\n"
+MISSING_B1 = "def ffn_forward(x, W1, b1, W2, b2):\n    return np.maximum(x @ W1, 0) @ W2 + b2\n"
+pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("instructor-term")]
+
+
+def _guide_lines():
+    """Every command line of the guide's bash blocks, comments cut."""
+    blocks = re.findall(r"```bash\n(.*?)```", GUIDE, flags=re.S)
+    return {re.sub(r"\s+#.*$", "", line).strip() for block in blocks for line in block.splitlines()}
+
+
+def _fresh_clone(target):
+    """What a clone of this checkout holds (the files git lists, as deploy/jupyterhub/setup.sh copies), committed."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO_ROOT,
+                            capture_output=True, check=True).stdout.decode().split("\0")
+    for rel in filter(None, listed):
+        if (REPO_ROOT / rel).is_file():
+            (target / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO_ROOT / rel, target / rel)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-q", "-m", "clone"]):
+        subprocess.run([*git, *args], cwd=target, check=True, capture_output=True)
+    return target
+
+
+class Shell:
+    """Runs guide commands with bash in the clone, the course's environment first on PATH, HOME in the scratch."""
+
+    def __init__(self, clone, home):
+        self.clone = clone
+        self.env = dict(os.environ, HOME=str(home), PATH=f"{Path(sys.executable).parent}{os.pathsep}"
+                        f"{os.environ.get('PATH', '')}")
+        self.env.pop("PYTHONPATH", None)
+
+    def __call__(self, command, *extra, ok=True):
+        assert command in _guide_lines(), f"not a command of the guide: {command}"
+        line = " ".join([command, *extra])
+        done = subprocess.run(["bash", "-c", line], cwd=self.clone, env=self.env, capture_output=True, text=True,
+                              timeout=1800)
+        if ok:
+            assert done.returncode == 0, f"{line}\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+        return done
+
+
+def _zip(path, students):
+    """An LMS download: nbgrader's documented file names, one notebook per (student, time stamp)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w") as zf:
+        for (student, stamp), nb in students.items():
+            zf.writestr(f"FFN02_{student}_attempt_{stamp}_{AID}.ipynb", nbformat.writes(nb))
+
+
+def _grades(clone):
+    with (clone / "autograder/course/results" / AID / "grades.csv").open(newline="") as f:
+        return {row["student_id"]: row for row in csv.DictReader(f)}
+
+
+def test_a_term_from_a_fresh_clone(tmp_path):
+    clone = _fresh_clone(tmp_path / "clone")
+    home = tmp_path / "home"
+    sh = Shell(clone, home)
+    results = clone / "autograder/course/results" / AID
+
+    # 0-1: build, release
+    assert "python -m autograder build 02_forward_pass" in GUIDE
+    for aid in (AID, "03_residual_layernorm"):  # 03 only to be named by mistake below
+        done = subprocess.run([sys.executable, "-m", "autograder", "build", aid], cwd=clone, env=sh.env,
+                              capture_output=True, text=True, timeout=900)
+        assert done.returncode == 0, done.stderr[-3000:]
+    sh("(cd autograder/course && nbgrader generate_assignment 02_forward_pass)")
+    released = nbformat.read(clone / f"autograder/course/release/{AID}/{AID}.ipynb", as_version=4)
+    right = nbtools.completed_learner(AID)
+
+    # 2: an LMS zip of three students, collected as the guide says
+    _zip(home / "Downloads/submissions.zip", {
+        ("ada", "2024-05-02-10-00-00"): right,
+        ("bob", "2024-05-02-11-00-00"): nbtools.with_answers(right, {"ffn_forward": MISSING_B1}),
+        ("cy", "2024-05-02-12-00-00"): nbtools.with_answers(right, {"ffn_forward": LOOP})})
+    assert nbtools.answer_ids(released) == nbtools.answer_ids(right)
+    sh("mkdir -p autograder/course/downloaded/02_forward_pass/archive")
+    sh("cp ~/Downloads/submissions.zip autograder/course/downloaded/02_forward_pass/archive/")
+    sh("(cd autograder/course && nbgrader zip_collect 02_forward_pass)")
+
+    # a wrong assignment id that exists: refused, naming what the folder holds, nothing written
+    grade = "python -m autograder grade 02_forward_pass autograder/course/submitted --jobs 2"
+    done = subprocess.run(["bash", "-c", grade.replace(AID, "03_residual_layernorm", 1)], cwd=clone, env=sh.env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2 and "no submission in" in done.stderr and "'02_forward_pass' (3)" in done.stderr
+    assert not (clone / "autograder/course/release/03_residual_layernorm").exists()
+    assert not (clone / "autograder/course/results/03_residual_layernorm").exists()
+    assert not [c for c in cell_scores(clone / "autograder/course/gradebook.db") if c.assignment != AID]
+
+    # 3: grade the class; the endless loop is a timeout, the progress line names the students
+    done = sh(grade, *SHORT)
+    assert "3/3 students" in done.stderr
+    first = {s: json.loads((results / f"{s}.json").read_text()) for s in ("ada", "bob", "cy")}
+    assert first["ada"]["status"] == "graded" and first["ada"]["score"] == first["ada"]["max_score"] > 0
+    assert first["bob"]["status"] == "graded" and 0 < first["bob"]["score"] < first["bob"]["max_score"]
+    assert first["cy"]["status"] == "timeout" and first["cy"]["score"] < first["cy"]["max_score"]
+    rows = _grades(clone)
+    assert sorted(rows) == ["ada", "bob", "cy"] and rows["cy"]["status"] == "timeout"
+    assert float(rows["bob"]["score"]) == first["bob"]["score"] and "ffn_forward" in rows["bob"]
+    stamps = {s: (results / f"{s}.json").stat().st_mtime_ns for s in first}
+
+    # a late submission: collected and graded alone; the class's CSV still holds everyone
+    _zip(home / "Downloads/submissions.zip", {("dee", "2024-05-04-09-00-00"): right})
+    sh("cp ~/Downloads/submissions.zip autograder/course/downloaded/02_forward_pass/archive/")
+    sh("(cd autograder/course && nbgrader zip_collect --force 02_forward_pass)")
+    submitted = clone / "autograder/course/submitted"
+    assert sorted(p.name for p in submitted.iterdir()) == ["ada", "bob", "cy", "dee"]
+    done = sh(grade, *SHORT)
+    assert "1/1 students" in done.stderr and "3 submission(s) already graded" in done.stderr
+    assert {s: (results / f"{s}.json").stat().st_mtime_ns for s in first} == stamps
+    rows = _grades(clone)
+    assert sorted(rows) == ["ada", "bob", "cy", "dee"] and rows["dee"]["status"] == "graded"
+
+    # regrade one student: bob alone is graded, the CSV keeps the class
+    done = sh("python -m autograder grade 02_forward_pass autograder/course/submitted --student bob --force", *SHORT)
+    assert "1/1 students" in done.stderr and (results / "bob.json").stat().st_mtime_ns != stamps["bob"]
+    assert sorted(_grades(clone)) == ["ada", "bob", "cy", "dee"]
+
+    # 5-7: feedback, the Canvas CSV, the report
+    sh("(cd autograder/course && nbgrader generate_feedback 02_forward_pass)")
+    sh("python -m autograder export --to canvas 02_forward_pass")
+    with (clone / f"autograder/course/results/canvas-{AID}.csv").open(newline="") as f:
+        canvas = list(csv.reader(f))
+    assert canvas[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", AID]
+    assert canvas[1][0].strip() == "Points Possible" and float(canvas[1][5]) == first["ada"]["max_score"]
+    grades = {row[3]: row[5] for row in canvas[2:]}
+    assert sorted(grades) == ["ada", "bob", "cy", "dee"] and float(grades["ada"]) == first["ada"]["score"]
+    sh("python -m autograder report 02_forward_pass --results autograder/course/results "
+       "--out autograder/course/results/report.html --csv autograder/course/results/report.csv")
+    assert (clone / "autograder/course/results/report-answers.csv").is_file()
+
+    # nothing of the students' is visible to git
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=clone,
+                            capture_output=True, text=True, check=True).stdout
+    assert status == "", status

@@ -1,0 +1,284 @@
+"""The instructor's term around the grader: where the class's data lives, what `grade` refuses or skips, the
+progress line, the command line, and the exports an LMS takes (each format against a sample of it)."""
+
+import csv
+import io
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from autograder import COURSE_ROOT, REPO_ROOT
+from autograder.grading import classbook, course, exports, ledger, progress, submissions
+from autograder.report import class_report
+
+DATA_PATHS = ["autograder/course/results/02_forward_pass/grades.csv",
+              "autograder/course/results/02_forward_pass/ada.json",
+              "autograder/course/results/canvas-02_forward_pass.csv", "autograder/course/results/report.html",
+              "autograder/course/downloaded/02_forward_pass/archive/submissions.zip",
+              "autograder/course/submitted/ada/02_forward_pass/02_forward_pass.ipynb",
+              "autograder/course/autograded/ada/02_forward_pass/02_forward_pass.ipynb",
+              "autograder/course/feedback/ada/02_forward_pass/02_forward_pass.html",
+              "autograder/course/release/02_forward_pass/02_forward_pass.ipynb", "autograder/course/gradebook.db",
+              "autograder/course/.report_salt", "autograder/course/source/02_forward_pass/02_forward_pass.ipynb",
+              "autograder/course/something-new/notes.txt",
+              "grading/02_forward_pass/grades.csv", "report.html", "report.csv"]
+
+
+def _git(*args, cwd):
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True).stdout
+
+
+# ---------------------------------------------------------------- the class's data is never in git
+
+
+def test_the_class_data_is_ignored_and_setup_sh_copies_none_of_it(tmp_path):
+    """In a scratch repository with the checkout's .gitignore: the file list deploy/jupyterhub/setup.sh copies
+    holds the course's code and sources, and nothing a class produced."""
+    _git("init", "-q", cwd=tmp_path)
+    shutil.copy(REPO_ROOT / ".gitignore", tmp_path / ".gitignore")
+    code = ["autograder/course/nbgrader_config.py", "autograder/course/source/02_forward_pass/02_forward_pass.py",
+            "autograder/course/source/02_forward_pass/weights.npz"]
+    for rel in DATA_PATHS + code:
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("x")
+    setup = (REPO_ROOT / "deploy/jupyterhub/setup.sh").read_text()
+    assert "ls-files -z --cached --others --exclude-standard" in setup  # the listing this test repeats
+    listed = set(_git("ls-files", "--cached", "--others", "--exclude-standard", cwd=tmp_path).split())
+    assert listed == {".gitignore", *code}
+    assert _git("status", "--porcelain", "--untracked-files=all", cwd=tmp_path).split()[1::2] == sorted(listed)
+
+
+def test_the_default_results_folder_is_in_the_ignored_course_folder():
+    config = course.load_config()
+    default = classbook.results_dir(config, "02_forward_pass")
+    assert default == COURSE_ROOT / "results" / "02_forward_pass"
+    rel = (default / "grades.csv").relative_to(REPO_ROOT)
+    assert subprocess.run(["git", "check-ignore", "-q", str(rel)], cwd=REPO_ROOT).returncode == 0
+
+
+# ---------------------------------------------------------------- what `grade` refuses, names and skips
+
+
+def _submissions(root, layout):
+    """{student: {relative path: text}} as files under root."""
+    for student, files in layout.items():
+        for rel, text in files.items():
+            path = root / student / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+    return root
+
+
+def test_an_assignment_no_submission_holds_is_refused_naming_what_was_found(tmp_path):
+    root = _submissions(tmp_path, {s: {"02_forward_pass/02_forward_pass.ipynb": "{}"} for s in ("ada", "bo", "cy")})
+    found = submissions.find(root, "03_residual_layernorm", tmp_path / "scratch")
+    assert [s.folder for s in found] == [None, None, None]
+    with pytest.raises(submissions.WrongAssignment) as info:
+        submissions.require_assignment(found, "03_residual_layernorm", ["03_residual_layernorm"], root)
+    message = str(info.value)
+    assert "no submission" in message and "03_residual_layernorm.ipynb" in message
+    assert "3 student folder(s)" in message and "'02_forward_pass' (3)" in message
+    assert "Check the assignment id" in message
+    found = submissions.find(root, "02_forward_pass", tmp_path / "scratch")
+    submissions.require_assignment(found, "02_forward_pass", ["02_forward_pass"], root)  # no error
+
+
+def test_a_near_miss_file_name_is_named(tmp_path):
+    folder = tmp_path / "bo" / "02_forward_pass"
+    folder.mkdir(parents=True)
+    (folder / "02_forward_pass (1).ipynb").write_text("{}")
+    message = submissions.missing_message(folder, "02_forward_pass")
+    assert message.startswith("no 02_forward_pass.ipynb was submitted")
+    assert "'02_forward_pass (1).ipynb'" in message and "named exactly 02_forward_pass.ipynb" in message
+    assert submissions.missing_message(None, "02_forward_pass") == "no 02_forward_pass.ipynb was submitted"
+
+
+def test_the_ledger_knows_unchanged_submissions(tmp_path):
+    folder = tmp_path / "ada" / "02_forward_pass"
+    folder.mkdir(parents=True)
+    (folder / "02_forward_pass.ipynb").write_text('{"cells": []}')
+    first = ledger.submission_digest(folder)
+    assert first == ledger.submission_digest(folder) and first is not None
+    (folder / "timestamp.txt").write_text("2024-05-02 10:00:00\n")  # a late resubmission changes its time stamp
+    second = ledger.submission_digest(folder)
+    assert second != first
+    os.symlink("/etc/passwd", folder / "link")  # never followed: an unreadable entry, not the target's bytes
+    assert ledger.submission_digest(folder) not in (first, second)
+    assert ledger.submission_digest(None) is None
+
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "ada.json").write_text("{}")
+    done = {"ada": ledger.entry(first, "v1")}
+    ledger.save(tmp_path / "out", done)
+    assert ledger.load(tmp_path / "out") == done
+    assert ledger.up_to_date(done, "ada", first, "v1", tmp_path / "out", {"ada"})
+    assert not ledger.up_to_date(done, "ada", second, "v1", tmp_path / "out", {"ada"})  # new files
+    assert not ledger.up_to_date(done, "ada", first, "v2", tmp_path / "out", {"ada"})  # another course version
+    assert not ledger.up_to_date(done, "ada", first, "v1", tmp_path / "out", set())  # gone from the gradebook
+    (tmp_path / "out" / "ada.json").unlink()
+    assert not ledger.up_to_date(done, "ada", first, "v1", tmp_path / "out", {"ada"})  # its result deleted
+
+
+# ---------------------------------------------------------------- the progress line ticks
+
+
+class _Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_the_progress_line_ticks_and_names_who_is_running():
+    clock, out = _Clock(), _Terminal()
+    bar = progress.Progress(3, stream=out, clock=clock)
+    bar.advance("ada: graded 10/10")
+    bar.advance("bo: graded 8/10")
+    clock.now = 10.0
+    frozen = out.getvalue()
+    for t in (11.0, 12.0, 400.0):  # a student stuck in a loop: the line goes on, its time grows
+        clock.now = t
+        bar.running([("cy", t - 9.0)])
+    ticks = out.getvalue()[len(frozen):].split("\r\x1b[2K")[1:]
+    assert len(ticks) == 3
+    assert "running: cy 0:02" in ticks[0] and "0:11 elapsed" in ticks[0]
+    assert "running: cy 6:31" in ticks[2] and "6:40 elapsed" in ticks[2] and "2/3 students" in ticks[2]
+
+
+def test_in_a_log_the_progress_line_ticks_every_half_minute():
+    clock, out = _Clock(), io.StringIO()
+    bar = progress.Progress(2, stream=out, clock=clock)
+    bar.show()
+    for t in range(1, 95):
+        clock.now = float(t)
+        bar.running([("cy", float(t)), ("dan", 1.0)])
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1 + 3  # at 30, 60 and 90 s
+    assert lines[-1].endswith("running: cy 1:30, dan 0:01")
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "autograder", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_version_help_and_jobs():
+    version = _cli("--version")
+    assert version.returncode == 0 and version.stdout.startswith("python -m autograder 1.")
+    top = _cli("--help").stdout
+    for command in ("build", "lab", "grade", "check", "export", "report"):
+        assert f"    {command} " in top, command
+    zero = _cli("grade", "02_forward_pass", "submitted", "--jobs", "0")
+    assert zero.returncode == 2 and "expected 1 or more students graded at once, got 0" in zero.stderr
+    word = _cli("grade", "02_forward_pass", "submitted", "--jobs", "two")
+    assert word.returncode == 2 and "expected a whole number" in word.stderr and "'two'" in word.stderr
+
+
+def test_make_help_lists_the_commands():
+    done = subprocess.run(["make", "--no-print-directory", "help"], cwd=REPO_ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    names = [line.split()[0] for line in done.stdout.splitlines() if line.strip()]
+    assert {"setup", "lab", "instructor", "course", "test", "lint", "help"} <= set(names)
+
+
+# ---------------------------------------------------------------- the exports, against samples of each format
+
+# Canvas's gradebook export, which its import takes back (the identity columns, a Points Possible row, then one
+# column per assignment named "<name> (<id>)"), as Canvas's guide "How do I import grades in the Gradebook?" shows.
+CANVAS_SAMPLE = """Student,ID,SIS User ID,SIS Login ID,Section,Assignment 1 (4711)
+    Points Possible,,,,,10.00
+"Doe, Jane",1001,S1001,jdoe,Section A,8.50
+"""
+# Moodle's CSV grade import: a header line, an identifier column mapped to a user field at import, one column per
+# grade item (docs.moodle.org, "Grade import").
+MOODLE_SAMPLE = """Username,First name,Last name,Email address,Assignment 1
+jdoe,Jane,Doe,jdoe@example.edu,8.5
+"""
+
+
+def _sheet():
+    rows = [classbook.Row("ada", "Ada", "Lovelace", "ada@example.edu", "1001", "graded", 10.0, 10.0, 0.0,
+                          "2024-05-02 10:00:00", {"ffn_forward": 6.0, "relu": 4.0}),
+            classbook.Row("bo", "=HYPERLINK(\"x\")", "", "", "", "timeout", 4.0, 10.0, 1.0, "2024-05-03 09:00:00",
+                          {"ffn_forward": 0.0, "relu": 4.0}),
+            classbook.Row("cy", "", "", "", "", classbook.NO_SUBMISSION, None, 10.0, 0.0, "",
+                          {"ffn_forward": None, "relu": None})]
+    return classbook.Sheet("02_forward_pass", 10.0, {"ffn_forward": 6.0, "relu": 4.0}, rows)
+
+
+def _read(text):
+    return list(csv.reader(io.StringIO(text)))
+
+
+def test_the_canvas_export_has_canvas_s_columns():
+    sample, ours = _read(CANVAS_SAMPLE), _read(exports.canvas_csv([_sheet()], {"02_forward_pass": "Forward (4711)"}))
+    assert ours[0][:5] == sample[0][:5] and ours[0][5] == "Forward (4711)"
+    assert ours[1][0].strip() == sample[1][0].strip() == "Points Possible"
+    assert ours[1][1:5] == sample[1][1:5] == [""] * 4
+    assert float(ours[1][5]) == 10.0
+    rows = {r[3]: r for r in ours[2:]}  # by SIS Login ID
+    assert rows["ada"][:2] == ["Lovelace, Ada", "1001"] and float(rows["ada"][5]) == 10.0
+    assert float(rows["bo"][5]) == 3.0  # the late penalty is taken off
+    assert rows["cy"][5] == ""  # nothing submitted: Canvas leaves its grade as it is
+    assert all(len(r) == len(sample[0]) for r in ours)
+    by_user_id = _read(exports.canvas_csv([_sheet()], id_column="sis_user_id"))
+    assert {r[2] for r in by_user_id[2:]} == {"ada", "bo", "cy"} and by_user_id[0][5] == "02_forward_pass"
+
+
+def test_the_moodle_export_has_moodle_s_columns():
+    sample, ours = _read(MOODLE_SAMPLE), _read(exports.moodle_csv([_sheet()]))
+    assert ours[0][:4] == sample[0][:4] and ours[0][4] == "02_forward_pass"
+    rows = {r[0]: r for r in ours[1:]}
+    assert rows["ada"] == ["ada", "Ada", "Lovelace", "ada@example.edu", "10"]
+    assert rows["bo"][1] == "'=HYPERLINK(\"x\")"  # a name that would be a formula is text
+    assert rows["cy"][4] == "" and all(len(r) == len(sample[0]) for r in ours)
+
+
+def test_the_per_exercise_export_has_one_row_per_student():
+    ours = list(csv.DictReader(io.StringIO(exports.exercises_csv(_sheet()))))
+    assert [r["student_id"] for r in ours] == ["ada", "bo", "cy"]
+    assert list(ours[0])[-2:] == ["ffn_forward", "relu"]
+    assert [(r["status"], r["score"], r["grade"], r["ffn_forward"], r["relu"]) for r in ours] == [
+        ("graded", "10", "10", "6", "4"), ("timeout", "4", "3", "0", "4"), ("no submission", "", "", "", "")]
+    assert ours[1]["first_name"] == "'=HYPERLINK(\"x\")"
+    nameless = _sheet()
+    nameless.rows = [r for r in nameless.rows if r.student == "cy"]
+    assert "first_name" not in exports.exercises_csv(nameless).splitlines()[0]  # no empty name columns
+
+
+def test_the_export_command_refuses_bad_names():
+    with pytest.raises(ValueError, match="expected --name ASSIGNMENT=COLUMN"):
+        exports._names(["02_forward_pass"])
+    with pytest.raises(ValueError, match="takes one assignment"):
+        exports.render("exercises", [_sheet(), _sheet()])
+
+
+# ---------------------------------------------------------------- the report's two tables, two files
+
+
+def test_the_report_csv_is_two_files_of_one_table_each(tmp_path):
+    class Match:
+        grade_id, student, other, score = "ffn_forward", "bo", None, 0.97
+
+    class Look:
+        assignment, matches = "02_forward_pass", [Match()]
+
+    class_report.write_csv([], tmp_path / "report.csv", [Look()])
+    table = list(csv.reader((tmp_path / "report.csv").open()))
+    answers = list(csv.DictReader((tmp_path / "report-answers.csv").open()))
+    assert table == [list(class_report.CSV_COLUMNS)] and "student" not in table[0]
+    assert answers == [{"assignment": "02_forward_pass", "exercise": "ffn_forward", "student": "bo",
+                        "compared_with": class_report.SOLUTION, "similarity": "0.9700"}]
+    assert Path(class_report.answers_path("out/r.csv")) == Path("out/r-answers.csv")
