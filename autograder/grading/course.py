@@ -206,6 +206,17 @@ def prepare_assignment(config, assignment_id, log=print):
     return read_assignment(config.CourseDirectory.db_url, assignment_id)
 
 
+def fresh_dir(target):
+    """`target` as an empty folder: what was there (a folder, a file, a link: never followed) removed first."""
+    target = Path(target)
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)
+    elif target.exists() or target.is_symlink():
+        target.unlink()
+    target.mkdir(parents=True)
+    return target
+
+
 def copy_tree(source, target, max_bytes=200 * 1024 * 1024):
     """Replace `target` with a copy of the regular files under `source`; return what was left out.
 
@@ -215,12 +226,7 @@ def copy_tree(source, target, max_bytes=200 * 1024 * 1024):
     file is opened without following links and checked after opening, so a link
     swapped in between check and open is refused too.
     """
-    source, target = Path(source), Path(target)
-    if target.is_dir() and not target.is_symlink():
-        shutil.rmtree(target)
-    elif target.exists() or target.is_symlink():
-        target.unlink()
-    target.mkdir(parents=True)
+    source, target = Path(source), fresh_dir(target)
     skipped, budget = [], max_bytes
     for folder, dirs, files in os.walk(source):  # os.walk does not descend into linked folders
         rel = Path(folder).relative_to(source)
