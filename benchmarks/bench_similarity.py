@@ -1,4 +1,5 @@
-"""Answers to look at for 300 students x 30 answer cells, and the class report with the students' notebooks.
+"""Answers to look at for 300 students x 30 answer cells, the class report with the students' notebooks, and
+the share of disguised copies listed (tests/disguises.py's corpus).
 
 Each student's answer to each cell is one of the course's own (the published solution, or an alternative
 or wrong answer of tests/submissions/), renamed and laid out anew for that student; 1 in 20 copies a
@@ -63,7 +64,29 @@ def rows():
         Row(f"answers to look at, {N_STUDENTS} students x {N_CELLS} answer cells", wall, "s", "< 10",
             f"one process (wall on a shared machine); CPU {cpu:.1f} s; {found} matches listed"),
         _report_row(rng),
+        *_rate_rows(),
     ]
+
+
+TARGETS = {"renamed and commented": "100%", "reformatted, redundant parentheses": "100%",
+           "through a free cell": "100%", "dead code": ">= 90%", "temporaries": ">= 85%",
+           "classmate pairs": ">= 95%", "independent answers": "0"}
+
+
+def _rate_rows():
+    """Disguised copies listed, per kind, on the corpus of tests/disguises.py; independent answers listed."""
+    from tests import disguises
+
+    r = disguises.rates()
+    rows = []
+    for kind, target in TARGETS.items():
+        share = r.reported[kind] / r.total[kind] if r.total[kind] else float("nan")
+        note = f"{r.reported[kind]} of {r.total[kind]} listed"
+        if kind == "independent answers":
+            rows.append(Row(f"similarity: {kind} listed (controls)", r.reported[kind], "answers", target, note))
+        else:
+            rows.append(Row(f"similarity: disguised copies listed, {kind}", 100 * share, "%", target, note))
+    return rows
 
 
 def _report_row(rng):

@@ -6,6 +6,8 @@ as deploy/jupyterhub/ does on one server; the guide's hub section names every de
 
 import json
 import os
+import pwd
+import shutil
 import subprocess
 from pathlib import Path
 from unittest import mock
@@ -79,3 +81,84 @@ def test_the_guide_points_at_every_deploy_file():
     for path in sorted((ROOT / "deploy").rglob("*")):
         if path.is_file():
             assert str(path.relative_to(ROOT)) in section, f"the guide's hub sections do not name {path}"
+
+
+# ---------------------------------------------------------------- the hub's accounts and service
+
+
+def _fake_checkout(tmp_path):
+    """A copy of deploy/jupyterhub/ in a folder that looks like a checkout (not a git one), and a PATH on which
+    configurable-http-proxy is found, so that setup.sh, were it to go past its checks, stops without installing."""
+    checkout = tmp_path / "checkout"
+    shutil.copytree(HUB_DIR, checkout / "deploy" / "jupyterhub")
+    (checkout / "autograder" / "course").mkdir(parents=True)
+    (checkout / "autograder" / "course" / "nbgrader_config.py").write_text("", encoding="utf-8")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "configurable-http-proxy").write_text("#!/bin/sh\n", encoding="utf-8")
+    (bin_dir / "configurable-http-proxy").chmod(0o755)
+    return checkout, f"{bin_dir}:{os.environ['PATH']}"
+
+
+def test_setup_names_the_students_without_an_account_and_changes_nothing(tmp_path):
+    assert not _exists("ffnt-nosuch1") and not _exists("ffnt-nosuch2") and _exists("daemon")
+    checkout, path = _fake_checkout(tmp_path)
+    env = {**os.environ, "PATH": path, "FFN_PREFIX": str(tmp_path / "opt"), "FFN_GRADER": "ffnt-never-made",
+           "FFN_STUDENTS": "ffnt-nosuch1 daemon ffnt-nosuch2", "FFN_INSTRUCTORS": "nobody"}
+    done = subprocess.run([str(checkout / "deploy" / "jupyterhub" / "setup.sh")], env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode != 0
+    assert "no Unix account on this server for: ffnt-nosuch1 ffnt-nosuch2." in done.stderr, done.stderr
+    assert not (tmp_path / "opt").exists() and not _exists("ffnt-never-made")
+
+
+def _exists(user):
+    try:
+        pwd.getpwnam(user)
+    except KeyError:
+        return False
+    return True
+
+
+def _add_user(prefix, *args):
+    return subprocess.run([str(HUB_DIR / "add-user.sh"), *args], env={**os.environ, "FFN_PREFIX": str(prefix)},
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_add_user_checks_the_accounts_then_adds_them_to_the_hubs_settings(tmp_path):
+    env_file = tmp_path / "hub" / "course.env"
+    env_file.parent.mkdir()
+    before = "# written by setup.sh\nFFN_INSTRUCTORS=alice\nFFN_STUDENTS=s1 s2\nFFN_HUB_PORT=8000\n"
+    env_file.write_text(before, encoding="utf-8")
+    refused = _add_user(tmp_path, "daemon", "ffnt-nosuch1")
+    assert refused.returncode == 1 and "no Unix account on this server for: ffnt-nosuch1." in refused.stderr
+    assert env_file.read_text(encoding="utf-8") == before  # nothing changed, daemon neither
+    for bad in ("Bad;Name", "--admin"):
+        done = _add_user(tmp_path, bad)
+        assert done.returncode == 1 and ("not a user name" in done.stderr or "unknown option" in done.stderr)
+    assert env_file.read_text(encoding="utf-8") == before
+    done = _add_user(tmp_path, "daemon")
+    assert done.returncode == 0 and "restart it" in done.stdout, done.stderr  # no systemd here
+    assert _add_user(tmp_path, "daemon").returncode == 0  # twice: listed once
+    assert _add_user(tmp_path, "--instructor", "nobody").returncode == 0
+    assert env_file.read_text(encoding="utf-8") == before.replace("FFN_STUDENTS=s1 s2", "FFN_STUDENTS=s1 s2 daemon") \
+        .replace("FFN_INSTRUCTORS=alice", "FFN_INSTRUCTORS=alice nobody")
+
+
+def test_the_hubs_systemd_unit_is_valid_once_setup_fills_it_in(tmp_path):
+    venv, hub = tmp_path / "venv", tmp_path / "hub"
+    (venv / "bin").mkdir(parents=True)
+    hub.mkdir()
+    (venv / "bin" / "jupyterhub").write_text("#!/bin/sh\n", encoding="utf-8")
+    (venv / "bin" / "jupyterhub").chmod(0o755)
+    template = (HUB_DIR / "ffn-course-hub.service").read_text(encoding="utf-8")
+    setup = (HUB_DIR / "setup.sh").read_text(encoding="utf-8")
+    assert 'sed -e "s|@VENV@|$VENV|g" -e "s|@HUB@|$HUB|g" "$HERE/$UNIT.service" >"$HUB/$UNIT.service"' in setup
+    unit = tmp_path / "ffn-course-hub.service"
+    unit.write_text(template.replace("@VENV@", str(venv)).replace("@HUB@", str(hub)), encoding="utf-8")
+    assert "@" not in unit.read_text(encoding="utf-8").split("[Unit]")[1]
+    assert f"ExecStart={venv}/bin/jupyterhub -f {hub}/jupyterhub_config.py" in unit.read_text(encoding="utf-8")
+    assert "User=root" in template and "Restart=on-failure" in template and "WantedBy=multi-user.target" in template
+    if shutil.which("systemd-analyze"):
+        done = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr

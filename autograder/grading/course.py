@@ -253,6 +253,17 @@ def copy_release(config, assignment_id, target):
     return target
 
 
+def fresh_dir(target):
+    """`target` as an empty folder: what was there (a folder, a file, a link: never followed) removed first."""
+    target = Path(target)
+    if target.is_dir() and not target.is_symlink():
+        shutil.rmtree(target)
+    elif target.exists() or target.is_symlink():
+        target.unlink()
+    target.mkdir(parents=True)
+    return target
+
+
 def copy_tree(source, target, max_bytes=200 * 1024 * 1024):
     """Replace `target` with a copy of the regular files under `source`; return what was left out.
 
@@ -262,12 +273,7 @@ def copy_tree(source, target, max_bytes=200 * 1024 * 1024):
     file is opened without following links and checked after opening, so a link
     swapped in between check and open is refused too.
     """
-    source, target = Path(source), Path(target)
-    if target.is_dir() and not target.is_symlink():
-        shutil.rmtree(target)
-    elif target.exists() or target.is_symlink():
-        target.unlink()
-    target.mkdir(parents=True)
+    source, target = Path(source), fresh_dir(target)
     skipped, budget = [], max_bytes
     for folder, dirs, files in os.walk(source):  # os.walk does not descend into linked folders
         rel = Path(folder).relative_to(source)

@@ -263,6 +263,8 @@ def _publish(config, model, submission, reply, out_dir, gb):
     if reply.get("autograded_dir") and Path(reply["autograded_dir"]).is_dir():
         skipped += course.copy_tree(reply["autograded_dir"], root / "autograded" / student / aid)
         shutil.rmtree(reply["autograded_dir"], ignore_errors=True)
+    elif submission.folder is not None:  # nothing ran (an unreadable notebook): without a folder formgrader
+        course.fresh_dir(root / "autograded" / student / aid)  # would list it as "needs autograding"
     for what in skipped[:20]:  # links, FIFOs, devices: never followed or copied, shown to the instructor
         result.flags.append(Flag("review", None, f"not copied: {what}", "the submission's files", notebook=aid))
     gradebook.record(config, result, gb)

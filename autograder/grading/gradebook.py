@@ -2,7 +2,10 @@
 
 After this, formgrader and `nbgrader export` show the scores: each test cell's
 `auto_score`, the notebook's `flagged` mark for a flagged submission, and the
-late-submission penalty nbgrader's configured plugin computes. `cell_scores`
+late-submission penalty nbgrader's configured plugin computes. Formgrader also shows
+what the sandboxed grader found: a test cell that timed out, was not run, was
+flagged or got no verdict from the clean re-run is marked as needing manual grading,
+and each answer cell concerned carries the grader's comment (statuses, flag kinds). `cell_scores`
 reads them back, without writing, for whoever checks what grading stored.
 """
 
@@ -17,6 +20,8 @@ from nbgrader.plugins import LateSubmissionPlugin
 from nbgrader.utils import parse_utc
 from sqlalchemy.exc import SAWarning
 from sqlalchemy.orm import scoped_session, sessionmaker
+
+from ..schema import CellStatus, Status
 
 PATCHED_NBGRADER = "0.9."  # the releases whose Gradebook.__init__ reuse_engines repeats
 
@@ -112,8 +117,11 @@ def _record(config, result, gb):
             if cell is None:
                 continue  # a manually graded cell: left to the grader
             grade.auto_score = float(cell.points)
-            grade.needs_manual_grade = grade.manual_score is not None
+            grade.needs_manual_grade = grade.manual_score is not None or cell.status in TO_REVIEW
         notebook.flagged = nb_result.status == "flagged"
+        said = comments(nb_result, [c.name for c in notebook.comments])
+        for comment in notebook.comments:
+            comment.auto_comment = said.get(comment.name)
         notebook.late_submission_penalty = None
         if submission.total_seconds_late > 0:
             penalty = _late_plugin(config).late_submission_penalty(
@@ -121,6 +129,39 @@ def _record(config, result, gb):
             if penalty is not None:
                 notebook.late_submission_penalty = max(0.0, min(float(penalty), notebook.score))
     gb.db.commit()
+
+
+# Test cells whose points a person should look at: formgrader lists their submission as needing manual grading.
+TO_REVIEW = frozenset({CellStatus.TIMEOUT, CellStatus.NOT_RUN, CellStatus.RERUN_INCOMPLETE, CellStatus.FLAGGED})
+
+
+def comments(nb_result, answer_cells):
+    """{answer cell: what the sandboxed grader found}, for formgrader's comment on that cell.
+
+    In the grader's own words only: statuses, test cell ids and points, flag kinds and the course's
+    exercise names. A flag's detail and place quote or locate learner code, so they stay in the results
+    JSON and the student's page.
+    """
+    known = set(answer_cells)
+    lines = {name: [] for name in known}
+    for cell in nb_result.cells:
+        if cell.status in TO_REVIEW and cell.exercise in known:
+            lines[cell.exercise].append(f"{cell.grade_id}: {cell.status.label} "
+                                        f"({cell.points:g} of {cell.max_points:g} points)")
+    for flag in nb_result.flags:
+        kind = flag.kind if flag.kind in FLAG_KINDS else "finding"
+        if flag.exercise in known:
+            lines[flag.exercise].append(f"flagged: {kind} in {flag.exercise}")
+    if nb_result.status != Status.GRADED:
+        whole = nb_result.status not in (Status.FLAGGED, Status.TIMEOUT)  # a problem of the notebook, not a cell
+        for name in known:
+            if lines[name] or whole:
+                lines[name].append(f"status of the notebook: {nb_result.status.label}")
+    return {name: "The sandboxed grader (python -m autograder grade): " + "; ".join(said) + "."
+            for name, said in lines.items() if said}
+
+
+FLAG_KINDS = frozenset({"monkeypatch", "reference", "lying", "shadow", "review", "tamper", "disagreement", "channel"})
 
 
 EXPORT_COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",

@@ -210,18 +210,26 @@ def course_answers(assignment):
 
 
 def _answer_cells(notebook, wanted=None):
-    """{grade_id: source} of a notebook's answer cells (nbgrader `solution`), the first of each id."""
-    out = {}
+    """{grade_id: code} of a notebook's answer cells (nbgrader `solution`), the first of each id, each with the
+    functions of the notebook's other code cells it calls (similarity.code_it_runs)."""
+    from .similarity import code_it_runs
+
+    out, free = {}, []
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     for c in cells if isinstance(cells, list) else ():
         meta = c.get("metadata", {}).get("nbgrader", {}) if isinstance(c, dict) else {}
-        gid = meta.get("grade_id") if isinstance(meta, dict) and meta.get("solution") else None
-        source = c.get("source") if gid else None
+        meta = meta if isinstance(meta, dict) else {}
+        source = c.get("source") if isinstance(c, dict) else None
         if isinstance(source, list):
             source = "".join(s for s in source if isinstance(s, str))
-        if isinstance(gid, str) and isinstance(source, str) and (wanted is None or gid in wanted):
+        if not isinstance(source, str) or c.get("cell_type") != "code":
+            continue
+        gid = meta.get("grade_id") if meta.get("solution") else None
+        if isinstance(gid, str) and (wanted is None or gid in wanted):
             out.setdefault(gid, source)
-    return out
+        elif not (meta.get("solution") or meta.get("grade")):
+            free.append(source)
+    return {gid: code_it_runs(code, free) for gid, code in out.items()}
 
 
 def read_answers(notebooks_dir, assignment, students, wanted):

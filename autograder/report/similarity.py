@@ -4,14 +4,19 @@ The technique MOSS is built on (Schleimer, Wilkerson and Aiken, "Winnowing", 200
 fingerprint it by winnowing hashed k-grams, and score the fingerprints two answers share.
 Own code, not copydetect: that compares every pair one by one (45,000 per cell here); this indexes fingerprints.
 
-Normalising reads the code with Python's `tokenize`, which never runs it. Comments, docstrings, imports,
-layout and every `def`/`class` line are dropped; names become one token `N` and literals `0` (numbers) or
-`"` (text), so renaming and reformatting change nothing, except names after a dot (`np.einsum`) and
-builtins (`sum`, `range`): they are what makes two correct answers different algorithms. The learner
-notebook's starter code is fingerprinted the same way and taken out of every answer. Code `tokenize`
-rejects is read as plain words, with a note; a cell counts up to MAX_CHARS characters and MAX_TOKENS tokens.
+The code compared is what an answer runs: its cell, then the functions of the notebook's other code
+cells it calls (code_it_runs). Normalising never runs it: where Python's syntax tree reads it,
+normal_form.canonical writes it back without layout, comments, redundant parentheses, dead code and
+single-use temporaries; `tokenize` then reads the result. Imports, docstrings and every `def`/`class`
+line are dropped; names become one token `N` and literals `0` (numbers) or `"` (text), so renaming
+changes nothing, except names after a dot (`np.einsum`) and builtins (`sum`, `range`): they are what
+makes two correct answers different algorithms. The learner notebook's starter code is fingerprinted
+the same way and taken out of every answer. Code the tree cannot read is tokenized as written; code
+`tokenize` rejects is read as plain words, with a note; a cell counts up to MAX_CHARS characters and
+MAX_TOKENS tokens.
 """
 
+import ast
 import builtins
 import hashlib
 import io
@@ -21,9 +26,12 @@ import tokenize
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from . import normal_form
+
 K = 5  # tokens per k-gram: shorter grams are shared by any two numpy one-liners
 WINDOW = 4  # winnowing window: any run of K + WINDOW - 1 = 8 equal tokens is always caught
-MIN_TOKENS = 30  # shorter answers (normalised) are never reported: short formulas are alike by nature
+MIN_TOKENS = 29  # shorter answers (normal form, temporaries counted: _normalised) are never reported: short
+# formulas are alike by nature. 29, not the 30 counted on code as written: the normal form drops redundant parentheses
 REPORT_AT = 0.8  # share of the smaller answer's fingerprints found in the other: a renamed copy scores 1.0, the
 # course's independent correct answers below 0.8 (tests/test_similarity.py), the solution with one line changed 0.83+
 COMMON = 20  # a fingerprint more than this many classmates share is an idiom (MOSS's -m), not a copy
@@ -45,10 +53,39 @@ class Answer:
     tokens: tuple
     fingerprints: frozenset
     note: str = ""  # why it was read as plain words, or cut
+    size: int = 0  # how much code the answer has, counted toward MIN_TOKENS (_normalised)
 
     @property
     def reportable(self):
-        return len(self.tokens) >= MIN_TOKENS
+        return self.size >= MIN_TOKENS
+
+
+def code_it_runs(code, free_cells):
+    """An answer cell's code, then each function or class of `free_cells` it calls, directly or not, once.
+
+    The last definition of a name wins, as when the notebook runs top to bottom; free cells that do not
+    parse are skipped. A name the answer calls is found without running anything: any name it reads.
+    """
+    defs = {}
+    for cell in free_cells:
+        try:
+            tree = ast.parse(cell[:MAX_CHARS])
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        lines = cell.splitlines(keepends=True)
+        for node in tree.body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                defs[node.name] = "".join(lines[node.lineno - 1:node.end_lineno])
+    if not defs:
+        return code
+    out, queue, seen = [code], [code], set(re.findall(r"(?:def|class)\s+(\w+)", code))  # its own are its own
+    while queue and sum(map(len, out)) < MAX_CHARS:
+        for name in _WORDS.findall(queue.pop(0)):
+            if name in defs and name not in seen:
+                seen.add(name)
+                out.append(defs[name])
+                queue.append(defs[name])
+    return "\n\n".join(c.rstrip("\n") for c in out) + "\n"
 
 
 def _kind(name, after_dot):
@@ -101,9 +138,28 @@ def _strip_headers(stmt):
 
 def normalise(code):
     """(normalised tokens, note): never runs `code`; malformed code is read as plain words, with a note."""
+    tokens, _, note = _normalised(code)
+    return tokens, note
+
+
+def _normalised(code):
+    """(the tokens compared, how many count toward MIN_TOKENS, note).
+
+    What counts is the compared tokens and, for each single-use temporary put back, the three of its
+    `N = ... ;`: naming a value is code the answer has, though its fingerprints leave it out.
+    """
     note = ""
     if len(code) > MAX_CHARS:
         code, note = code[:MAX_CHARS], f"only its first {MAX_CHARS:,} characters were compared"
+    try:
+        code, inlined = normal_form.canonical(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        inlined = 0  # not Python `ast` reads (or too deep for it): its tokens as written
+    tokens, note = _tokens(code, note)
+    return tokens, len(tokens) + 3 * inlined, note
+
+
+def _tokens(code, note):
     try:
         toks = _python_tokens(code)
     except (tokenize.TokenError, SyntaxError) as exc:
@@ -152,8 +208,8 @@ def fingerprints(tokens):
 
 def answer(code, starter=frozenset()):
     """An Answer for one cell's code; `starter` holds the fingerprints of the cell as the learner got it."""
-    tokens, note = normalise(code)
-    return Answer(code[:MAX_CHARS], tokens, fingerprints(tokens) - starter, note)
+    tokens, size, note = _normalised(code)
+    return Answer(code[:MAX_CHARS], tokens, fingerprints(tokens) - starter, note, size)
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ there, as root: `jupyterhub -f jupyterhub_config.py`. A setting in the environme
 """
 
 import os
+import sys
 from pathlib import Path
 
 COURSE_ID = "ffn-course"
@@ -29,10 +30,27 @@ def _settings():
     return settings
 
 
+def without_account(names):
+    """The names that are no account on this server: the hub can neither log them in nor start their server."""
+    import pwd
+
+    missing = []
+    for name in names:
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            missing.append(name)
+    return missing
+
+
 s = _settings()
 venv = s["FFN_VENV"]
 instructors, students = s.get("FFN_INSTRUCTORS", "").split(), s.get("FFN_STUDENTS", "").split()
 c = get_config()  # noqa: F821 (provided by JupyterHub when it loads this file)
+if missing := without_account(instructors + students):  # said at every start, in the hub's log
+    print(f"jupyterhub_config.py: no Unix account on this server for {' '.join(missing)}: they cannot log in. "
+          "Create them (deploy/jupyterhub/add-user.sh --create NAME) or take them out of course.env.",
+          file=sys.stderr, flush=True)
 
 # The proxy listens where users reach it; the hub's own API and the users' servers stay on loopback.
 c.JupyterHub.ip = s.get("FFN_HUB_IP", "")

@@ -12,7 +12,10 @@
 #   3. the grading account $FFN_GRADER, with the course copied into its home (the gradebook
 #      lives there, readable by it alone) and the formgrader enabled for it only (grader/);
 #   4. the exchange $FFN_EXCHANGE, where students fetch and submit;
-#   5. the hub's folder $FFN_PREFIX/hub: jupyterhub_config.py and its settings, course.env.
+#   5. the hub's folder $FFN_PREFIX/hub: jupyterhub_config.py and its settings, course.env;
+#   6. the systemd service ffn-course-hub, enabled and (re)started, where systemd runs the machine.
+# Every name in FFN_INSTRUCTORS and FFN_STUDENTS must already be an account on the server: it stops,
+# naming those that are not, before changing anything. add-user.sh adds users later.
 #
 # Settings (environment variables; the defaults are the instructor guide's):
 FFN_PREFIX=${FFN_PREFIX:-/opt/ffn-course}              # the environment and the hub's state
@@ -28,6 +31,7 @@ FFN_HUB_AUTH=${FFN_HUB_AUTH:-pam}                      # pam: the server's own a
 set -euo pipefail
 
 COURSE_ID=ffn-course  # autograder/course/nbgrader_config.py's course_id; the formgrader service is named after it
+UNIT=ffn-course-hub   # the systemd service (ffn-course-hub.service)
 HERE=$(cd "$(dirname "$0")" && pwd)
 CHECKOUT=$(cd "$HERE/../.." && pwd)
 VENV=$FFN_PREFIX/venv
@@ -39,6 +43,15 @@ die() { printf 'setup: %s\n' "$*" >&2; exit 1; }
 
 [ "$(id -u)" -eq 0 ] || die "run as root (sudo $0): it creates an account and installs system packages"
 [ -f "$CHECKOUT/autograder/course/nbgrader_config.py" ] || die "$CHECKOUT is not a checkout of the course"
+
+# The hub logs users in with PAM and starts each server as its user: every name must be an account here.
+missing=()
+for name in $FFN_INSTRUCTORS $FFN_STUDENTS; do
+    id -u "$name" >/dev/null 2>&1 || missing+=("$name")
+done
+((${#missing[@]} == 0)) || die "no Unix account on this server for: ${missing[*]}. Create them first
+(useradd --create-home NAME, then passwd NAME) or leave them out of FFN_INSTRUCTORS/FFN_STUDENTS; nothing
+was changed. Later, deploy/jupyterhub/add-user.sh --create NAME adds one without running setup.sh again."
 
 step "system packages"
 need=()
@@ -124,6 +137,19 @@ FFN_HUB_AUTH=$FFN_HUB_AUTH
 ENV
 chmod 600 "$HUB/course.env"
 
+step "the hub as a systemd service, $UNIT"
+sed -e "s|@VENV@|$VENV|g" -e "s|@HUB@|$HUB|g" "$HERE/$UNIT.service" >"$HUB/$UNIT.service"
+if [ -d /run/systemd/system ]; then  # systemd runs this machine: the hub starts now and at every boot
+    install -m 644 "$HUB/$UNIT.service" "/etc/systemd/system/$UNIT.service"
+    systemctl daemon-reload
+    systemctl enable --quiet "$UNIT"
+    systemctl restart "$UNIT"  # a later run (after a git pull) brings the running hub up to date
+    started="the hub runs as the systemd service $UNIT (systemctl status $UNIT; journalctl -u $UNIT)"
+else
+    started="no systemd on this machine: start the hub (as root) with  cd $HUB && $VENV/bin/jupyterhub -f jupyterhub_config.py"
+fi
+
 step "done"
-echo "Start the hub (as root):  cd $HUB && $VENV/bin/jupyterhub -f jupyterhub_config.py"
+echo "$started"
+echo "More users later: deploy/jupyterhub/add-user.sh [--instructor] NAME..."
 echo "Instructors: http://<server>:$FFN_HUB_PORT/services/$COURSE_ID/ (formgrader); students: http://<server>:$FFN_HUB_PORT/"

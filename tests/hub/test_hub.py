@@ -39,6 +39,7 @@ AID = "02_forward_pass"
 PREFIX = "ffnt-"  # every account the test makes starts with it
 INSTRUCTOR, STUDENTS, GRADER = f"{PREFIX}instr", (f"{PREFIX}s1", f"{PREFIX}s2"), f"{PREFIX}grader"
 USERS = (GRADER, INSTRUCTOR, *STUDENTS)
+LATE = f"{PREFIX}s3"  # a student added once the hub runs (deploy/jupyterhub/add-user.sh)
 
 
 def _free_port():
@@ -63,7 +64,7 @@ def _pids_of(uids):
 def _remove_users():
     """Kill every process of the test's accounts (by pid), then delete the accounts and their homes."""
     uids = set()
-    for user in USERS:
+    for user in (*USERS, LATE):
         with contextlib.suppress(KeyError):
             uids.add(_uid(user))
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -71,7 +72,7 @@ def _remove_users():
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
         time.sleep(1)
-    for user in USERS:
+    for user in (*USERS, LATE):
         if user in {p.pw_name for p in pwd.getpwall()}:
             subprocess.run(["userdel", "--remove", user], capture_output=True)
             subprocess.run(["groupdel", user], capture_output=True)
@@ -435,3 +436,32 @@ def test_a_class_on_jupyterhub(hub, chromium):
     timings["students fetch feedback (browser)"] = time.perf_counter() - started
     print("\n" + ", ".join(f"{k}: {v:.0f} s" for k, v in timings.items()))
 
+
+def test_the_hub_service_and_a_student_added_later(hub):
+    """setup.sh filled in the systemd unit; add-user.sh refuses a name with no account, then adds one it makes."""
+    unit = (hub.hub_dir / "ffn-course-hub.service").read_text(encoding="utf-8")
+    assert f"ExecStart={hub.venv}/bin/jupyterhub -f {hub.hub_dir}/jupyterhub_config.py" in unit
+    assert f"WorkingDirectory={hub.hub_dir}" in unit and "@" not in unit.split("[Unit]")[1]
+    add = [str(ROOT / "deploy" / "jupyterhub" / "add-user.sh")]
+    env = {**os.environ, "FFN_PREFIX": str(hub.prefix)}
+    refused = subprocess.run([*add, LATE], env=env, capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 1 and f"no Unix account on this server for: {LATE}." in refused.stderr
+    assert not _logs_in(hub, LATE)  # not allowed in
+    added = subprocess.run([*add, "--create", LATE], env=env, capture_output=True, text=True, timeout=60)
+    assert added.returncode == 0, added.stderr
+    assert f"FFN_STUDENTS={' '.join(STUDENTS)} {LATE}" in (hub.hub_dir / "course.env").read_text(encoding="utf-8")
+    hub.stop()  # no systemd here: restarted by hand, as add-user.sh says
+    hub.start()
+    assert _logs_in(hub, LATE)  # the shared test password stands for PAM's
+
+
+def _logs_in(hub, user):
+    """Whether `user` gets a hub session: the hub's API, asked with its cookie, names them."""
+    import requests
+
+    session = requests.Session()
+    session.get(f"{hub.url}/hub/login", timeout=30)
+    session.post(f"{hub.url}/hub/login?next=", timeout=30,
+                 data={"username": user, "password": hub.password, "_xsrf": session.cookies.get("_xsrf")})
+    r = session.get(f"{hub.url}/hub/api/user", timeout=30)
+    return r.status_code == 200 and r.json().get("name") == user

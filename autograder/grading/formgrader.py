@@ -1,0 +1,44 @@
+"""Formgrader's ⚡ Autograde, turned off: a Jupyter server extension for every server that runs formgrader.
+
+nbgrader's button runs plain `nbgrader autograde`: student code with the instructor's rights, no sandbox,
+no clean re-run. With this extension enabled (jpserver_extensions "autograder.grading.formgrader", in
+jupyter/instructor/ and deploy/jupyterhub/grader/), the button answers with a message that names the
+sandboxed command instead. Formgrader's other buttons (feedback, release) run no student code.
+"""
+
+import json
+
+REFUSAL = ("Autograding from formgrader is turned off for this course: it runs student code with your rights "
+           "and no sandbox. Grade with the sandboxed grader, from the repository root:\n\n"
+           "    python -m autograder grade {assignment} SUBMISSIONS_DIR --student {student}\n\n"
+           "Its statuses and flags then show here (a test cell that needs your look is marked for manual grading, "
+           "and the answer cell carries the grader's comment).")
+
+
+def refusal(assignment, student):
+    """What formgrader's autograde request gets back: nbgrader's reply format, success false."""
+    return {"success": False, "log": REFUSAL.format(assignment=assignment, student=student), "error": ""}
+
+
+def turn_off_autograde():
+    """Make nbgrader's autograde request handler refuse (it is shared by every formgrader page that has the button)."""
+    from nbgrader.server_extensions.formgrader import apihandlers
+    from tornado import web
+
+    @web.authenticated
+    def post(self, assignment_id, student_id):
+        self.write(json.dumps(refusal(assignment_id, student_id)))
+
+    apihandlers.AutogradeHandler.post = post
+
+
+def _jupyter_server_extension_points():
+    return [{"module": "autograder.grading.formgrader"}]
+
+
+def _load_jupyter_server_extension(serverapp):
+    turn_off_autograde()
+    serverapp.log.info("formgrader's autograde button is off: grade with python -m autograder grade")
+
+
+load_jupyter_server_extension = _load_jupyter_server_extension  # the name older Jupyter servers look for

@@ -1,0 +1,144 @@
+"""Formgrader tells the truth: what `grade` found is where the instructor grades, and its ⚡ button is off.
+
+One small batch of 02_forward_pass through `python -m autograder grade` (an honest student, an infinite
+loop, a monkeypatch, a file that is no notebook), then the data formgrader shows, read the way formgrader
+reads it: nbgrader's NbGraderAPI (the submissions list) and the gradebook's grades and comments. Then
+the instructor's JupyterLab, asked to autograde through formgrader's own API, must refuse and run nothing.
+"""
+
+import json
+import secrets
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+
+import nbtools
+import pytest
+from adversarial import ASSIGNMENT, Context, grading, patch_numpy
+
+from autograder.authoring import lab
+from autograder.grading import course as course_mod
+from autograder.grading import gradebook
+
+AID = ASSIGNMENT
+REPO = Path(__file__).resolve().parents[1]
+LOOP = "def ffn_forward(x, W1, b1, W2, b2):\n    while True:\n        pass\n"
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("formgrader")
+    root = grading.make_course(tmp / "course", AID)
+    honest = nbtools.completed_learner(AID)
+    answers = {c.metadata.nbgrader.grade_id: c.source for c in honest.cells
+               if c.metadata.get("nbgrader", {}).get("solution")}
+    ctx = Context(nbtools.learner(AID), answers, str(root), str(tmp / "results"), 0)
+    students = {"honest": honest, "looping": nbtools.with_answers(honest, {"ffn_forward": LOOP}),
+                "patcher": patch_numpy(ctx), "broken": b"this is no notebook"}
+    grading.write_submissions(tmp / "submitted", AID, students)
+    results = grading.run_batch(AID, tmp / "submitted", tmp / "results", root, cell_timeout=5.0)
+    return root, results
+
+
+def _api(root):
+    """nbgrader's NbGraderAPI for the course, as formgrader's handlers make it."""
+    from nbgrader.apps.api import NbGraderAPI
+    from nbgrader.coursedir import CourseDirectory
+
+    config = course_mod.load_config(root)
+    return NbGraderAPI(CourseDirectory(config=config), config=config)
+
+
+def _comments(root, student):
+    """{answer cell: the grader's comment} of a student's notebook in the gradebook formgrader reads."""
+    with gradebook.open_gradebook(course_mod.load_config(root)) as gb:
+        notebook = gb.find_submission_notebook(AID, AID, student)
+        return {c.name: c.auto_comment for c in notebook.comments if c.auto_comment}
+
+
+@pytest.mark.grading
+def test_the_statuses_show_in_formgraders_submission_list(graded):
+    root, results = graded
+    assert {s: r["status"] for s, r in results.items()} == {
+        "honest": "graded", "looping": "timeout", "patcher": "flagged", "broken": "unreadable notebook"}
+    listed = {s["student"]: s for s in _api(root).get_submissions(AID)}
+    assert listed["honest"]["autograded"] and not listed["honest"]["needs_manual_grade"]
+    for student in ("looping", "patcher", "broken"):  # not "graded 6/10", not "needs autograding"
+        assert listed[student]["autograded"], (student, listed[student])
+        assert listed[student]["needs_manual_grade"], (student, listed[student])
+
+
+@pytest.mark.grading
+def test_the_grader_says_why_on_the_answer_cells(graded):
+    root, _ = graded
+    assert _comments(root, "honest") == {}
+    looping = _comments(root, "looping")
+    assert list(looping) == ["ffn_forward"] and "timeout" in looping["ffn_forward"]
+    assert "status of the notebook: timeout" in looping["ffn_forward"]
+    patcher = _comments(root, "patcher")
+    assert "flagged: monkeypatch in ffn_forward" in patcher["ffn_forward"]
+    assert "np.allclose" not in json.dumps(patcher)  # a flag's detail quotes learner code: not in the comment
+    broken = _comments(root, "broken")
+    assert broken and all("unreadable notebook" in text for text in broken.values())
+    assert set(broken) == {"ffn_forward", "linear_torch", "dead_fraction"}
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def instructor_server(tmp_path_factory):
+    """The instructor's JupyterLab (jupyter/instructor/'s configuration) on a scratch course with one submission."""
+    tmp = tmp_path_factory.mktemp("instructor")
+    root = grading.make_course(tmp / "course", AID)
+    grading.write_submissions(root / "submitted", AID, {"bob": nbtools.completed_learner(AID)})
+    port, token = _free_port(), secrets.token_hex(24)
+    argv, env, _ = lab.lab_command("instructor", port=port, open_browser=False, allow_root=True, root=root,
+                                   extra=[f"--IdentityProvider.token={token}", "--ServerApp.port_retries=0"])
+    env.update(HOME=str(tmp), JUPYTER_RUNTIME_DIR=str(tmp / "runtime"))
+    env.pop("JUPYTER_CONFIG_DIR", None)
+    with open(tmp / "server.log", "w") as log:
+        process = subprocess.Popen(argv, env=env, cwd=root, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            _wait(f"http://127.0.0.1:{port}/api/status", token, process)
+            yield f"http://127.0.0.1:{port}", token, root
+        finally:
+            process.terminate()
+            process.wait(15)
+
+
+def _wait(url, token, process, timeout=120):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert process.poll() is None, "the instructor's JupyterLab exited"
+        try:
+            with urllib.request.urlopen(urllib.request.Request(url, headers={"Authorization": f"token {token}"}),
+                                        timeout=2):
+                return
+        except OSError:
+            time.sleep(0.5)
+    raise AssertionError(f"the instructor's JupyterLab did not answer within {timeout} s")
+
+
+def test_the_autograde_button_of_the_instructors_formgrader_runs_nothing(instructor_server):
+    base, token, root = instructor_server
+    request = urllib.request.Request(f"{base}/formgrader/api/submission/{AID}/bob/autograde", data=b"",
+                                     method="POST", headers={"Authorization": f"token {token}"})
+    with urllib.request.urlopen(request, timeout=120) as reply:
+        answer = json.loads(reply.read())
+    assert answer["success"] is False and "turned off" in answer["log"], answer
+    assert f"python -m autograder grade {AID}" in answer["log"] and "--student bob" in answer["log"]
+    assert not (root / "autograded").exists()  # nbgrader's autograde never ran
+
+
+def test_every_formgrader_config_turns_the_button_off():
+    for config in ("jupyter/instructor", "deploy/jupyterhub/grader"):
+        settings = json.loads((REPO / config / "jupyter_server_config.json").read_text(encoding="utf-8"))
+        extensions = settings["ServerApp"]["jpserver_extensions"]
+        if extensions.get("nbgrader.server_extensions.formgrader"):
+            assert extensions.get("autograder.grading.formgrader") is True, config
