@@ -17,7 +17,7 @@ import pytest
 from adversarial import ASSIGNMENT, grading, out_gate
 
 from autograder import sanitise
-from autograder.grading import course, gradebook, judge, rerun, results
+from autograder.grading import course, grade, gradebook, judge, rerun, results
 from autograder.report import class_report as report
 from autograder.schema import CellResult, CellStatus, Diagnosis, Flag, NotebookResult, Run, StudentResult
 from ffn_helpers import checks, ffn_forward, mistakes
@@ -146,12 +146,13 @@ def test_grades_csv_neutralises_formulas(tmp_path):
     with gradebook.open_gradebook(config) as gb:
         gb.update_or_create_student("s1", last_name='=HYPERLINK("http://evil.example/","x")', first_name="+1",
                                     email="@evil")
-    gradebook.export_csv(config, ASSIGNMENT, ["s1"], tmp_path / "grades.csv")
+    grade._write_class_csv(config, ASSIGNMENT, tmp_path)  # what `grade` writes as grades.csv
     text = (tmp_path / "grades.csv").read_text(encoding="utf-8")
     _no_formula(text)
     rows = list(csv.DictReader(io.StringIO(text)))
-    assert list(rows[0]) == list(gradebook.EXPORT_COLUMNS) and len(rows) == 1
-    assert rows[0]["student_id"] == "s1" and rows[0]["score"] == "0.0" and rows[0]["first_name"] == "'+1"
+    assert len(rows) == 1 and rows[0]["student_id"] == "s1"
+    assert rows[0]["first_name"] == "'+1" and rows[0]["email"] == "'@evil"
+    assert rows[0]["last_name"] == "'=HYPERLINK(\"http://evil.example/\",\"x\")"
 
 
 # ---------------------------------------------------------------- the notebook formgrader shows

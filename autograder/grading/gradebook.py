@@ -164,41 +164,6 @@ def comments(nb_result, answer_cells):
 FLAG_KINDS = frozenset({"monkeypatch", "reference", "lying", "shadow", "review", "tamper", "disagreement", "channel"})
 
 
-EXPORT_COLUMNS = ("assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
-                  "raw_score", "late_submission_penalty", "score", "max_score")
-
-
-def export_csv(config, assignment, students, path):
-    """nbgrader's CSV export (the columns and values of `nbgrader export`) for these students of one assignment,
-    written through sanitise.csv_text: quoted, and no cell a spreadsheet would read as a formula."""
-    from ..sanitise import csv_text
-
-    rows = []
-    with open_gradebook(config) as gb:
-        chosen = set(students)
-        for record in gb.assignments:
-            if record.name != assignment:
-                continue
-            for student in gb.students:
-                if student.id not in chosen:
-                    continue
-                row = dict(assignment=record.name, duedate=record.duedate, student_id=student.id,
-                           last_name=student.last_name, first_name=student.first_name, email=student.email,
-                           max_score=record.max_score, timestamp="", raw_score=0.0, late_submission_penalty=0.0,
-                           score=0.0)
-                try:
-                    sub = gb.find_submission(record.name, student.id)
-                except MissingEntry:
-                    pass
-                else:
-                    row.update(timestamp=sub.timestamp, raw_score=sub.score,
-                               late_submission_penalty=sub.late_submission_penalty,
-                               score=max(0.0, sub.score - sub.late_submission_penalty))
-                rows.append({k: "" if v is None else v if isinstance(v, int | float) else str(v)
-                             for k, v in row.items()})
-    Path(path).write_text(csv_text(rows, EXPORT_COLUMNS), encoding="utf-8")
-
-
 class CellScore(NamedTuple):
     """One graded cell of one student's submission, as the gradebook holds it."""
 
