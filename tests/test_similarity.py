@@ -9,6 +9,7 @@ import importlib
 import json
 import os
 import random
+import time
 
 import numpy as np
 import pytest
@@ -309,3 +310,11 @@ def test_without_notebooks_the_section_says_where_it_looked(tmp_path):
     results, _ = _class_with_copies(tmp_path)
     page = report.build([AID], results, notebooks=tmp_path / "nowhere").html
     assert "No answer was compared: no folder" in page and "give --notebooks" in page
+
+
+@pytest.mark.parametrize("tail", ["0", "a1999"])
+def test_a_long_chain_of_temporaries_or_dead_code_costs_bounded_time(tail):
+    code = "def f(a0):\n" + "".join(f"    a{i} = a{i - 1} * 2 + 1\n" for i in range(1, 2000)) + f"    return {tail}\n"
+    started = time.process_time()
+    a = similarity.answer(code)
+    assert time.process_time() - started < 2.0 and len(a.tokens) == similarity.MAX_TOKENS  # seconds, not minutes
