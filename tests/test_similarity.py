@@ -158,6 +158,8 @@ def test_the_free_cell_functions_an_answer_calls_are_added_the_last_definition_w
     code = similarity.code_it_runs(answer, free)
     assert code == answer + "\ndef mine(x):\n    return helper(x) * 2\n\ndef helper(x):\n    return x\n"
     assert similarity.code_it_runs(answer, []) == answer
+    padding = ["x = 1\n" * 10_000] * 5  # 300,000 characters of free cells first: the definition after is not read
+    assert similarity.code_it_runs(answer, [*padding, free[0]]) == answer
 
 
 def test_the_def_line_docstring_comments_and_imports_do_not_count():
