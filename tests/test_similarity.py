@@ -9,6 +9,7 @@ import importlib
 import json
 import os
 import random
+import time
 
 import numpy as np
 import pytest
@@ -157,6 +158,8 @@ def test_the_free_cell_functions_an_answer_calls_are_added_the_last_definition_w
     code = similarity.code_it_runs(answer, free)
     assert code == answer + "\ndef mine(x):\n    return helper(x) * 2\n\ndef helper(x):\n    return x\n"
     assert similarity.code_it_runs(answer, []) == answer
+    padding = ["x = 1\n" * 10_000] * 5  # 300,000 characters of free cells first: the definition after is not read
+    assert similarity.code_it_runs(answer, [*padding, free[0]]) == answer
 
 
 def test_the_def_line_docstring_comments_and_imports_do_not_count():
@@ -310,3 +313,11 @@ def test_without_notebooks_the_section_says_where_it_looked(tmp_path):
     results, _ = _class_with_copies(tmp_path)
     page = report.build([AID], results, notebooks=tmp_path / "nowhere").html
     assert "No answer was compared: no folder" in page and "give --notebooks" in page
+
+
+@pytest.mark.parametrize("tail", ["0", "a1999"])
+def test_a_long_chain_of_temporaries_or_dead_code_costs_bounded_time(tail):
+    code = "def f(a0):\n" + "".join(f"    a{i} = a{i - 1} * 2 + 1\n" for i in range(1, 2000)) + f"    return {tail}\n"
+    started = time.process_time()
+    a = similarity.answer(code)
+    assert time.process_time() - started < 2.0 and len(a.tokens) == similarity.MAX_TOKENS  # seconds, not minutes

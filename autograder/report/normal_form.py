@@ -16,6 +16,8 @@ import ast
 from collections import Counter
 
 ROUNDS = 20  # passes of pruning and inlining; each pass that changes anything removes a statement
+MAX_NODES = 5_000  # a larger tree is only laid out anew: the course's longest answer has about 250 nodes
+MAX_INLINED = 60  # nodes of a value put back in place of its temporary: a chain of them stays linear in time
 _ENDS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _REPEATS = (ast.For, ast.AsyncFor, ast.While, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
@@ -29,6 +31,8 @@ def canonical(code):
     tree = ast.parse(code)
     tree.body = _tidy(tree.body)
     inlined = 0
+    if len(_walk(tree)) > MAX_NODES:  # hostile or generated code: pruning it could take seconds
+        return ast.unparse(tree), inlined
     for fn in [n for n in _walk(tree, statements_only=True) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]:
         inlined += _simplify(fn)
     return ast.unparse(tree), inlined
@@ -232,7 +236,7 @@ def _inline_once_read(fn, nodes):
             stmt = block[i]
             target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
             if isinstance(target, ast.Name) and stores[target.id] == 1 and loads[target.id] == 1 and \
-                    _inline_into(block, i, target.id, stmt.value, local):
+                    len(_walk(stmt.value)) <= MAX_INLINED and _inline_into(block, i, target.id, stmt.value, local):
                 inlined += 1
                 continue  # block[i] is now the next statement
             i += 1

@@ -64,10 +64,14 @@ def code_it_runs(code, free_cells):
     """An answer cell's code, then each function or class of `free_cells` it calls, directly or not, once.
 
     The last definition of a name wins, as when the notebook runs top to bottom; free cells that do not
-    parse are skipped. A name the answer calls is found without running anything: any name it reads.
+    parse are skipped, and those past 4 * MAX_CHARS characters in all are not read. A name the answer
+    calls is found without running anything: any name it reads.
     """
-    defs = {}
+    defs, budget = {}, 4 * MAX_CHARS  # a notebook of endless free cells costs bounded time too
     for cell in free_cells:
+        budget -= len(cell)
+        if budget < 0:
+            break
         try:
             tree = ast.parse(cell[:MAX_CHARS])
         except (SyntaxError, ValueError, RecursionError, MemoryError):
