@@ -48,6 +48,21 @@ def test_build_names_each_file_it_writes_from_the_repository_root(monkeypatch, c
                                                     "wrote solutions/00_start_here.ipynb"]
 
 
+def test_build_checks_the_offerings_seed_and_says_which_hidden_tests_are_graded(monkeypatch, capsys):
+    """The offering's seed (autograder/offering.py) is checked before anything is built; the generated notebooks
+    never carry it, so build only says whether one is configured."""
+    from autograder.authoring import build
+
+    monkeypatch.setattr(build, "build_all", lambda only=None: [])
+    monkeypatch.setenv("FFN_OFFERING_SEED", "twelve")
+    assert build.main(only=["00_start_here"]) == 2
+    assert "should be a whole number >= 0, got 'twelve'" in capsys.readouterr().err
+    monkeypatch.setenv("FFN_OFFERING_SEED", "12")
+    assert build.main(only=["00_start_here"]) == 0
+    err = capsys.readouterr().err
+    assert "this offering's own" in err and "12" not in err
+
+
 @pytest.mark.parametrize("form", ["notebooks", "solutions"])
 @pytest.mark.parametrize("aid", AIDS)
 def test_committed_notebook_has_no_outputs(aid, form):

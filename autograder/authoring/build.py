@@ -225,7 +225,7 @@ def main(check=False, only=None):
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(note)
+    print(note, file=sys.stderr)
     if check:
         problems = check_all(only)
         for p in problems:
