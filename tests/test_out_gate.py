@@ -245,3 +245,52 @@ def test_autograded_holds_only_the_sanitised_notebook(batch):
     assert not [c for c in nb.cells if c.cell_type == "raw"]
     assert any("pwned" in o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert not [c.source for c in nb.cells if c.cell_type == "markdown" and "<img src=x" in c.source]
+
+
+# ---------------------------------------------------------------- every catalogued wrong answer, in process
+
+
+class _Shell:
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
+def _keys_raised(aid, wrong):
+    """The solution notebook run in this process with `wrong`'s answer: test cell -> keys its failure carried."""
+    import contextlib
+    import warnings
+
+    namespace, found = {"__name__": "__main__", "get_ipython": _Shell}, {}
+    loses = (wrong.loses,) if isinstance(wrong.loses, str) else tuple(wrong.loses)
+    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for cell in nbtools.solution(aid).cells:
+            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if cell.cell_type != "code":
+                continue
+            source = wrong.source if gid == wrong.cell else cell.source
+            source = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
+            try:
+                exec(compile(source, f"<{gid}>", "exec"), namespace)
+            except Exception as exc:
+                if gid in loses:
+                    found[gid] = checks.named_mistakes(exc)
+    return found
+
+
+# The notebooks whose own test helpers name mistakes, and 02, where checks.check alone does.
+@pytest.mark.parametrize("aid", ["01_relu_sign_cases", "02_forward_pass", "05_position_wise", "06_parameter_budget",
+                                 "07_collapse_to_linear", "08_limiting_behaviour", "11_mixture_of_experts",
+                                 "12_low_precision"])
+def test_every_catalogued_wrong_answer_gets_its_key_as_data(aid):
+    """The notebooks' own helpers (01's check_labels, 06's check_int...) attach the keys, as checks.check does."""
+    import importlib
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    wrongs = [w for w in importlib.import_module(f"submissions.{aid}").WRONG if getattr(w, "diagnosis", None)]
+    assert wrongs
+    for wrong in wrongs:
+        found = _keys_raised(aid, wrong)
+        assert wrong.diagnosis in {k for keys in found.values() for k in keys}, (aid, wrong.name, found)
