@@ -435,11 +435,15 @@ class CleanRun:
             self._recover(exc)
         except Exception as exc:
             from ffn_helpers.checks import named_mistakes
+            from ffn_helpers.mistakes import CATALOGUE
 
             outcome.points, outcome.message = 0.0, f"{type(exc).__name__}: {exc}"[:20000]
             # What the check recognised, from the exception this process's check raised: never read from
             # the message, which quotes what the learner's code returned or raised.
-            outcome.mistakes = named_mistakes(exc)
+            # Only the exercise's own keys: a key of another catalogue is a course bug, which must cost a
+            # diagnosis, not the judge's whole verdict (judge.verdict refuses foreign keys).
+            own = {m.key for m in CATALOGUE.get(test.exercise, ())}
+            outcome.mistakes = tuple(k for k in named_mistakes(exc) if k in own)
         if self._refused:  # a verdict, whatever the learner's code made of the refusal (caught it, hung...)
             outcome.points, outcome.message = 0.0, f"NotImplementedError: {self._refused[0]}"
             outcome.timed_out = outcome.incomplete = False
