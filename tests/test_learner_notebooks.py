@@ -72,6 +72,73 @@ def test_nothing_changes_when_nothing_changed(course):
     assert not report.added and not report.updated and not report.kept
 
 
+def _notebook(*sources, tags=(), language_info=None, outputs=False):
+    """A small notebook as JupyterLab saves it: code cells with these sources (and outputs, if run)."""
+    cells = [{"cell_type": "code", "source": src, "metadata": {"tags": list(tags)} if tags else {},
+              "execution_count": 1 if outputs else None,
+              "outputs": [{"output_type": "stream", "name": "stdout", "text": "ran\n"}] if outputs else []}
+             for src in sources]
+    metadata = {"kernelspec": {"name": "python3"}, "language_info": language_info or {"name": "python"}}
+    return json.dumps({"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+def test_a_notebook_the_learner_only_opened_and_ran_still_takes_updates(tmp_path):
+    """Saving adds language_info, outputs and execution counts; no cell changed, so the update replaces it."""
+    source, dest = tmp_path / "notebooks", tmp_path / "my-notebooks"
+    source.mkdir()
+    (source / "00_start_here.ipynb").write_text(_notebook("x = 1"))
+    lab.sync_learner_copy(source, dest)
+    saved = _notebook("x = 1", outputs=True, language_info={"name": "python", "version": "3.12.1"})
+    (dest / "00_start_here.ipynb").write_text(saved)
+    (source / "00_start_here.ipynb").write_text(_notebook("x = 2"))
+    report = lab.sync_learner_copy(source, dest)
+    assert report.updated == ["00_start_here.ipynb"] and not report.kept
+    assert (dest / "00_start_here.ipynb").read_text() == _notebook("x = 2")
+
+
+def test_a_course_change_of_cell_tags_reaches_an_unchanged_copy(tmp_path):
+    source, dest = tmp_path / "notebooks", tmp_path / "my-notebooks"
+    source.mkdir()
+    (source / "02.ipynb").write_text(_notebook("check()"))
+    lab.sync_learner_copy(source, dest)
+    (source / "02.ipynb").write_text(_notebook("check()", tags=["raises-exception"]))
+    assert lab.sync_learner_copy(source, dest).updated == ["02.ipynb"]
+
+
+def test_a_changed_notebook_is_kept_and_the_printed_command_takes_the_courses_version(tmp_path, monkeypatch):
+    source, dest = tmp_path / "notebooks", tmp_path / "my-notebooks"
+    source.mkdir()
+    (source / "02_forward_pass.ipynb").write_text(_notebook("def f():\n    raise NotImplementedError()"))
+    lab.sync_learner_copy(source, dest)
+    mine = _notebook("def f():\n    return 1", outputs=True)
+    (dest / "02_forward_pass.ipynb").write_text(mine)
+    (source / "02_forward_pass.ipynb").write_text(_notebook("def f():\n    raise NotImplementedError()", "new"))
+    report = lab.sync_learner_copy(source, dest)
+    assert report.kept == ["02_forward_pass.ipynb"] and not report.updated
+    command = lab.take_command("02_forward_pass.ipynb", "my-notebooks")
+    assert command == ("mv my-notebooks/02_forward_pass.ipynb my-notebooks/02_forward_pass-mine.ipynb "
+                       "&& make lab")
+    subprocess.run(command.split(" && ")[0], shell=True, cwd=tmp_path, check=True)  # what the learner types
+    report = lab.sync_learner_copy(source, dest)
+    assert report.added == ["02_forward_pass.ipynb"]
+    assert (dest / "02_forward_pass.ipynb").read_text() == (source / "02_forward_pass.ipynb").read_text()
+    assert (dest / "02_forward_pass-mine.ipynb").read_text() == mine
+
+
+def test_a_manifest_of_byte_digests_still_tells_unchanged_copies(tmp_path):
+    """Folders made before the rule compared cells: their manifest holds sha256 of the bytes."""
+    import hashlib
+
+    source, dest = tmp_path / "notebooks", tmp_path / "my-notebooks"
+    source.mkdir()
+    dest.mkdir()
+    old = _notebook("x = 1")
+    (source / "a.ipynb").write_text(_notebook("x = 2"))
+    (dest / "a.ipynb").write_text(old)
+    (dest / lab.MANIFEST).write_text(json.dumps({"a.ipynb": hashlib.sha256(old.encode()).hexdigest()}))
+    assert lab.sync_learner_copy(source, dest).updated == ["a.ipynb"]
+
+
 def test_learner_lab_opens_the_learners_copy_and_git_ignores_it():
     argv, _env, root = lab.lab_command("learner", open_browser=False)
     assert root == nbtools.REPO_ROOT

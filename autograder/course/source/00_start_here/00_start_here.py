@@ -120,7 +120,7 @@ def add_bias(z, b):
 # random batch, and compares with the expected values. A passing check prints a
 # ✔ line.
 
-# %%
+# %% tags=["raises-exception"]
 checks.check(add_bias, ([1.0, 2.0], [0.5, -0.5]), [1.5, 1.5])
 checks.check(add_bias, ([[1, 2], [3, 4]], [0.5, -0.5]), [[1.5, 1.5], [3.5, 3.5]])
 rng = np.random.default_rng(0)
