@@ -178,3 +178,52 @@ def test_the_tolerances_00_states_are_the_checks_tolerances():
     assert checks.DEFAULT_RTOL == 1e-7
     limiting = "\n".join(c.source for c in nbtools.source("08_limiting_behaviour").cells)
     assert "RTOL = 1e-10" in limiting
+
+
+# ---------------------------------------------------------------- 10's recall contract: no 0/0
+
+
+def _run_cells(aid, grade_ids, answer):
+    """Run a notebook's setup cell, the learner's `answer` source, then the named test cells; stderr captured."""
+    import contextlib
+    import io
+    import warnings
+
+    cells = nbtools.cells_by_id(nbtools.source(aid))
+    namespace, err = {}, io.StringIO()
+    with contextlib.redirect_stderr(err), warnings.catch_warnings():
+        warnings.simplefilter("default")  # as in a kernel: a RuntimeWarning is printed, not raised
+        exec(cells["setup"].source, namespace)
+        exec(answer, namespace)
+        for grade_id in grade_ids:
+            exec(cells[grade_id].source, namespace)
+    return err.getvalue()
+
+
+RECALL_ZERO_OVER_ZERO = '''
+def recall(W1, b1, W2, b2, keys, values):
+    Y = np.maximum(np.asarray(keys, dtype=float) @ W1 + b1, 0) @ W2 + b2
+    V = np.asarray(values, dtype=float)
+    cos = (Y @ V.T) / np.outer(np.linalg.norm(Y, axis=1), np.linalg.norm(V, axis=1))
+    fired = np.linalg.norm(Y, axis=1) > 0
+    return float(np.mean(fired & (np.argmax(cos, axis=1) == np.arange(len(Y)))))
+'''
+
+
+def test_a_recall_that_divides_0_by_0_fails_its_check_saying_why():
+    """The right share with a RuntimeWarning: nbgrader would give the cell 0 for its stderr, after a ✔.
+
+    The check fails instead, and its message states the contract; nothing reaches stderr."""
+    with pytest.raises(AssertionError) as failure:
+        _run_cells("10_key_value_memory", ["test_recall"], RECALL_ZERO_OVER_ZERO)
+    assert "Skip outputs of length 0" in str(failure.value) and "RuntimeWarning" in str(failure.value)
+    text = "\n".join(c.source for c in nbtools.source("10_key_value_memory").cells)
+    assert "**skip outputs of length 0**" in text
+
+
+def test_a_recall_that_skips_silent_outputs_passes_quietly():
+    answer = RECALL_ZERO_OVER_ZERO.replace(
+        "    cos = (Y @ V.T) / np.outer(",
+        "    Y = np.where((np.linalg.norm(Y, axis=1) > 0)[:, None], Y, np.nan)\n"
+        "    with np.errstate(invalid='ignore'):\n        cos = (Y @ V.T) / np.outer(")
+    assert _run_cells("10_key_value_memory", ["test_recall", "test_recall_hidden"], answer) == ""

@@ -268,6 +268,20 @@ check_float16(ffn_forward_float16, args_w, fix=True)
 checks.ok("ffn_forward_float16 overflows in the hidden layer, and the fix keeps it in float32.")
 
 # %% [markdown]
+# **Why.** Yes, the output can still be `inf` with `fix=True`: the fix keeps
+# $z$, $h$ and $y$ in float32, but the inputs are still stored in float16
+# (step 1), and an input or weight of 65520 or more is already `inf` there,
+# before any sum. An `inf` input meets positive weights and stays `inf` to the
+# output; no later float32 can bring it back.
+
+# %%
+x_huge, ones = np.array([[7e4, 1.0]]), np.ones((2, 2))
+y_huge = reference.ffn_forward_float16(x_huge, ones, np.zeros(2), ones, np.zeros(2), fix=True)
+with np.errstate(over="ignore"):  # the overflow is the point here
+    assert np.isinf(np.float16(65520.0)) and np.isinf(np.float16(7e4)) and np.isinf(y_huge).all()
+print("fix=True with an input of 70,000:", y_huge)
+
+# %% [markdown]
 # The grader also checks (1 point): random FFNs with batched $x$ of shape
 # $(2, 3, d_\text{model})$, with and without the fix; an input with one large
 # feature, whose hidden layer overflows float16 only without the fix; and inputs
