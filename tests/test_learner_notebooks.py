@@ -227,3 +227,39 @@ def test_a_recall_that_skips_silent_outputs_passes_quietly():
         "    Y = np.where((np.linalg.norm(Y, axis=1) > 0)[:, None], Y, np.nan)\n"
         "    with np.errstate(invalid='ignore'):\n        cos = (Y @ V.T) / np.outer(")
     assert _run_cells("10_key_value_memory", ["test_recall", "test_recall_hidden"], answer) == ""
+
+
+# ---------------------------------------------------------------- make lab: refuse root before installing
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "geteuid") or __import__("os").geteuid() != 0,
+                    reason="the refusal is for root; CI and this suite run as root")
+def test_make_lab_as_root_refuses_before_installing_anything(tmp_path):
+    """The refusal used to come after the 70 s install. A `python` that reports any venv it is asked to make
+    shows that nothing was set up."""
+    import shutil
+    import sys
+
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy(nbtools.REPO_ROOT / name, tmp_path / name)
+    shutil.copytree(nbtools.REPO_ROOT / "autograder", tmp_path / "autograder",
+                    ignore=shutil.ignore_patterns("__pycache__", "course"))
+    python = tmp_path / "python"
+    python.write_text(f'#!/bin/sh\ncase "$*" in *"-m venv"*) echo "SETUP STARTED"; exit 1;; esac\n'
+                      f'exec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    run = subprocess.run(["make", "lab", f"PYTHON={python}"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode != 0
+    assert "should not run as root" in run.stderr and "--allow-root" in run.stderr
+    assert "SETUP STARTED" not in run.stdout + run.stderr and not (tmp_path / ".venv").exists()
+    assert "make lab ARGS=--allow-root" in lab.refuse_root()
+
+
+def test_the_first_setup_says_what_it_is_doing():
+    """Each step of the first `make lab` prints a line before it starts (`make -n` lists the recipe)."""
+    run = subprocess.run(["make", "-n", "-B", "setup"], cwd=nbtools.REPO_ROOT, capture_output=True, text=True,
+                         timeout=60)
+    steps = [line for line in run.stdout.splitlines() if line.startswith("echo ")]
+    assert len(steps) >= 4, run.stdout
+    assert any("creating .venv/" in s for s in steps) and any("about a minute" in s for s in steps)

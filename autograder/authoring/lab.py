@@ -156,12 +156,20 @@ def lab_command(role, port=None, open_browser=True, allow_root=False, extra=(), 
     return argv + list(extra), env, root
 
 
+def refuse_root(allow_root=False):
+    """The refusal to run JupyterLab as root, or None; standard library only: `make lab` asks before installing."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and not allow_root:
+        return ("JupyterLab should not run as root: start it as your normal user. "
+                "If you really mean to (a container, say), add --allow-root "
+                "(`make lab ARGS=--allow-root`).")
+    return None
+
+
 def main(instructor=False, port=None, open_browser=True, allow_root=False):
     role = "instructor" if instructor else "learner"
-    if hasattr(os, "geteuid") and os.geteuid() == 0 and not allow_root:
-        print("JupyterLab should not run as root: start it as your normal user. "
-              "If you really mean to (a container, say), add --allow-root "
-              "(`make lab ARGS=--allow-root`).", file=sys.stderr)
+    refusal = refuse_root(allow_root)
+    if refusal:
+        print(refusal, file=sys.stderr)
         return 2
     if instructor:
         from . import build
@@ -187,3 +195,10 @@ def main(instructor=False, port=None, open_browser=True, allow_root=False):
     print(f"Opening the {role} JupyterLab on {root} (127.0.0.1, token required; Ctrl-C to stop).", flush=True)
     os.chdir(root)
     os.execvpe(argv[0], argv, env)
+
+
+if __name__ == "__main__":  # `make lab`'s first step, before anything is installed: refuse root early
+    refusal = refuse_root("--allow-root" in sys.argv[1:])
+    if refusal:
+        print(refusal, file=sys.stderr)
+    sys.exit(2 if refusal else 0)

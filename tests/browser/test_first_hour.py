@@ -46,3 +46,11 @@ def test_a_crash_in_the_learners_code_shows_the_message_then_only_their_frame(pa
     assert lines[0] == "ffn_forward raised NameError: name 'W' is not defined", lines[:3]
     assert shown.count("Traceback") == 1 and "checks.py" not in shown and "ffn_helpers" not in shown
     assert "x @ W + b1" in shown  # the learner's own line, where it went wrong
+
+
+def test_the_learner_lab_has_no_empty_nbgrader_menu_and_keeps_validate(page, learner_lab, artifacts):
+    open_notebook(page, learner_lab, "notebooks/01_relu_sign_cases.ipynb")
+    page.screenshot(path=str(artifacts / "learner-lab-menus.png"))
+    labels = page.locator(".lm-MenuBar-itemLabel").all_text_contents()
+    assert "Run" in labels and "Nbgrader" not in labels, labels
+    assert page.locator(".jp-NotebookPanel-toolbar").get_by_text("Validate").count() == 1
