@@ -84,18 +84,29 @@ def test_outside_the_environment_it_says_how_to_run_it(tmp_path):
 # ---------------------------------------------------------------- graded: exit 0 or 1
 
 
+def _command_00_shows():
+    """The cell 00 tells learners to run, as an argv for `python -m autograder`."""
+    text = "\n".join(c.source for c in nbtools.source(nbtools.ORIENTATION).cells)
+    line = next(line.strip("# ") for line in text.splitlines() if "!python -m autograder check" in line)
+    assert line.startswith("!python -m autograder check "), line
+    return line.removeprefix("!python -m autograder ").split()
+
+
 @pytest.mark.grading
 def test_without_a_sandbox_it_says_so_in_a_line_and_grades_one_line_per_exercise(tmp_path, monkeypatch, capsys):
-    """A learner's machine without bubblewrap (every Mac and Windows one): the check runs anyway."""
+    """00's cell, in the learner's folder, on a machine without bubblewrap: the check runs anyway."""
     monkeypatch.setattr(sandbox, "probe", lambda limits=None: (False, "bwrap not found: install bubblewrap"))
-    notebook = _learner_copy(tmp_path / "02_forward_pass-Copy1.ipynb")
-    status = cli.main(["check", str(notebook)])
+    argv = _command_00_shows()
+    assert argv == ["check", f"{ASSIGNMENT}.ipynb"]
+    notebook = _learner_copy(tmp_path / argv[1])
+    monkeypatch.chdir(tmp_path)
+    status = cli.main(argv)
     out, err = capsys.readouterr()
     assert status == check.POINTS_LOST, out + err[-3000:]
     lines = out.splitlines()
     assert lines[0].startswith("No grading sandbox here (bwrap not found")
     assert "checking without it" in lines[0]
-    assert lines[2] == f"{ASSIGNMENT}: 0 of 10 points ({notebook})"
+    assert lines[2] == f"{ASSIGNMENT}: 0 of 10 points ({notebook.name})"
     exercises = nbtools.answer_ids(nbtools.source(ASSIGNMENT))
     rows = lines[3:3 + len(exercises)]
     for exercise, row in zip(exercises, rows, strict=True):

@@ -7,7 +7,9 @@ The learner works in their own copy, `my-notebooks/` (git-ignored), never in the
 generated `notebooks/`: a saved notebook there would make `make check-course`
 fail and `git pull` conflict with the learner's work. `sync_learner_copy` makes
 the copy on the first run; later runs add the course's new notebooks, bring
-untouched copies up to date, and never overwrite a notebook the learner changed.
+copies whose cells the learner never changed up to date, and never overwrite a
+notebook the learner changed (for one the course changed too, they print the
+command that takes the course's version).
 
 The server binds to 127.0.0.1 and keeps token authentication. Which nbgrader
 parts each role sees is configured in jupyter/<role>/ (also used by Binder's
