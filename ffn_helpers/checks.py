@@ -131,21 +131,26 @@ def diagnose(actual, mistakes, args, *, expected=None, rtol=DEFAULT_RTOL, atol=D
     return found
 
 
-def message_first(failure):
-    """Make IPython show `failure` as its message, then the learner's frames of its cause; return it.
+def message_first(exc):
+    """Make IPython show the exception `exc` as its message, then the learner's frames of its cause; return it.
 
     IPython asks an exception for `_render_traceback_()` before formatting one itself.
     Without it, a failed check sits under a traceback through this module, and a
     learner's crash under two chained ones. The learner's own frames are formatted by
     IPython, which leaves out frames that set `__tracebackhide__` (this module's `call`).
     """
-    failure._render_traceback_ = lambda: _rendered(failure)
-    return failure
+    exc._render_traceback_ = lambda: _rendered(exc)
+    return exc
 
 
-def _rendered(failure):
-    lines = str(failure).splitlines() or [type(failure).__name__]
-    cause = failure.__cause__
+def failure(message):
+    """The AssertionError a failed check raises: `raise checks.failure("...")` in a notebook's own check helper."""
+    return message_first(AssertionError(message))
+
+
+def _rendered(exc):
+    lines = str(exc).splitlines() or [type(exc).__name__]
+    cause = exc.__cause__
     if cause is None or cause.__traceback__ is None:
         return lines
     try:
@@ -186,7 +191,7 @@ def assert_close(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEF
     message = result.message
     for mistake in diagnose(actual, mistakes, args, expected=expected, rtol=rtol, atol=atol):
         message += f"\nLikely mistake ({mistake.key}): {mistake.explanation}"
-    raise message_first(AssertionError(message))
+    raise failure(message)
 
 
 def check(fn, args, expected, *, name=None, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, mistakes=()):

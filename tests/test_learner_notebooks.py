@@ -263,3 +263,52 @@ def test_the_first_setup_says_what_it_is_doing():
     steps = [line for line in run.stdout.splitlines() if line.startswith("echo ")]
     assert len(steps) >= 4, run.stdout
     assert any("creating .venv/" in s for s in steps) and any("about a minute" in s for s in steps)
+
+
+# ---------------------------------------------------------------- a failed check reads message first
+
+
+def _kernel_errors(*cells):
+    """Run the cells in a real kernel (nbclient, as a notebook runs them); the text each error output shows."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        nbformat.write(nb, Path(tmp) / "probe.ipynb")
+        run = nbtools.execute(Path(tmp) / "probe.ipynb", cwd=nbtools.REPO_ROOT)
+    return [(e.evalue, nbtools.ANSI.sub("", "\n".join(e.traceback))) for c in run.nb.cells for e in nbtools.errors(c)]
+
+
+SETUP = "import numpy as np\nfrom ffn_helpers import checks"
+
+
+def test_in_a_kernel_a_failed_check_shows_its_message_first_and_only_the_learners_frames():
+    wrong, crash, helper = _kernel_errors(
+        SETUP,
+        "def f(x):\n    return x + 1",
+        "checks.check(f, (np.array([1.0]),), np.array([1.0]))",
+        "def g(x):\n    return x + W",
+        "checks.check(g, (np.array([1.0]),), np.array([1.0]))",
+        "def check_shape(y):\n    if np.shape(y) != (2,):\n        raise checks.failure(f'y has shape {np.shape(y)}')",
+        "check_shape(np.zeros(3))",
+    )
+    evalue, shown = wrong
+    assert shown.splitlines()[0] == "f(...) is not close to the expected value: 1 of 1 entries differ " \
+                                    "(tolerance: |got - expected| <= 1e-12 + 1e-07·|expected|)."
+    assert shown == evalue  # the message, and nothing else: no frame of the learner's is involved
+    evalue, shown = crash
+    assert shown.splitlines()[0] == "g raised NameError: name 'W' is not defined"
+    assert shown.count("Traceback") == 1 and "During handling" not in shown and "direct cause" not in shown
+    assert "return x + W" in shown and "checks.py" not in shown and "skipping hidden" not in shown
+    assert helper[1] == "y has shape (3,)"
+
+
+def test_the_course_checks_raise_through_checks_failure():
+    """A notebook's own check helper raises checks.failure(...), so its message too comes first."""
+    plain = [aid for aid in nbtools.graded_assignments() + [nbtools.ORIENTATION]
+             if "raise AssertionError(" in "\n".join(c.source for c in nbtools.source(aid).cells)]
+    assert not plain, f"raise checks.failure(...) instead of AssertionError in {plain}"

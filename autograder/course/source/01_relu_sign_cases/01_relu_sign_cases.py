@@ -281,7 +281,7 @@ def check_labels(fn, cases, known_mistakes=()):
         except AssertionError as failure:
             likely = [f"\nLikely mistake ({m.key}): {m.explanation}" for m in known_mistakes
                       if _explains(m, seen)]
-            raise AssertionError(str(failure) + "".join(likely)) from None
+            raise checks.failure(str(failure) + "".join(likely)) from None
 
 
 def _explains(mistake, seen):

@@ -46,7 +46,7 @@ def check_verdict(fn, args, expected, case, catalogue=()):
         message = f"Case: {case}\n{failure}"
         for mistake in checks.diagnose(got, catalogue, args, expected=expected):
             message += f"\nLikely mistake ({mistake.key}): {mistake.explanation}"
-        raise AssertionError(message) from None
+        raise checks.failure(message) from None
 
 
 # %% [markdown]

@@ -333,9 +333,9 @@ def check_quiet(fn, z, expected, catalogue=()):
                 continue
             if its_warnings == raised and checks.compare(actual, wrong, rtol=RTOL, atol=ATOL).ok:
                 lines.append(f"Likely mistake ({mistake.key}): {mistake.explanation}")
-        raise AssertionError("\n".join(lines))
+        raise checks.failure("\n".join(lines))
     if isinstance(z, np.ndarray) and not np.array_equal(z, before, equal_nan=True):
-        raise AssertionError(f"{name} changed its argument z in place: work on a copy.")
+        raise checks.failure(f"{name} changed its argument z in place: work on a copy.")
     checks.assert_close(actual, expected, name=name, rtol=RTOL, atol=ATOL, mistakes=catalogue, args=(z,))
     return actual
 

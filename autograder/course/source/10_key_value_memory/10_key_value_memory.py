@@ -46,7 +46,7 @@ def check_memory_ffn(fn, args, expected):
     try:
         W1, b1, W2, b2 = result
     except (TypeError, ValueError):
-        raise AssertionError(f"{fn.__name__} should return four arrays (W1, b1, W2, b2), got "
+        raise checks.failure(f"{fn.__name__} should return four arrays (W1, b1, W2, b2), got "
                              f"{type(result).__name__}: {result!r}") from None
     for name, got, want in zip(("W1", "b1", "W2", "b2"), (W1, b1, W2, b2), expected, strict=True):
         catalogue = mistakes.for_exercise("kv_ffn", name) if name != "b2" else ()  # b2 = 0: no catalogued mistake
@@ -61,10 +61,10 @@ def check_recall(fn, args, expected):
         got = checks.call(fn, *args)
     raised = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
     if raised:
-        raise checks.message_first(AssertionError(
+        raise checks.failure(
             f"{fn.__name__}(...) raised warnings, which a graded cell prints to stderr (it then scores 0): "
             f"{'; '.join(raised)}.\nSkip outputs of length 0 (no memory fired) before dividing by their "
-            "length: their cosines are 0/0."))
+            "length: their cosines are 0/0.")
     checks.assert_close(got, expected, name=f"{fn.__name__}(...)", mistakes=mistakes.for_exercise("recall"),
                         args=args)
     return got

@@ -48,17 +48,17 @@ def check_router(fn, args, case):
     got = checks.call(fn, *args)
     try:
         if not (isinstance(got, tuple | list) and len(got) == 2):
-            raise AssertionError(f"router_topk should return a pair (indices, gates), got {got!r}")
+            raise checks.failure(f"router_topk should return a pair (indices, gates), got {got!r}")
         indices, gates = got
         if np.asarray(indices).dtype.kind not in "iu":
-            raise AssertionError(f"indices should be integers (expert numbers), got dtype "
+            raise checks.failure(f"indices should be integers (expert numbers), got dtype "
                                  f"{np.asarray(indices).dtype}: {indices!r}")
         checks.assert_close(indices, expected_indices, name="indices", rtol=0, atol=0,
                             mistakes=mistakes.for_exercise("router_topk", "indices"), args=args)
         checks.assert_close(gates, expected_gates, name="gates", mistakes=mistakes.for_exercise("router_topk", "gates"),
                             args=args)
     except AssertionError as failure:
-        raise AssertionError(f"Case: {case}\n{failure}") from None
+        raise checks.failure(f"Case: {case}\n{failure}") from None
 
 
 def check_counts(fn, args, gated=None, catalogue=()):
@@ -70,14 +70,14 @@ def check_counts(fn, args, gated=None, catalogue=()):
     args = args + ((True if gated is None else gated),)  # the catalogue's functions take gated by position
     try:
         if not (isinstance(got, tuple | list) and len(got) == 2):
-            raise AssertionError(f"{name} should return a pair (total, active), got {got!r}")
+            raise checks.failure(f"{name} should return a pair (total, active), got {got!r}")
         for part, value, want in zip(("total", "active"), got, expected, strict=True):
             checks.check_equal(value, want, name=f"{name}: {part}")
     except AssertionError as failure:
         message = str(failure)
         for mistake in checks.diagnose(got, catalogue, args, expected=expected, rtol=0, atol=0):
             message += f"\nLikely mistake ({mistake.key}): {mistake.explanation}"
-        raise AssertionError(message) from None
+        raise checks.failure(message) from None
 
 
 # %% [markdown]

@@ -62,10 +62,10 @@ def check_bfloat16(fn, x):
     expected = reference.to_bfloat16(x)
     got = quiet_call(fn, x, name="to_bfloat16")
     if not isinstance(got, np.ndarray) or got.dtype != np.float32 or got.shape != x.shape:
-        raise AssertionError(f"to_bfloat16(x) should return a float32 array of shape {x.shape}, got "
+        raise checks.failure(f"to_bfloat16(x) should return a float32 array of shape {x.shape}, got "
                              f"{type(got).__name__} {getattr(got, 'dtype', '')} {np.shape(got)}")
     if not np.array_equal(x.view(np.uint32), before.view(np.uint32)):
-        raise AssertionError("to_bfloat16 changed its argument x in place: work on a copy.")
+        raise checks.failure("to_bfloat16 changed its argument x in place: work on a copy.")
     wrong = ~same_bits(got, expected)
     if wrong.any():
         where = np.flatnonzero(wrong.ravel())[:4]
@@ -80,12 +80,12 @@ def check_bfloat16(fn, x):
                 their = mistake.compute(x)
             if np.shape(their) == got.shape and same_bits(got, their).all():
                 lines.append(f"Likely mistake ({mistake.key}): {mistake.explanation}")
-        raise AssertionError("\n".join(lines))
+        raise checks.failure("\n".join(lines))
 
 
 def _pair(result, name):
     if not isinstance(result, tuple | list) or len(result) != 2:
-        raise AssertionError(f"{name} should return a pair (q, scale), got {type(result).__name__}: {result!r}")
+        raise checks.failure(f"{name} should return a pair (q, scale), got {type(result).__name__}: {result!r}")
     return np.asarray(result[0]), np.asarray(result[1])
 
 
@@ -110,7 +110,7 @@ def check_quantized(fn, W):
             if (q_m.shape == q.shape and np.array_equal(q_m, q) and np.shape(s_m) == scale.shape
                     and np.allclose(s_m, scale, rtol=1e-12, atol=0)):
                 problems.append(f"Likely mistake ({mistake.key}): {mistake.explanation}")
-        raise AssertionError("quantize_int8(W) is not right:\n" + "\n".join(problems))
+        raise checks.failure("quantize_int8(W) is not right:\n" + "\n".join(problems))
 
 
 F16_TOL = {False: 4e-3, True: 1e-5}  # float16 results (fix=False) and float32 results (fix=True)
@@ -122,7 +122,7 @@ def check_float16(fn, args, fix):
     got = quiet_call(lambda *a: fn(*a, fix=fix), *args, name="ffn_forward_float16")
     want = np.float32 if fix else np.float16
     if not isinstance(got, np.ndarray) or got.dtype != want:
-        raise AssertionError(f"ffn_forward_float16(..., fix={fix}) should return a {want.__name__} array, got "
+        raise checks.failure(f"ffn_forward_float16(..., fix={fix}) should return a {want.__name__} array, got "
                              f"{type(got).__name__} {getattr(got, 'dtype', '')}")
     finite = np.abs(expected[np.isfinite(expected)].astype(float))
     size = float(finite.max()) if finite.size else 1.0
