@@ -183,3 +183,22 @@ def test_solution_passes_its_hidden_tests_with_an_offerings_own_seed(aid, tmp_pa
     failures = [f"{nbtools.describe(c, i)}\n    {e.ename}: {e.evalue[:500]}"
                 for i, c in enumerate(run.nb.cells) for e in nbtools.errors(c)]
     assert not failures, f"solutions/{aid}.ipynb with OFFERING_SEED = {OFFERING}:\n" + "\n".join(failures)
+
+
+def test_nbconvert_execute_runs_an_unfinished_notebook_to_the_end(tmp_path):
+    """`jupyter nbconvert --execute`, which stops at the first error outside a `raises-exception` cell."""
+    import subprocess
+    import sys
+
+    import nbformat
+
+    aid = "02_forward_pass"
+    run = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+                          str(nbtools.NOTEBOOKS_DIR / f"{aid}.ipynb"), "--output-dir", str(tmp_path)],
+                         cwd=nbtools.NOTEBOOKS_DIR, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    nb = nbformat.read(tmp_path / f"{aid}.ipynb", as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+    assert all(c.execution_count is not None for c in code)
+    visible = [t for t in nbtools.test_ids(nbtools.learner(aid)) if not t.endswith("_hidden")]
+    assert [nbtools.grade_id(c) for c in code if nbtools.errors(c)] == visible  # each unfinished check failed
