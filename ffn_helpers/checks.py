@@ -174,12 +174,12 @@ def call(fn, *args, name=None):
     try:
         return fn(*args)
     except NotImplementedError:
-        raise message_first(AssertionError(
+        raise failure(
             f"{name} is not implemented yet: replace `raise NotImplementedError()` "
             "in its cell with your code, run that cell, then run this test again."
-        )) from None
+        ) from None
     except Exception as exc:
-        raise message_first(AssertionError(f"{name} raised {type(exc).__name__}: {exc}")) from exc
+        raise failure(f"{name} raised {type(exc).__name__}: {exc}") from exc
 
 
 def assert_close(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL,
@@ -217,11 +217,11 @@ def _kind(value):
 def check_equal(actual, expected, *, name="result"):
     """Assert exact equality for non-array answers (strings, booleans, integers)."""
     if _kind(actual) != _kind(expected):
-        raise message_first(AssertionError(
+        raise failure(
             f"{name} should be of type {_kind(expected)} ({expected!r}), "
-            f"got type {type(actual).__name__}: {actual!r}"))
+            f"got type {type(actual).__name__}: {actual!r}")
     if actual != expected:
-        raise message_first(AssertionError(f"{name}: expected {expected!r}, got {actual!r}"))
+        raise failure(f"{name}: expected {expected!r}, got {actual!r}")
 
 
 _MISSING = object()
