@@ -11,17 +11,25 @@ export PATH := $(abspath $(BIN)):$(PATH)
 
 $(READY): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed, found " + sys.version.split()[0])'
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
-	touch $@
+	@echo "Setting up the course's own Python environment in $(VENV)/ (once; later runs start at once)."
+	@echo "  1/3 creating $(VENV)/"
+	@$(PYTHON) -m venv $(VENV)
+	@echo "  2/3 updating pip"
+	@$(BIN)/python -m pip install --quiet --upgrade pip
+	@echo "  3/3 installing the course and its tools: numpy, scipy, matplotlib, JupyterLab, nbgrader (about a minute)"
+	@$(BIN)/python -m pip install --quiet -e ".[dev]"
+	@touch $@
+	@echo "$(VENV)/ is ready."
 
 help:  ## list these commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 16
 
 setup: $(READY)  ## create .venv and install the course and its tools
 
-lab: $(READY)  ## open the course in JupyterLab (learner setup)
+# The root check comes first: it needs only the standard library, so nothing is installed for a refused run.
+lab:  ## open the course in JupyterLab (learner setup)
+	@$(PYTHON) -m autograder.authoring.lab $(ARGS)
+	@$(MAKE) --no-print-directory setup
 	$(BIN)/python -m autograder lab $(ARGS)
 
 instructor: $(READY)  ## open JupyterLab with nbgrader's formgrader on the course

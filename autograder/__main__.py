@@ -5,6 +5,9 @@ import sys
 
 from .report import class_report as report  # standard library only: cheap to import
 
+# The exit status when a package the course's tools need is missing: they run in the course's environment.
+NOT_INSTALLED = 3
+
 
 def exports_parser(sub):
     from .grading import exports  # reads the gradebook through nbgrader: imported when used, cheap until then
@@ -12,11 +15,10 @@ def exports_parser(sub):
     return exports.add_parser(sub)
 
 
-def _grading_options(parser):
+def _grading_options(parser, unsafe="grade even when the bubblewrap sandbox cannot be set up (no isolation!)"):
     parser.add_argument("--memory", default="2G",
                         help="address-space limit of each sandboxed process, e.g. 2G or 512M (default: 2G)")
-    parser.add_argument("--unsafe", action="store_true",
-                        help="grade even when the bubblewrap sandbox cannot be set up (no isolation!)")
+    parser.add_argument("--unsafe", action="store_true", help=unsafe)
     parser.add_argument("--cell-timeout", type=float, default=None, metavar="SECONDS",
                         help="time limit per cell (default: the course's Execute.timeout)")
 
@@ -44,6 +46,18 @@ def _version():
 
 
 def main(argv=None):
+    try:
+        return _run(_parser().parse_args(argv))
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").split(".")[0] in ("autograder", "ffn_helpers"):
+            raise  # the course's own code: a bug, not a missing package
+        print(f"error: the package {exc.name!r} is not installed for this Python ({sys.executable}). "
+              "Run the course's tools in its environment: `make setup` once, then "
+              "`.venv/bin/python -m autograder ...` (or `conda activate ffn-course`).", file=sys.stderr)
+        return NOT_INSTALLED
+
+
+def _parser():
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="{build,lab,grade,check,export,report}")
@@ -70,13 +84,23 @@ def main(argv=None):
     p_grade.add_argument("--timeout", type=float, default=900.0, metavar="SECONDS",
                          help="wall-clock limit per student (default: 900)")
     _grading_options(p_grade)
-    p_check = sub.add_parser("check", help="grade one notebook against the instructor source; print JSON")
-    p_check.add_argument("notebook", help="a notebook named <assignment>.ipynb")
+    p_check = sub.add_parser(
+        "check", help="grade your notebook as the grader would: one line per exercise",
+        description="Grade one notebook as `grade` does, hidden tests included. Exit status: 0 full marks, "
+                    "1 points lost, 2 bad input (a missing file, not a notebook, a name it cannot map), "
+                    f"{NOT_INSTALLED} run outside the course's environment.")
+    p_check.add_argument("notebook", help="your notebook, e.g. my-notebooks/02_forward_pass.ipynb")
+    p_check.add_argument("--assignment", default=None, metavar="ID",
+                         help="the assignment, when the file name does not start with its id (e.g. 02_forward_pass)")
+    p_check.add_argument("--json", action="store_true", help="print the result as JSON (as `grade` writes it)")
     p_check.add_argument("--feedback", default=None, metavar="HTML", help="also write the feedback page here")
-    _grading_options(p_check)
+    _grading_options(p_check, unsafe="do not look for the sandbox; run without it (it is used where it works)")
     exports_parser(sub)
     report.add_parser(sub)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _run(args):
     if args.command == "export":
         from .grading import exports
 

@@ -5,10 +5,14 @@ difference, which one.
     check(ffn_forward, (x, W1, b1, W2, b2), expected, mistakes=mistakes.for_exercise("ffn_forward"))
 
 raises AssertionError with that message, so an nbgrader test cell fails (and
-scores 0) exactly when the learner's function is wrong.
+scores 0) exactly when the learner's function is wrong. In IPython (a notebook) the
+failure shows that message first, then only the learner's own frames, if any
+(`message_first`): never the frames of this module.
 """
 
+import re
 import sys
+import traceback
 import warnings
 from dataclasses import dataclass
 
@@ -122,18 +126,50 @@ def diagnose(actual, mistakes, args, *, expected=None, rtol=DEFAULT_RTOL, atol=D
     return found
 
 
+def message_first(exc):
+    """Make IPython show the exception `exc` as its message, then the learner's frames of its cause; return it.
+
+    IPython asks an exception for `_render_traceback_()` before formatting one itself.
+    Without it, a failed check sits under a traceback through this module, and a
+    learner's crash under two chained ones. The learner's own frames are formatted by
+    IPython, which leaves out frames that set `__tracebackhide__` (this module's `call`).
+    """
+    exc._render_traceback_ = lambda: _rendered(exc)
+    return exc
+
+
+def _rendered(exc):
+    lines = str(exc).splitlines() or [type(exc).__name__]
+    cause = exc.__cause__
+    if cause is None or cause.__traceback__ is None:
+        return lines
+    try:
+        from IPython import get_ipython
+
+        frames = get_ipython().InteractiveTB.structured_traceback(type(cause), cause, cause.__traceback__)
+    except Exception:  # outside a working IPython shell: Python's own formatting
+        frames = traceback.format_exception(cause)
+    # IPython notes each frame it hid; the learner never wrote those, so the note says nothing to them.
+    frames = ["\n".join(line for line in part.split("\n") if not _HIDDEN_NOTE.search(line)) for part in frames]
+    return lines + [""] + [part for part in frames if part.strip()]
+
+
+_HIDDEN_NOTE = re.compile(r"\[\.\.\. skipping hidden \d+ frames?\]")
+
+
 def call(fn, *args, name=None):
     """Call the learner's `fn(*args)`; turn 'not implemented' and crashes into clear failures."""
+    __tracebackhide__ = True  # noqa: F841 (read by IPython: this frame is the course's, not the learner's)
     name = name or getattr(fn, "__name__", "the function")
     try:
         return fn(*args)
     except NotImplementedError:
-        raise AssertionError(
+        raise failure(
             f"{name} is not implemented yet: replace `raise NotImplementedError()` "
             "in its cell with your code, run that cell, then run this test again."
         ) from None
     except Exception as exc:
-        raise AssertionError(f"{name} raised {type(exc).__name__}: {exc}") from exc
+        raise failure(f"{name} raised {type(exc).__name__}: {exc}") from exc
 
 
 def assert_close(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL,
@@ -146,8 +182,9 @@ def assert_close(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEF
 
 
 def failure(message, found=(), *, keeps=None):
-    """The AssertionError a check raises: `message`, then a "Likely mistake (key): explanation" line per
-    mistake `found`, with the keys attached as data (`named_mistakes` reads them).
+    """The AssertionError a check raises (`raise checks.failure(...)`, also in a notebook's own check helper):
+    `message`, then a "Likely mistake (key): explanation" line per mistake `found`, with the keys
+    attached as data (`named_mistakes` reads them), shown message first (`message_first`).
 
     The grader takes a diagnosis from those keys only, never from the text, which quotes
     what the learner's code returned or raised. `keeps`: an earlier failure whose keys this
@@ -155,7 +192,7 @@ def failure(message, found=(), *, keeps=None):
     """
     error = AssertionError(message + "".join(f"\nLikely mistake ({m.key}): {m.explanation}" for m in found))
     error.mistake_keys = tuple(dict.fromkeys([*named_mistakes(keeps), *(m.key for m in found)]))
-    return error
+    return message_first(error)
 
 
 def named_mistakes(error):
@@ -187,11 +224,11 @@ def _kind(value):
 def check_equal(actual, expected, *, name="result"):
     """Assert exact equality for non-array answers (strings, booleans, integers)."""
     if _kind(actual) != _kind(expected):
-        raise AssertionError(
+        raise failure(
             f"{name} should be of type {_kind(expected)} ({expected!r}), "
             f"got type {type(actual).__name__}: {actual!r}")
     if actual != expected:
-        raise AssertionError(f"{name}: expected {expected!r}, got {actual!r}")
+        raise failure(f"{name}: expected {expected!r}, got {actual!r}")
 
 
 _MISSING = object()

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import nbformat
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
 import autograder
 from autograder.authoring import build
@@ -227,16 +228,27 @@ class Execution:
     nb: nbformat.NotebookNode  # the executed notebook, outputs included
     seconds: float  # wall time, kernel start-up included
     figures: dict = field(default_factory=dict)  # cell index -> matplotlib Figures the cell created
+    stopped: str | None = None  # run_all: why Run All stopped before the last cell (None: it did not)
 
 
-def execute(path, *, cwd=None, track_figures=False, timeout=300):
-    """Execute a notebook top to bottom in a fresh python3 kernel (errors allowed: they stay in the outputs)."""
+def execute(path, *, cwd=None, track_figures=False, timeout=300, run_all=False):
+    """Execute a notebook top to bottom in a fresh python3 kernel (errors allowed: they stay in the outputs).
+
+    run_all: stop at the first error, as Run All and `nbconvert --execute` do, except in a cell tagged
+    `raises-exception`; `stopped` says where it stopped.
+    """
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
     cwd = Path(cwd or path.parent)
-    client = NotebookClient(nb, kernel_name="python3", timeout=timeout, allow_errors=True,
+    client = NotebookClient(nb, kernel_name="python3", timeout=timeout, allow_errors=not run_all,
                             resources={"metadata": {"path": str(cwd)}})
     start = time.perf_counter()
+    if run_all:
+        try:
+            client.execute()
+        except CellExecutionError as stop:
+            return Execution(nb, time.perf_counter() - start, stopped=str(stop)[:3000])
+        return Execution(nb, time.perf_counter() - start)
     if not track_figures:
         client.execute()
         return Execution(nb, time.perf_counter() - start)

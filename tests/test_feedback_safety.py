@@ -559,10 +559,10 @@ def test_cell_timeout_holds_in_a_real_sandboxed_run(tmp_path, attack):
     nbformat.write(nb, path)
     started = time.monotonic()
     run = subprocess.run([sys.executable, "-m", "autograder", "check", str(path), "--cell-timeout", str(cell_timeout),
-                          "--feedback", str(tmp_path / "feedback.html")], capture_output=True, text=True,
+                          "--json", "--feedback", str(tmp_path / "feedback.html")], capture_output=True, text=True,
                          env=nbtools.nbgrader_env(), timeout=2 * cell_timeout + 60 + 120)
     elapsed = time.monotonic() - started
-    assert run.returncode == 0, run.stderr[-3000:]
+    assert run.returncode == 1, run.stderr[-3000:]  # graded, and not full marks
     result = json.loads(run.stdout)
     assert result["status"] == "timeout", (result["status"], run.stderr[-3000:])
     assert result["score"] == 0

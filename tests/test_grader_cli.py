@@ -25,7 +25,8 @@ def _autograder(*args, cwd=None):
 
 
 def test_check_prints_the_json_of_one_notebook(tmp_path):
-    run = _autograder("check", nbtools.SOLUTIONS_DIR / f"{ASSIGNMENT}.ipynb", "--feedback", tmp_path / "f.html")
+    run = _autograder("check", nbtools.SOLUTIONS_DIR / f"{ASSIGNMENT}.ipynb", "--json",
+                      "--feedback", tmp_path / "f.html")
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads(run.stdout)
     assert result["schema"] == 1 and json.loads(json.dumps(StudentResult.from_dict(result).to_dict())) == result
@@ -40,7 +41,7 @@ def test_check_says_what_name_it_expected(tmp_path):
     path.write_text(nbformat.writes(nbtools.learner(ASSIGNMENT)))
     run = _autograder("check", path)
     assert run.returncode == 2
-    assert "file name should be an assignment id" in run.stderr and "02_forward_pass" in run.stderr
+    assert "cannot tell which assignment 'homework.ipynb' is" in run.stderr and "02_forward_pass" in run.stderr
 
 
 def _lms_zip(path, students):

@@ -72,6 +72,73 @@ def test_nothing_changes_when_nothing_changed(course):
     assert not report.added and not report.updated and not report.kept
 
 
+def _notebook(*sources, tags=(), language_info=None, outputs=False):
+    """A small notebook as JupyterLab saves it: code cells with these sources (and outputs, if run)."""
+    cells = [{"cell_type": "code", "source": src, "metadata": {"tags": list(tags)} if tags else {},
+              "execution_count": 1 if outputs else None,
+              "outputs": [{"output_type": "stream", "name": "stdout", "text": "ran\n"}] if outputs else []}
+             for src in sources]
+    metadata = {"kernelspec": {"name": "python3"}, "language_info": language_info or {"name": "python"}}
+    return json.dumps({"cells": cells, "metadata": metadata, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+
+
+def test_a_notebook_the_learner_only_opened_and_ran_still_takes_updates(tmp_path):
+    """Saving adds language_info, outputs and execution counts; no cell changed, so the update replaces it."""
+    source, dest = tmp_path / "notebooks", tmp_path / "my-notebooks"
+    source.mkdir()
+    (source / "00_start_here.ipynb").write_text(_notebook("x = 1"))
+    lab.sync_learner_copy(source, dest)
+    saved = _notebook("x = 1", outputs=True, language_info={"name": "python", "version": "3.12.1"})
+    (dest / "00_start_here.ipynb").write_text(saved)
+    (source / "00_start_here.ipynb").write_text(_notebook("x = 2"))
+    report = lab.sync_learner_copy(source, dest)
+    assert report.updated == ["00_start_here.ipynb"] and not report.kept
+    assert (dest / "00_start_here.ipynb").read_text() == _notebook("x = 2")
+
+
+def test_a_course_change_of_cell_tags_reaches_an_unchanged_copy(tmp_path):
+    source, dest = tmp_path / "notebooks", tmp_path / "my-notebooks"
+    source.mkdir()
+    (source / "02.ipynb").write_text(_notebook("check()"))
+    lab.sync_learner_copy(source, dest)
+    (source / "02.ipynb").write_text(_notebook("check()", tags=["raises-exception"]))
+    assert lab.sync_learner_copy(source, dest).updated == ["02.ipynb"]
+
+
+def test_a_changed_notebook_is_kept_and_the_printed_command_takes_the_courses_version(tmp_path, monkeypatch):
+    source, dest = tmp_path / "notebooks", tmp_path / "my-notebooks"
+    source.mkdir()
+    (source / "02_forward_pass.ipynb").write_text(_notebook("def f():\n    raise NotImplementedError()"))
+    lab.sync_learner_copy(source, dest)
+    mine = _notebook("def f():\n    return 1", outputs=True)
+    (dest / "02_forward_pass.ipynb").write_text(mine)
+    (source / "02_forward_pass.ipynb").write_text(_notebook("def f():\n    raise NotImplementedError()", "new"))
+    report = lab.sync_learner_copy(source, dest)
+    assert report.kept == ["02_forward_pass.ipynb"] and not report.updated
+    command = lab.take_command("02_forward_pass.ipynb", "my-notebooks")
+    assert command == ("mv my-notebooks/02_forward_pass.ipynb my-notebooks/02_forward_pass-mine.ipynb "
+                       "&& make lab")
+    subprocess.run(command.split(" && ")[0], shell=True, cwd=tmp_path, check=True)  # what the learner types
+    report = lab.sync_learner_copy(source, dest)
+    assert report.added == ["02_forward_pass.ipynb"]
+    assert (dest / "02_forward_pass.ipynb").read_text() == (source / "02_forward_pass.ipynb").read_text()
+    assert (dest / "02_forward_pass-mine.ipynb").read_text() == mine
+
+
+def test_a_manifest_of_byte_digests_still_tells_unchanged_copies(tmp_path):
+    """Folders made before the rule compared cells: their manifest holds sha256 of the bytes."""
+    import hashlib
+
+    source, dest = tmp_path / "notebooks", tmp_path / "my-notebooks"
+    source.mkdir()
+    dest.mkdir()
+    old = _notebook("x = 1")
+    (source / "a.ipynb").write_text(_notebook("x = 2"))
+    (dest / "a.ipynb").write_text(old)
+    (dest / lab.MANIFEST).write_text(json.dumps({"a.ipynb": hashlib.sha256(old.encode()).hexdigest()}))
+    assert lab.sync_learner_copy(source, dest).updated == ["a.ipynb"]
+
+
 def test_learner_lab_opens_the_learners_copy_and_git_ignores_it():
     argv, _env, root = lab.lab_command("learner", open_browser=False)
     assert root == nbtools.REPO_ROOT
@@ -111,3 +178,137 @@ def test_the_tolerances_00_states_are_the_checks_tolerances():
     assert checks.DEFAULT_RTOL == 1e-7
     limiting = "\n".join(c.source for c in nbtools.source("08_limiting_behaviour").cells)
     assert "RTOL = 1e-10" in limiting
+
+
+# ---------------------------------------------------------------- 10's recall contract: no 0/0
+
+
+def _run_cells(aid, grade_ids, answer):
+    """Run a notebook's setup cell, the learner's `answer` source, then the named test cells; stderr captured."""
+    import contextlib
+    import io
+    import warnings
+
+    cells = nbtools.cells_by_id(nbtools.source(aid))
+    namespace, err = {}, io.StringIO()
+    with contextlib.redirect_stderr(err), warnings.catch_warnings():
+        warnings.simplefilter("default")  # as in a kernel: a RuntimeWarning is printed, not raised
+        exec(cells["setup"].source, namespace)
+        exec(answer, namespace)
+        for grade_id in grade_ids:
+            exec(cells[grade_id].source, namespace)
+    return err.getvalue()
+
+
+RECALL_ZERO_OVER_ZERO = '''
+def recall(W1, b1, W2, b2, keys, values):
+    Y = np.maximum(np.asarray(keys, dtype=float) @ W1 + b1, 0) @ W2 + b2
+    V = np.asarray(values, dtype=float)
+    cos = (Y @ V.T) / np.outer(np.linalg.norm(Y, axis=1), np.linalg.norm(V, axis=1))
+    fired = np.linalg.norm(Y, axis=1) > 0
+    return float(np.mean(fired & (np.argmax(cos, axis=1) == np.arange(len(Y)))))
+'''
+
+
+def test_a_recall_that_divides_0_by_0_fails_its_check_saying_why():
+    """The right share with a RuntimeWarning: nbgrader would give the cell 0 for its stderr, after a ✔.
+
+    The check fails instead, and its message states the contract; nothing reaches stderr."""
+    with pytest.raises(AssertionError) as failure:
+        _run_cells("10_key_value_memory", ["test_recall"], RECALL_ZERO_OVER_ZERO)
+    assert "Skip outputs of length 0" in str(failure.value) and "RuntimeWarning" in str(failure.value)
+    text = "\n".join(c.source for c in nbtools.source("10_key_value_memory").cells)
+    assert "**skip outputs of length 0**" in text
+
+
+def test_a_recall_that_skips_silent_outputs_passes_quietly():
+    answer = RECALL_ZERO_OVER_ZERO.replace(
+        "    cos = (Y @ V.T) / np.outer(",
+        "    Y = np.where((np.linalg.norm(Y, axis=1) > 0)[:, None], Y, np.nan)\n"
+        "    with np.errstate(invalid='ignore'):\n        cos = (Y @ V.T) / np.outer(")
+    assert _run_cells("10_key_value_memory", ["test_recall", "test_recall_hidden"], answer) == ""
+
+
+# ---------------------------------------------------------------- make lab: refuse root before installing
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "geteuid") or __import__("os").geteuid() != 0,
+                    reason="the refusal is for root; CI and this suite run as root")
+def test_make_lab_as_root_refuses_before_installing_anything(tmp_path):
+    """The refusal used to come after the 70 s install. A `python` that reports any venv it is asked to make
+    shows that nothing was set up."""
+    import shutil
+    import sys
+
+    for name in ("Makefile", "pyproject.toml"):
+        shutil.copy(nbtools.REPO_ROOT / name, tmp_path / name)
+    shutil.copytree(nbtools.REPO_ROOT / "autograder", tmp_path / "autograder",
+                    ignore=shutil.ignore_patterns("__pycache__", "course"))
+    python = tmp_path / "python"
+    python.write_text(f'#!/bin/sh\ncase "$*" in *"-m venv"*) echo "SETUP STARTED"; exit 1;; esac\n'
+                      f'exec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    run = subprocess.run(["make", "lab", f"PYTHON={python}"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert run.returncode != 0
+    assert "should not run as root" in run.stderr and "--allow-root" in run.stderr
+    assert "SETUP STARTED" not in run.stdout + run.stderr and not (tmp_path / ".venv").exists()
+    assert "make lab ARGS=--allow-root" in lab.refuse_root()
+
+
+def test_the_first_setup_says_what_it_is_doing():
+    """Each step of the first `make lab` prints a line before it starts (`make -n` lists the recipe)."""
+    run = subprocess.run(["make", "-n", "-B", "setup"], cwd=nbtools.REPO_ROOT, capture_output=True, text=True,
+                         timeout=60)
+    steps = [line for line in run.stdout.splitlines() if line.startswith("echo ")]
+    assert len(steps) >= 4, run.stdout
+    assert any("creating .venv/" in s for s in steps) and any("about a minute" in s for s in steps)
+
+
+# ---------------------------------------------------------------- a failed check reads message first
+
+
+def _kernel_errors(*cells):
+    """Run the cells in a real kernel (nbclient, as a notebook runs them); the text each error output shows."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in cells]
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        nbformat.write(nb, Path(tmp) / "probe.ipynb")
+        run = nbtools.execute(Path(tmp) / "probe.ipynb", cwd=nbtools.REPO_ROOT)
+    return [(e.evalue, nbtools.ANSI.sub("", "\n".join(e.traceback))) for c in run.nb.cells for e in nbtools.errors(c)]
+
+
+SETUP = "import numpy as np\nfrom ffn_helpers import checks"
+
+
+def test_in_a_kernel_a_failed_check_shows_its_message_first_and_only_the_learners_frames():
+    wrong, crash, helper = _kernel_errors(
+        SETUP,
+        "def f(x):\n    return x + 1",
+        "checks.check(f, (np.array([1.0]),), np.array([1.0]))",
+        "def g(x):\n    return x + W",
+        "checks.check(g, (np.array([1.0]),), np.array([1.0]))",
+        "def check_shape(y):\n    if np.shape(y) != (2,):\n        raise checks.failure(f'y has shape {np.shape(y)}')",
+        "check_shape(np.zeros(3))",
+    )
+    evalue, shown = wrong
+    assert shown.splitlines()[0] == "f(...) is not close to the expected value: 1 of 1 entries differ " \
+                                    "(tolerance: |got - expected| <= 1e-12 + 1e-07·|expected|)."
+    assert shown == evalue  # the message, and nothing else: no frame of the learner's is involved
+    evalue, shown = crash
+    assert shown.splitlines()[0] == "g raised NameError: name 'W' is not defined"
+    assert shown.count("Traceback") == 1 and "During handling" not in shown and "direct cause" not in shown
+    assert "return x + W" in shown and "checks.py" not in shown and "skipping hidden" not in shown
+    assert helper[1] == "y has shape (3,)"
+
+
+def test_the_course_checks_raise_through_checks_failure():
+    """A notebook's own check helper raises checks.failure(...), so its message too comes first."""
+    plain = [aid for aid in nbtools.graded_assignments() + [nbtools.ORIENTATION]
+             if "raise AssertionError(" in "\n".join(c.source for c in nbtools.source(aid).cells)]
+    assert not plain, f"raise checks.failure(...) instead of AssertionError in {plain}"

@@ -22,7 +22,9 @@ def executed(form, aid):
     """The executed notebook `form`/<aid> (form: "solutions" or "notebooks"), run once per worker."""
     if (form, aid) not in _EXECUTED:
         folder = nbtools.SOLUTIONS_DIR if form == "solutions" else nbtools.NOTEBOOKS_DIR
-        run = nbtools.execute(folder / f"{aid}.ipynb", cwd=folder, track_figures=form == "solutions")
+        # The learner version runs as Run All does: it stops at an error outside a `raises-exception` cell.
+        run = nbtools.execute(folder / f"{aid}.ipynb", cwd=folder, track_figures=form == "solutions",
+                              run_all=form == "notebooks")
         SECONDS[f"{form}/{aid}"] = run.seconds
         _EXECUTED[form, aid] = run
     return _EXECUTED[form, aid]
@@ -109,6 +111,34 @@ def test_learner_version_fails_only_its_checks(aid, record_property):
     assert not problems, f"notebooks/{aid}.ipynb:\n" + "\n".join(problems)
 
 
+@pytest.mark.parametrize("aid", per_assignment())
+def test_run_all_reaches_the_last_cell_with_nothing_implemented(aid):
+    """00's promise: a failing check does not stop Run All, so every section and figure is there to see.
+
+    Executed as `nbconvert --execute` and JupyterLab's Run All do (the test cells carry the
+    `raises-exception` tag; tests/browser/test_lab.py runs the same in JupyterLab itself).
+    """
+    run = executed("notebooks", aid)
+    assert run.stopped is None, f"notebooks/{aid}.ipynb: Run All stopped:\n{run.stopped}"
+    code = [(i, c) for i, c in enumerate(run.nb.cells) if c.cell_type == "code" and c.source.strip()]
+    not_run = [nbtools.describe(c, i) for i, c in code if c.execution_count is None]
+    assert not not_run, f"notebooks/{aid}.ipynb: Run All left cells unrun:\n" + "\n".join(not_run)
+
+
+@pytest.mark.parametrize("aid", per_assignment())
+def test_a_failed_check_shows_its_message_first(aid):
+    """What a learner reads first under a failed check is its message, not a traceback through ffn_helpers."""
+    run = executed("notebooks", aid)
+    bad = []
+    for i, cell in enumerate(run.nb.cells):
+        for error in nbtools.errors(cell):
+            shown = nbtools.ANSI.sub("", "\n".join(error.traceback))
+            first = error.evalue.splitlines()[0] if error.evalue else ""
+            if not first or shown.splitlines()[0] != first or "ffn_helpers" in shown or "Traceback" in shown:
+                bad.append(f"{nbtools.describe(cell, i)} shows:\n{shown[:600]}")
+    assert not bad, f"notebooks/{aid}.ipynb:\n" + "\n".join(bad)
+
+
 # Ticks that are true in an unmodified learner notebook: 00's `add_bias` is written for the
 # learner (the orientation shows what a passing check looks like), so its check really passes.
 TRUE_TICKS = {nbtools.ORIENTATION: ["✔ add_bias adds b to every row."]}
@@ -156,3 +186,22 @@ def test_solution_passes_its_hidden_tests_with_an_offerings_own_seed(aid, tmp_pa
     failures = [f"{nbtools.describe(c, i)}\n    {e.ename}: {e.evalue[:500]}"
                 for i, c in enumerate(run.nb.cells) for e in nbtools.errors(c)]
     assert not failures, f"solutions/{aid}.ipynb with the offering seed {OFFERING}:\n" + "\n".join(failures)
+
+
+def test_nbconvert_execute_runs_an_unfinished_notebook_to_the_end(tmp_path):
+    """`jupyter nbconvert --execute`, which stops at the first error outside a `raises-exception` cell."""
+    import subprocess
+    import sys
+
+    import nbformat
+
+    aid = "02_forward_pass"
+    run = subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+                          str(nbtools.NOTEBOOKS_DIR / f"{aid}.ipynb"), "--output-dir", str(tmp_path)],
+                         cwd=nbtools.NOTEBOOKS_DIR, capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    nb = nbformat.read(tmp_path / f"{aid}.ipynb", as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+    assert all(c.execution_count is not None for c in code)
+    visible = [t for t in nbtools.test_ids(nbtools.learner(aid)) if not t.endswith("_hidden")]
+    assert [nbtools.grade_id(c) for c in code if nbtools.errors(c)] == visible  # each unfinished check failed

@@ -43,7 +43,22 @@ def read_source(assignment_id):
         cell.metadata.pop("lines_to_next_cell", None)
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
+        if is_test_cell(cell):
+            tags = cell.metadata.setdefault("tags", [])
+            if RUN_ON not in tags:
+                tags.append(RUN_ON)
     return nb
+
+
+# A test cell fails until its exercise is done; tagged so, Run All (JupyterLab, nbconvert --execute,
+# nbclient) goes on past it and the learner sees every section. nbgrader still grades it by its error.
+RUN_ON = "raises-exception"
+
+
+def is_test_cell(cell):
+    """An autograded test cell: graded, and not an answer cell."""
+    meta = cell.metadata.get("nbgrader", {})
+    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"

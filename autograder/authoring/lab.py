@@ -7,7 +7,9 @@ The learner works in their own copy, `my-notebooks/` (git-ignored), never in the
 generated `notebooks/`: a saved notebook there would make `make check-course`
 fail and `git pull` conflict with the learner's work. `sync_learner_copy` makes
 the copy on the first run; later runs add the course's new notebooks, bring
-untouched copies up to date, and never overwrite a notebook the learner changed.
+copies whose cells the learner never changed up to date, and never overwrite a
+notebook the learner changed (for one the course changed too, they print the
+command that takes the course's version).
 
 The server binds to 127.0.0.1 and keeps token authentication. Which nbgrader
 parts each role sees is configured in jupyter/<role>/ (also used by Binder's
@@ -26,20 +28,40 @@ from .. import COURSE_ROOT, NOTEBOOKS_DIR, REPO_ROOT
 
 CONFIG_DIRS = {role: REPO_ROOT / "jupyter" / role for role in ("learner", "instructor")}
 LEARNER_COPY = REPO_ROOT / "my-notebooks"
-# What the course last copied into the learner's folder: notebook name -> sha256 of its bytes.
-# It tells a copy the learner never touched (safe to update) from one they changed (never touched by us).
+# What the course last copied into the learner's folder: notebook name -> the digest of its content
+# (`_content`). It tells a copy the learner never changed (safe to update) from one they did (never touched by us).
 MANIFEST = ".course-versions.json"
 
 
 @dataclass
 class SyncReport:
     added: list = field(default_factory=list)  # new in the learner's folder
-    updated: list = field(default_factory=list)  # untouched copies replaced by the course's newer version
+    updated: list = field(default_factory=list)  # unchanged copies replaced by the course's newer version
     kept: list = field(default_factory=list)  # changed by the learner while the course changed too: left alone
 
 
-def _digest(path):
+def _bytes_digest(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _content(path):
+    """A digest of what a person wrote in the notebook: each cell's type, source and tags.
+
+    Opening and saving a notebook changes its metadata (`language_info`), outputs and
+    execution counts, never this, so a notebook the learner only ran still counts as
+    unchanged. A file that is not a notebook is compared by its bytes.
+    """
+    try:
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        content = [[c["cell_type"], _text(c.get("source", "")), sorted(c.get("metadata", {}).get("tags", []))]
+                   for c in cells]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return _bytes_digest(path)
+    return "cells:" + hashlib.sha256(json.dumps(content).encode()).hexdigest()
+
+
+def _text(source):
+    return "".join(source) if isinstance(source, list) else str(source)
 
 
 def _replace(src, dest):
@@ -54,12 +76,17 @@ def _replace(src, dest):
         raise
 
 
+def _unchanged(target, recorded):
+    """Is the learner's copy what the course last copied? (A manifest of older versions holds byte digests.)"""
+    return recorded is not None and recorded in (_content(target), _bytes_digest(target))
+
+
 def sync_learner_copy(source=NOTEBOOKS_DIR, dest=LEARNER_COPY):
     """Bring the learner's folder `dest` up to date with the course's notebooks in `source`.
 
-    A notebook missing from `dest` is copied. One whose bytes still equal what the
-    course copied last time (the learner never saved it) is replaced by a newer
-    course version. Anything else is the learner's work and stays as it is.
+    A notebook missing from `dest` is copied. One whose cells are still those the course
+    copied last time (the learner may have run and saved it, but changed no cell) is
+    replaced by a newer course version. Anything else is the learner's work and stays.
     """
     dest.mkdir(parents=True, exist_ok=True)
     manifest_path = dest / MANIFEST
@@ -67,28 +94,37 @@ def sync_learner_copy(source=NOTEBOOKS_DIR, dest=LEARNER_COPY):
         copied = json.loads(manifest_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         copied = {}
+    if not isinstance(copied, dict):
+        copied = {}
     report = SyncReport()
     for src in sorted(source.glob("*.ipynb")):
-        target, new = dest / src.name, _digest(src)
+        target, new = dest / src.name, _content(src)
         if not target.exists():
             _replace(src, target)
             report.added.append(src.name)
-        else:
-            current = _digest(target)
-            if current == new:
-                pass
-            elif current == copied.get(src.name):  # untouched since we copied it
-                _replace(src, target)
-                report.updated.append(src.name)
-            else:  # the learner's work: left alone, and reported when the course has moved on
-                if copied.get(src.name) != new:
-                    report.kept.append(src.name)
-                continue  # the manifest keeps the version the learner started from
+        elif _content(target) == new:
+            pass  # the course's cells already (whatever was saved around them)
+        elif _unchanged(target, copied.get(src.name)):
+            _replace(src, target)
+            report.updated.append(src.name)
+        else:  # the learner's work: left alone, and reported when the course has moved on since they started
+            started = copied.get(src.name)
+            if started == _bytes_digest(src):  # recorded by an older version of this tool, by its bytes
+                copied[src.name] = started = new
+            if started != new:
+                report.kept.append(src.name)
+            continue  # the manifest keeps the version the learner started from
         copied[src.name] = new
     tmp = manifest_path.with_name(MANIFEST + ".tmp")
     tmp.write_text(json.dumps(copied, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, manifest_path)
     return report
+
+
+def take_command(name, where="my-notebooks"):
+    """The command that takes the course's version of `name`, keeping the learner's under another name."""
+    mine = name.removesuffix(".ipynb") + "-mine.ipynb"
+    return f"mv {where}/{name} {where}/{mine} && make lab"
 
 
 def lab_command(role, port=None, open_browser=True, allow_root=False, extra=(), root=None):
@@ -122,12 +158,20 @@ def lab_command(role, port=None, open_browser=True, allow_root=False, extra=(), 
     return argv + list(extra), env, root
 
 
+def refuse_root(allow_root=False):
+    """The refusal to run JupyterLab as root, or None; standard library only: `make lab` asks before installing."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0 and not allow_root:
+        return ("JupyterLab should not run as root: start it as your normal user. "
+                "If you really mean to (a container, say), add --allow-root "
+                "(`make lab ARGS=--allow-root`).")
+    return None
+
+
 def main(instructor=False, port=None, open_browser=True, allow_root=False):
     role = "instructor" if instructor else "learner"
-    if hasattr(os, "geteuid") and os.geteuid() == 0 and not allow_root:
-        print("JupyterLab should not run as root: start it as your normal user. "
-              "If you really mean to (a container, say), add --allow-root "
-              "(`make lab ARGS=--allow-root`).", file=sys.stderr)
+    refusal = refuse_root(allow_root)
+    if refusal:
+        print(refusal, file=sys.stderr)
         return 2
     if instructor:
         from . import build
@@ -147,7 +191,16 @@ def main(instructor=False, port=None, open_browser=True, allow_root=False):
         if report.updated:
             print(f"  updated to the course's newer version (you had not changed them): {', '.join(report.updated)}")
         for name in report.kept:
-            print(f"  kept your {where}/{name}; the course's newer version is notebooks/{name}")
+            print(f"  kept your {where}/{name}, which you changed; the course's version (notebooks/{name}) "
+                  f"differs. To take it and keep yours as {name.removesuffix('.ipynb')}-mine.ipynb:\n"
+                  f"      {take_command(name, where)}")
     print(f"Opening the {role} JupyterLab on {root} (127.0.0.1, token required; Ctrl-C to stop).", flush=True)
     os.chdir(root)
     os.execvpe(argv[0], argv, env)
+
+
+if __name__ == "__main__":  # `make lab`'s first step, before anything is installed: refuse root early
+    refusal = refuse_root("--allow-root" in sys.argv[1:])
+    if refusal:
+        print(refusal, file=sys.stderr)
+    sys.exit(2 if refusal else 0)

@@ -1,86 +1,200 @@
-"""`python -m autograder check NOTEBOOK.ipynb`: grade one notebook against the instructor source, print the JSON.
+"""`python -m autograder check NOTEBOOK.ipynb`: grade one notebook against the instructor source.
 
-The assignment is the file's name (`02_forward_pass.ipynb` -> 02_forward_pass).
-The notebook is graded exactly as `grade` grades a class, sandbox and clean
-re-run included, in a throw-away copy of the course built from the authored
-source; nothing is written anywhere else.
+The assignment is read from the file's name (`02_forward_pass.ipynb`, also
+`02_forward_pass-Copy1.ipynb`), or given with `--assignment`. The notebook is graded
+exactly as `grade` grades a class, clean re-run included, in a throw-away copy of the
+course built from the authored source; nothing is written anywhere else. It runs in
+the sandbox where one can be built; a learner's own notebook on their own machine
+needs none, so without one it says so in a line and runs anyway (`grade` refuses).
+
+It prints one line per exercise (points, and the first line of the first failing
+message), or with `--json` the result as `grade` writes it (<student>.json). Exit status:
+0 full marks, 1 points lost (or the notebook could not be graded), 2 bad input.
 """
 
 import contextlib
+import io
 import json
 import shutil
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 from .. import COURSE_ROOT, assignments, offering
 from . import course, sandbox
-from .grade import check_sandbox, unfinished
+from .grade import unfinished
+
+FULL_MARKS, POINTS_LOST, BAD_INPUT = 0, 1, 2
 
 
-def check(notebook, limits=None, unsafe=False, cell_timeout=None, feedback=None, student="learner"):
-    """The result of one notebook, as `grade` writes it to <student>.json (schema.StudentResult.to_dict)."""
+class BadInput(ValueError):
+    """What `check` was given cannot be checked: the message says what was expected and what came."""
+
+
+def assignment_of(path, assignment=None):
+    """The assignment a notebook belongs to: `assignment` if given, else the id its file name starts with."""
+    known = assignments()
+    if assignment is not None:
+        if assignment not in known:
+            raise BadInput(f"--assignment should be one of {', '.join(known)}; got {assignment!r}")
+        return assignment
+    stem = Path(path).name.removesuffix(".ipynb")
+    # Longest first: a copy JupyterLab or a download made keeps the id at the start ("02_forward_pass-Copy1").
+    for aid in sorted(known, key=len, reverse=True):
+        if stem == aid or stem.startswith(aid):
+            return aid
+    raise BadInput(f"cannot tell which assignment {Path(path).name!r} is: expected a name that starts with an "
+                   f"assignment id ({', '.join(known)}), such as 02_forward_pass-Copy1.ipynb; "
+                   "or say which with --assignment 02_forward_pass")
+
+
+def read_notebook(path):
+    """The notebook at `path`, read and validated; BadInput saying what is wrong with it otherwise."""
     import nbformat
 
+    path = Path(path)
+    if not path.exists():
+        raise BadInput(f"{path} does not exist: expected the path of your notebook, e.g. "
+                       "my-notebooks/02_forward_pass.ipynb")
+    if path.is_dir():
+        raise BadInput(f"{path} is a folder: expected a notebook file in it, e.g. {path / '02_forward_pass.ipynb'}")
+    if path.suffix != ".ipynb":
+        raise BadInput(f"expected a Jupyter notebook (a .ipynb file), got {path.name!r}")
+    try:
+        nb = nbformat.read(path, as_version=4)
+        nbformat.validate(nb)
+    except Exception as exc:  # not JSON, not a notebook, or a notebook nbformat rejects
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BadInput(f"{path} is not a readable Jupyter notebook ({reason[:300]}); was it saved "
+                       "completely? JupyterLab's File > Save Notebook writes it again") from None
+    return nb
+
+
+def use_sandbox(limits, say=print):
+    """True where the sandbox can be built; otherwise one line saying the check runs without it."""
+    ok, why = sandbox.probe(limits)
+    if not ok:
+        say(f"No grading sandbox here ({why.splitlines()[0]}); your own notebook needs none: checking without it.")
+    return ok
+
+
+def check(notebook, limits=None, unsafe=False, cell_timeout=None, feedback=None, student="learner",
+          assignment=None, say=print):
+    """The result of one notebook, as `grade` writes it to <student>.json (schema.StudentResult.to_dict).
+
+    Raises BadInput for a path, file or name it cannot check. `unsafe` skips the sandbox
+    without probing for it.
+    """
+    notebook = Path(notebook)
+    read_notebook(notebook)
+    assignment_id = assignment_of(notebook, assignment)
+    limits = limits or sandbox.Limits()
+    isolate = not unsafe and use_sandbox(limits, say)
+    course.ensure_bin_on_path()
+    say(f"Checking {notebook} against {assignment_id}: it runs every cell, then the tests, "
+        "hidden ones included (under a minute)...")
+    with tempfile.TemporaryDirectory(prefix="ffn-check-") as tmp, _quiet():
+        return _grade(notebook, assignment_id, Path(tmp), limits, isolate, cell_timeout, feedback, student)
+
+
+@contextlib.contextmanager
+def _quiet():
+    """nbgrader's progress lines and SQLAlchemy's warnings about its throw-away gradebook are not the learner's."""
+    chatter = io.StringIO()
+    try:
+        with warnings.catch_warnings(), contextlib.redirect_stdout(chatter), contextlib.redirect_stderr(chatter):
+            warnings.simplefilter("ignore")
+            yield
+    except BaseException:
+        sys.stderr.write(chatter.getvalue()[-20000:])  # what led up to a failure of the grader itself
+        raise
+
+
+def _grade(notebook, assignment_id, tmp, limits, isolate, cell_timeout, feedback, student):
+    import nbformat
+
+    from ..authoring import build
     from .worker import Worker
 
-    notebook = Path(notebook)
-    assignment_id = notebook.name.removesuffix(".ipynb")
-    known = assignments()
-    if assignment_id not in known:
-        raise ValueError(f"the file name should be an assignment id plus .ipynb ({', '.join(known)}), "
-                         f"got {notebook.name!r}")
-    if not notebook.is_file():
-        raise FileNotFoundError(f"{notebook} does not exist")
-    limits = limits or sandbox.Limits()
-    if not check_sandbox(limits, unsafe):
-        raise SystemExit(2)
-    course.ensure_bin_on_path()
-    from ..authoring import build
+    root = tmp / "course"
+    (root / "source" / assignment_id).mkdir(parents=True)
+    shutil.copy(COURSE_ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
+    source = build.read_source(assignment_id)
+    (root / "source" / assignment_id / f"{assignment_id}.ipynb").write_text(nbformat.writes(source) + "\n",
+                                                                              encoding="utf-8")
+    config = course.load_config(root)
+    instructor = course.load_config(COURSE_ROOT)  # the course's own configuration: its release, its seed
+    course.generate_assignment(config, assignment_id)
+    model = course.read_assignment(config.CourseDirectory.db_url, assignment_id)
+    submitted = tmp / "submitted" / student / assignment_id
+    submitted.mkdir(parents=True)
+    shutil.copy(notebook, submitted / f"{assignment_id}.ipynb")
+    results_dir = tmp / "results"
+    setup = {
+        "model": model.to_dict(), "scratch": str(tmp / "scratch"), "slot": 0, "limits": vars(limits),
+        "isolate": isolate, "hidden": [str(root), str(tmp), str(notebook.resolve().parent)],
+        "feedback_dir": str(results_dir) if feedback else None,
+        "course_notebooks": course.source_texts(config, assignment_id),
+        "template_db": str(course.db_path(config)),  # the course's own release: its data files, if any
+        "release_dir": str(course.copy_release(instructor, assignment_id, tmp / "release")),
+        "course_root": str(root), "cell_timeout": cell_timeout,
+        "offering_seed": offering.seed(instructor),
+    }
+    worker = Worker(setup)
+    job = {"student": student, "input_dir": str(submitted)}
+    reply = worker.grade(job)
+    if unfinished(reply):  # as `grade` does after its batch: once more before withholding a test
+        reply = worker.grade(dict(job, again=True))
+    if feedback and reply.get("html"):
+        shutil.copy(reply["html"], feedback)
+    return reply["result"]
 
-    with tempfile.TemporaryDirectory(prefix="ffn-check-") as tmp:
-        root = Path(tmp) / "course"
-        (root / "source" / assignment_id).mkdir(parents=True)
-        shutil.copy(COURSE_ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
-        source = build.read_source(assignment_id)
-        (root / "source" / assignment_id / f"{assignment_id}.ipynb").write_text(nbformat.writes(source) + "\n",
-                                                                                  encoding="utf-8")
-        config = course.load_config(root)
-        instructor = course.load_config(COURSE_ROOT)  # the course's own configuration: its release, its seed
-        with contextlib.redirect_stdout(sys.stderr):
-            course.generate_assignment(config, assignment_id)
-            model = course.read_assignment(config.CourseDirectory.db_url, assignment_id)
-            submitted = Path(tmp) / "submitted" / student / assignment_id
-            submitted.mkdir(parents=True)
-            shutil.copy(notebook, submitted / f"{assignment_id}.ipynb")
-            results_dir = Path(tmp) / "results"
-            setup = {
-                "model": model.to_dict(), "scratch": str(Path(tmp) / "scratch"), "slot": 0, "limits": vars(limits),
-                "isolate": not unsafe, "hidden": [str(root), str(Path(tmp)), str(notebook.resolve().parent)],
-                "feedback_dir": str(results_dir) if feedback else None,
-                "course_notebooks": course.source_texts(config, assignment_id),
-                "template_db": str(course.db_path(config)),  # the course's own release: its data files, if any
-                "release_dir": str(course.copy_release(instructor, assignment_id, Path(tmp) / "release")),
-                "course_root": str(root), "cell_timeout": cell_timeout,
-                "offering_seed": offering.seed(instructor),
-            }
-            worker = Worker(setup)
-            job = {"student": student, "input_dir": str(submitted)}
-            reply = worker.grade(job)
-            if unfinished(reply):  # as `grade` does after its batch: once more before withholding a test
-                reply = worker.grade(dict(job, again=True))
-        if feedback and reply.get("html"):
-            shutil.copy(reply["html"], feedback)
-        return reply["result"]
+
+def _points(value):
+    return f"{value:g}"
+
+
+def summary(result, notebook):
+    """The human report: the total, one line per exercise (points, first failing message), flags, the status."""
+    score, max_score = result["score"], result["max_score"]
+    lines = [f"{result['assignment']}: {_points(score)} of {_points(max_score)} points ({notebook})"]
+    if result["status"] != "graded":
+        lines.append(f"  status: {result['status']}" + (f" ({result['error'].strip().splitlines()[-1]})"
+                                                         if result.get("error") else ""))
+    exercises = {}
+    for cell in result["cells"]:
+        exercises.setdefault(cell["exercise"] or cell["grade_id"], []).append(cell)
+    width = max((len(name) for name in exercises), default=0)
+    for name, cells in exercises.items():
+        got, most = sum(c["points"] for c in cells), sum(c["max_points"] for c in cells)
+        failing = next((c for c in cells if c["points"] < c["max_points"]), None)
+        if failing is None:
+            verdict = "✔"
+        else:
+            first = (failing["message"] or failing["status"]).strip().splitlines()[0].removeprefix("AssertionError: ")
+            verdict = f"✘ {first[:160]}" + (" (a hidden test)" if failing["grade_id"].endswith("_hidden") else "")
+        lines.append(f"  {name.ljust(width)}  {_points(got):>4}/{_points(most):<4} {verdict}")
+    lines += [f"  flag ({flag['kind']}): {flag['detail'][:200]}" for flag in result.get("flags", [])
+              if flag.get("costs_points")]
+    if max_score == 0:
+        lines.append("This notebook has no graded exercises: nothing to check.")
+    elif score < max_score:
+        lines.append("Run the failing checks in the notebook for their whole messages.")
+    return "\n".join(lines)
 
 
 def main(args):
     limits = sandbox.Limits(memory=sandbox.parse_size(args.memory))
+    # With --json, stdout carries the JSON alone; what `check` says on the way goes to stderr.
+    say = (lambda text: print(text, file=sys.stderr, flush=True)) if args.json else (
+        lambda text: print(text, flush=True))
     try:
         result = check(args.notebook, limits=limits, unsafe=args.unsafe, cell_timeout=args.cell_timeout,
-                       feedback=args.feedback)
-    except (FileNotFoundError, ValueError) as exc:
+                       feedback=args.feedback, assignment=args.assignment, say=say)
+    except BadInput as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return 2
-    print(json.dumps(result, indent=1, sort_keys=True))
-    return 0
+        return BAD_INPUT
+    print(json.dumps(result, indent=1, sort_keys=True) if args.json else summary(result, args.notebook))
+    full = result["status"] == "graded" and result["score"] >= result["max_score"]
+    return FULL_MARKS if full else POINTS_LOST

@@ -22,11 +22,13 @@
 # Vectors are rows and the weights multiply from the right (`x @ W1`), as in numpy.
 # PyTorch's `nn.Linear` stores its weight the other way round; notebook 02 shows both.
 #
-# Every array in this course is **float64**, numpy's default: the inputs the
-# checks give your functions, and the results they expect back. Most checks
+# In notebooks 01 to 11 every array is **float64**, numpy's default: the inputs
+# the checks give your functions, and the results they expect back. Most checks
 # compare with the reference to a relative $10^{-7}$, some to $10^{-10}$; a
 # float32 result (PyTorch's default) is rounded more coarsely than that, and
-# its check fails with a message that names the dtype first.
+# its check fails with a message that names the dtype first. Notebook 12 is
+# about lower precision itself: its exercises also work in float32, float16
+# and int8, and each one says which dtype it takes and returns.
 
 # %% [markdown]
 # ## The map of the course
@@ -69,11 +71,30 @@
 # Exercise cells contain `# YOUR CODE HERE` and `raise NotImplementedError()`.
 # Replace both with your code, run the cell, then run the check below it.
 # Until you do, that check fails with a message telling you to implement the
-# function, and nothing else in the notebook breaks.
+# function, and nothing else in the notebook breaks: **Run All** (Run ▸ Run All
+# Cells) goes on past a failing check, so every section, table and figure of a
+# notebook is there to read before you have written a line. (The check cells
+# carry the tag `raises-exception`, which tells JupyterLab to go on.) A failed
+# check shows its message first; when your code crashed, the lines of your code
+# that raised follow it.
+#
+# **Check a whole notebook as the grader would.** Save it (Ctrl+S), then run
+# this in a cell of any notebook in the same folder:
+#
+# ```
+# !python -m autograder check 02_forward_pass.ipynb
+# ```
+#
+# or, in a terminal at the top of the repository,
+# `python -m autograder check my-notebooks/02_forward_pass.ipynb`. It runs
+# the notebook and every check, hidden ones included, and prints one line per
+# exercise: its points and the first line of what is still wrong. It needs no
+# sandbox for your own notebook (it says so when there is none); it takes under
+# a minute.
 #
 # **Self-learners:** the worked solutions are in the `solutions/` folder, with
-# the same names. They also contain the *hidden tests* that a grader runs, so
-# you can run them on your own code.
+# the same names. They also contain the *hidden tests* that a grader runs;
+# `python -m autograder check` (above) runs them on your own code.
 #
 # **In a graded class:** your instructor releases these notebooks with nbgrader.
 # Before you submit, use the **Validate** button in the notebook's toolbar (or
@@ -120,7 +141,7 @@ def add_bias(z, b):
 # random batch, and compares with the expected values. A passing check prints a
 # ✔ line.
 
-# %%
+# %% tags=["raises-exception"]
 checks.check(add_bias, ([1.0, 2.0], [0.5, -0.5]), [1.5, 1.5])
 checks.check(add_bias, ([[1, 2], [3, 4]], [0.5, -0.5]), [[1.5, 1.5], [3.5, 3.5]])
 rng = np.random.default_rng(0)

@@ -395,7 +395,8 @@ checks.assert_close(y, (activations.silu(g) * u) @ W_down, name="SwiGLU, stage b
 # **Why three matrices.** The gate and the value are two *different* linear
 # views of the same token; their product lets a hidden unit respond to one
 # direction of $x$ only when another direction is active, which a plain FFN's
-# single $\sigma(x W_1)$ cannot express in one layer. With $W_\text{up} = W_\text{gate}$
+# single $\sigma(x W_1)$ cannot express in one unit (each of its units sees one
+# direction of $x$, through one column of $W_1$). With $W_\text{up} = W_\text{gate}$
 # the unit would compute $\mathrm{SiLU}(g)\,g$, just another fixed activation
 # of one projection. The price is a third $d_\text{model} \times d_\text{ff}$
 # matrix, so gated models shrink $d_\text{ff}$ to keep the budget: LLaMA-7B

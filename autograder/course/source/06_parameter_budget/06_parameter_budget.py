@@ -67,10 +67,10 @@ def check_raises(fn, args, error, why):
     except error:
         return
     except Exception as exc:
-        raise AssertionError(f"{_call_text(fn, args)} raised {type(exc).__name__} ({exc}); "
+        raise checks.failure(f"{_call_text(fn, args)} raised {type(exc).__name__} ({exc}); "
                              f"expected {error.__name__}: {why}") from None
     else:
-        raise AssertionError(f"{_call_text(fn, args)} returned {got!r}; expected it to raise {error.__name__}: {why}")
+        raise checks.failure(f"{_call_text(fn, args)} returned {got!r}; expected it to raise {error.__name__}: {why}")
 
 
 # %% [markdown]
@@ -693,7 +693,7 @@ def check_parts(fn, shapes, expected, label):
     """Test cells' helper: fn(shapes) must be the dict `expected`, with int values."""
     got = checks.call(fn, shapes, name="params_by_part")
     if not isinstance(got, dict) or set(got) != set(expected):
-        raise AssertionError(f"params_by_part({label}) should return a dict with the keys {sorted(expected)}, "
+        raise checks.failure(f"params_by_part({label}) should return a dict with the keys {sorted(expected)}, "
                              f"got {got!r}")
     for part in expected:
         checks.check_equal(got[part], expected[part], name=f'params_by_part({label})["{part}"]')

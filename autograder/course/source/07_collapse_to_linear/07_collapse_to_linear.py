@@ -48,7 +48,7 @@ def check_collapse(fn, args, expected_W, expected_b):
     try:
         W, b = result
     except (TypeError, ValueError):
-        raise AssertionError(f"{fn.__name__} should return a pair (W, b), got {type(result).__name__}: "
+        raise checks.failure(f"{fn.__name__} should return a pair (W, b), got {type(result).__name__}: "
                              f"{result!r}") from None
     checks.assert_close(W, expected_W, name="W", mistakes=mistakes.for_exercise("collapse_linear", "W"), args=args)
     checks.assert_close(b, expected_b, name="b", mistakes=mistakes.for_exercise("collapse_linear", "b"), args=args)

@@ -336,7 +336,7 @@ def check_quiet(fn, z, expected, catalogue=()):
                 found.append(mistake)
         raise checks.failure("\n".join(lines), found)
     if isinstance(z, np.ndarray) and not np.array_equal(z, before, equal_nan=True):
-        raise AssertionError(f"{name} changed its argument z in place: work on a copy.")
+        raise checks.failure(f"{name} changed its argument z in place: work on a copy.")
     checks.assert_close(actual, expected, name=name, rtol=RTOL, atol=ATOL, mistakes=catalogue, args=(z,))
     return actual
 

@@ -10,7 +10,8 @@
 # to fire, it adds its value to the output, weighted by how strongly it fired.
 # Geva et al. (2021, "Transformer Feed-Forward Layers Are Key-Value Memories")
 # found trained FFNs working this way: keys that respond to patterns in the
-# text, values that push the prediction towards the words that tend to follow.
+# text, values that push the prediction towards the words that tend to follow,
+# a pattern they found especially in the upper layers.
 #
 # This notebook writes such a memory by hand (worked example W-9), asks you to
 # build, read and query one, and then measures how many pairs a memory of width
@@ -30,6 +31,8 @@
 # and their messages work is in [00 · Start here](00_start_here.ipynb).
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
+import warnings
+
 import numpy as np
 
 from ffn_helpers import checks, examples, ffn_forward, memory, mistakes, plots
@@ -43,12 +46,28 @@ def check_memory_ffn(fn, args, expected):
     try:
         W1, b1, W2, b2 = result
     except (TypeError, ValueError):
-        raise AssertionError(f"{fn.__name__} should return four arrays (W1, b1, W2, b2), got "
+        raise checks.failure(f"{fn.__name__} should return four arrays (W1, b1, W2, b2), got "
                              f"{type(result).__name__}: {result!r}") from None
     for name, got, want in zip(("W1", "b1", "W2", "b2"), (W1, b1, W2, b2), expected, strict=True):
         catalogue = mistakes.for_exercise("kv_ffn", name) if name != "b2" else ()  # b2 = 0: no catalogued mistake
         checks.assert_close(got, want, name=name, mistakes=catalogue, args=args)
     return W1, b1, W2, b2
+
+
+def check_recall(fn, args, expected):
+    """Test cells' helper: fn(*args) must be close to `expected` and raise no warning (stderr scores 0)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        got = checks.call(fn, *args)
+    raised = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
+    if raised:
+        raise checks.failure(
+            f"{fn.__name__}(...) raised warnings, which a graded cell prints to stderr (it then scores 0): "
+            f"{'; '.join(raised)}.\nSkip outputs of length 0 (no memory fired) before dividing by their "
+            "length: their cosines are 0/0.")
+    checks.assert_close(got, expected, name=f"{fn.__name__}(...)", mistakes=mistakes.for_exercise("recall"),
+                        args=args)
+    return got
 
 
 # %% [markdown]
@@ -255,7 +274,10 @@ print({label: round(float(c), 4) for label, c in cos_to_v0.items()}, "= cosine o
 #   `np.argmax` decides: if values 0 and 2 are the same vector, key 2 is not
 #   recalled, since its output is equally close to value 0;
 # - an output of all zeros (no memory fired) has no direction and recalls
-#   nothing (its cosines are $0/0$; numpy would make them NaN);
+#   nothing: **skip outputs of length 0** before dividing by their length. Their
+#   cosines would be $0/0$, which numpy makes NaN *and* reports with a
+#   `RuntimeWarning` on stderr, and a graded cell that writes to stderr scores 0:
+#   the check fails on any warning, even when the share is right;
 # - no value is the zero vector.
 #
 # The result is compared with the reference to a relative $10^{-7}$; compute in
@@ -290,10 +312,10 @@ def recall(W1, b1, W2, b2, keys, values):
 # %% nbgrader={"grade": true, "grade_id": "test_recall", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 noisy_keys = np.array([[0.9, 0.3, 0.0], [0.3, 0.9, 0.0], [0.0, 0.3, 0.9]])
 V9 = W9.extra["values"]
-checks.check(recall, (*W9.params, W9.extra["keys"], V9), 1.0, mistakes=mistakes.for_exercise("recall"))
-checks.check(recall, (*W9.params, noisy_keys, V9), 1.0, mistakes=mistakes.for_exercise("recall"))
+check_recall(recall, (*W9.params, W9.extra["keys"], V9), 1.0)
+check_recall(recall, (*W9.params, noisy_keys, V9), 1.0)
 strict = memory.kv_ffn(W9.extra["keys"], V9, W9.extra["high_threshold"])
-checks.check(recall, (*strict, noisy_keys, V9), 0.0, mistakes=mistakes.for_exercise("recall"))
+check_recall(recall, (*strict, noisy_keys, V9), 0.0)
 checks.ok("recall: W-9 gives back all three values, even from noisy keys; at θ = 0.95 nothing fires.")
 
 # %% [markdown]
@@ -312,21 +334,20 @@ for n, d_model, threshold in [(24, 8, 0.0), (40, 6, 0.3), (12, 16, 0.0)]:
     V_test = memory.random_unit_vectors(n, d_model, rng) * rng.uniform(0.2, 5.0, size=(n, 1))
     params = memory.kv_ffn(K_test, V_test, threshold)
     for queries in (K_test, memory.noisy_queries(K_test, 0.8, rng)):
-        checks.check(recall, (*params, queries, V_test), memory.recall(*params, queries, V_test),
-                     mistakes=mistakes.for_exercise("recall"))
+        check_recall(recall, (*params, queries, V_test), memory.recall(*params, queries, V_test))
 # Orthonormal keys, short and long values, queries at 0.6 of a key: each output is a third of its value.
 K_test = np.eye(4)
 V_test = np.array([[0.1, 0.0, 0.0, 0.1], [3.0, 1.0, 0.0, 0.0], [0.0, 0.2, 0.1, 0.0], [0.0, 0.0, 4.0, 1.0]])
 params = memory.kv_ffn(K_test, V_test, 0.4)
-checks.check(recall, (*params, 0.6 * K_test, V_test), 1.0, mistakes=mistakes.for_exercise("recall"))
+check_recall(recall, (*params, 0.6 * K_test, V_test), 1.0)
 # Equal values 0 and 2: key 2's output is as close to value 0, and the lower index wins.
 V_tie = np.array([[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 1.0], [0.0, 0.0, 2.0, 0.0]])
 params = memory.kv_ffn(K_test, V_tie, 0.5)
-checks.check(recall, (*params, K_test, V_tie), 0.75, mistakes=mistakes.for_exercise("recall"))
+check_recall(recall, (*params, K_test, V_tie), 0.75)
 # Queries 1 and 3 are too weak to fire (0.4 < θ = 0.5); the other two are recalled.
 params = memory.kv_ffn(K_test, V_test, 0.5)
 queries = np.diag([1.0, 0.4, 0.8, 0.4])
-checks.check(recall, (*params, queries, V_test), 0.5, mistakes=mistakes.for_exercise("recall"))
+check_recall(recall, (*params, queries, V_test), 0.5)
 checks.ok("recall is right on every hidden memory.")
 ### END HIDDEN TESTS
 

@@ -2,8 +2,10 @@
 # # 11 · Mixture of experts: many FFNs, a few per token
 #
 # Large recent models (Switch Transformer, Mixtral, DeepSeek and others) replace
-# the one feed-forward sublayer of a block by $E$ of them, the *experts*, and a
-# small *router* that sends each token to only $k$ of them. The model then holds
+# the one feed-forward sublayer of a block, in some or all of their blocks, by $E$
+# of them, the *experts*, and a small *router* that sends each token to only $k$
+# of them. (Some, DeepSeek's among them, also keep *shared* experts that every
+# token uses, beside the routed ones; this notebook's layers have none.) The model then holds
 # many more parameters than one token pays for. This notebook builds that layer
 # from the FFN you know:
 #
@@ -46,10 +48,10 @@ def check_router(fn, args, case):
     got = checks.call(fn, *args)
     try:
         if not (isinstance(got, tuple | list) and len(got) == 2):
-            raise AssertionError(f"router_topk should return a pair (indices, gates), got {got!r}")
+            raise checks.failure(f"router_topk should return a pair (indices, gates), got {got!r}")
         indices, gates = got
         if np.asarray(indices).dtype.kind not in "iu":
-            raise AssertionError(f"indices should be integers (expert numbers), got dtype "
+            raise checks.failure(f"indices should be integers (expert numbers), got dtype "
                                  f"{np.asarray(indices).dtype}: {indices!r}")
         checks.assert_close(indices, expected_indices, name="indices", rtol=0, atol=0,
                             mistakes=mistakes.for_exercise("router_topk", "indices"), args=args)
@@ -68,7 +70,7 @@ def check_counts(fn, args, gated=None, catalogue=()):
     args = args + ((True if gated is None else gated),)  # the catalogue's functions take gated by position
     try:
         if not (isinstance(got, tuple | list) and len(got) == 2):
-            raise AssertionError(f"{name} should return a pair (total, active), got {got!r}")
+            raise checks.failure(f"{name} should return a pair (total, active), got {got!r}")
         for part, value, want in zip(("total", "active"), got, expected, strict=True):
             checks.check_equal(value, want, name=f"{name}: {part}")
     except AssertionError as failure:
@@ -419,7 +421,8 @@ print("The MoE layer is position-wise; with a capacity limit it is not.")
 # 1024$); a vocabulary of 32,000 with separate input embedding and output head;
 # RMSNorm weights without biases (two per layer, one at the end).
 #
-# **Forecast.** The model card says "46.7B total, 12.9B active". Which parts
+# **Forecast.** Mistral AI's release announcement of Mixtral says "46.7B total,
+# 12.9B active" (the figures are not from a model card). Which parts
 # does a token use in full, and which only a quarter of?
 #
 # **Step.** Every part, derived from the configuration by `moe.model_param_counts`.
@@ -436,7 +439,9 @@ print(f"router:        {config.d_model} · {config.n_experts} = {router_layer:,}
 print(f"{'part':<12}{'total':>18}{'active':>18}")
 for part, (total, active) in counts.items():
     print(f"{part:<12}{total:>18,}{active:>18,}")
-print(f"model card: {counts['all'][0] / 1e9:.1f}B total, {counts['all'][1] / 1e9:.1f}B active")
+print(f"announced: {counts['all'][0] / 1e9:.1f}B total, {counts['all'][1] / 1e9:.1f}B active")
+one_row = counts["all"][1] - config.vocab_size * config.d_model + config.d_model
+print(f"active, counting one embedding row per token: {one_row:,}")
 
 # %% [markdown]
 # **Why.** Embeddings, attention, norms and the router serve every token; the
@@ -444,14 +449,19 @@ print(f"model card: {counts['all'][0] / 1e9:.1f}B total, {counts['all'][1] / 1e9
 # hold 97% of the stored parameters, so "8x7B" is not 56B: the 8 experts share
 # everything else, and a token pays for about 12.9B, a quarter of the experts plus
 # the rest. Memory is set by the total, compute per token by the active count.
+# The 12.9B counts the whole input embedding table as active, though a token
+# reads one row of it ($d_\text{model}$ numbers, not $32{,}000 \cdot d_\text{model}$):
+# counted that way a token uses 12,748,857,344 parameters. The output head is
+# used in full either way, since it scores every word of the vocabulary.
 #
 # **Verify.** The derived counts, the parts of the worked example, and the
-# model card's rounding.
+# announcement's rounding.
 
 # %%
 assert expert == 176_160_768 and attention_layer == 41_943_040 and router_layer == 32_768
 assert counts["all"] == (46_702_792_704, 12_879_925_248)
 assert (round(counts["all"][0] / 1e9, 1), round(counts["all"][1] / 1e9, 1)) == (46.7, 12.9)
+assert counts["embeddings"] == (2 * 32_000 * 4096,) * 2 and one_row == 12_748_857_344
 assert counts["experts"][1] * 4 == counts["experts"][0]  # 2 of 8 experts run
 assert round(counts["experts"][0] / counts["all"][0], 2) == 0.97 and counts["all"][0] < 8 * 7e9
 assert moe.moe_param_count(4096, 14336, 8, 2) == (8 * expert + 32_768, 2 * expert + 32_768)
@@ -662,7 +672,9 @@ plots.expert_load(loads, title="Top-1 routing as expert 0's logit gets a head st
 # **Why.** A random router already spreads the tokens unevenly (at $\beta = 0$
 # the busiest expert gets several times the share of the idlest), and a head
 # start of a few units sends most tokens to one expert: at $\beta = 4$ the other
-# seven sit nearly idle, and an idle expert gets no gradient to learn from. The
+# seven sit nearly idle, and an idle expert gets no gradient to learn from.
+# Half the tokens go to expert 0 for a head start between 1 and 2: the printed
+# shares of expert 0 are about 0.41 at $\beta = 1$ and 0.70 at $\beta = 2$. The
 # loss rises with the concentration, towards its maximum $N = 8$, and its
 # gradient pulls the favoured expert's probability down.
 #
@@ -675,6 +687,8 @@ assert 1.0 <= values[0] < 1.5 and values[-1] > 4
 shares = list(loads.values())
 assert shares[0].max() > 3 * shares[0].min()
 assert shares[2][0] > 0.5 and shares[3][0] > 0.9
+assert shares[1][0] < 0.5 < shares[2][0]  # half the tokens: a head start between 1 and 2
+assert (round(shares[1][0], 2), round(shares[2][0], 2)) == (0.41, 0.70)
 print("The more the router favours expert 0, the larger the loss.")
 
 # %% [markdown]
@@ -686,7 +700,8 @@ print("The more the router favours expert 0, the larger the loss.")
 # - Routing is decided token by token, so the layer stays position-wise;
 #   capacity limits are what break that.
 # - Mixtral 8x7B stores 46,702,792,704 parameters and runs 12,879,925,248 per
-#   token: the experts are 97% of the model, and a token uses 2 of 8.
+#   token (12,748,857,344 counting one embedding row per token): the experts are
+#   97% of the model, and a token uses 2 of 8.
 # - Switch Transformer's loss $N \sum_i f_i P_i$ is 1 for balanced routing and
 #   grows as the tokens concentrate on few experts.
 #

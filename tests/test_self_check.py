@@ -1,0 +1,125 @@
+"""`python -m autograder check`, as a learner runs it on their own notebook: what it prints and its exit status.
+
+0 full marks, 1 points lost, 2 bad input (each with a message saying what it expected and what it
+found), 3 run outside the course's environment. Without a sandbox it says so in a line and runs.
+"""
+
+import json
+import subprocess
+import sys
+
+import nbformat
+import nbtools
+import pytest
+
+from autograder import REPO_ROOT
+from autograder import __main__ as cli
+from autograder.grading import check, sandbox
+
+ASSIGNMENT = "02_forward_pass"
+
+
+def _check(*args, python=(sys.executable,)):
+    return subprocess.run([*python, "-m", "autograder", "check", *map(str, args)], capture_output=True, text=True,
+                          cwd=REPO_ROOT, env=nbtools.nbgrader_env(), timeout=600)
+
+
+def _learner_copy(path):
+    path.write_text(nbformat.writes(nbtools.learner(ASSIGNMENT)), encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------- bad input: exit 2, and what was expected
+
+
+def test_a_missing_path_says_it_does_not_exist(tmp_path):
+    run = _check(tmp_path / "02_forward_pass.ipynb")
+    assert run.returncode == check.BAD_INPUT and run.stdout == ""
+    assert "02_forward_pass.ipynb does not exist" in run.stderr and "file name should be" not in run.stderr
+
+
+def test_a_folder_or_a_file_that_is_not_a_notebook(tmp_path):
+    run = _check(tmp_path)
+    assert run.returncode == check.BAD_INPUT and "is a folder" in run.stderr
+    script = tmp_path / "02_forward_pass.py"
+    script.write_text("x = 1\n")
+    run = _check(script)
+    assert run.returncode == check.BAD_INPUT
+    assert "expected a Jupyter notebook (a .ipynb file), got '02_forward_pass.py'" in run.stderr
+
+
+@pytest.mark.parametrize("text", ['{"cells": [', "{}", ""], ids=["cut short", "not a notebook", "empty"])
+def test_a_malformed_notebook_is_bad_input_not_a_grade(tmp_path, text):
+    path = tmp_path / "02_forward_pass.ipynb"
+    path.write_text(text)
+    run = _check(path)
+    assert run.returncode == check.BAD_INPUT, run.stdout[-2000:]
+    assert "is not a readable Jupyter notebook" in run.stderr
+
+
+def test_a_name_it_cannot_map_says_what_it_expected_and_found(tmp_path):
+    run = _check(_learner_copy(tmp_path / "homework.ipynb"))
+    assert run.returncode == check.BAD_INPUT
+    assert "cannot tell which assignment 'homework.ipynb' is" in run.stderr
+    assert "02_forward_pass" in run.stderr and "--assignment" in run.stderr
+    run = _check(tmp_path / "homework.ipynb", "--assignment", "99_nothing")
+    assert run.returncode == check.BAD_INPUT and "got '99_nothing'" in run.stderr
+
+
+@pytest.mark.parametrize("name", ["02_forward_pass.ipynb", "02_forward_pass-Copy1.ipynb",
+                                  "02_forward_pass (1).ipynb", "02_forward_pass-mine.ipynb"])
+def test_copies_jupyterlab_and_downloads_make_map_to_their_assignment(name):
+    assert check.assignment_of(name) == ASSIGNMENT
+    assert check.assignment_of("homework.ipynb", assignment=ASSIGNMENT) == ASSIGNMENT
+
+
+def test_outside_the_environment_it_says_how_to_run_it(tmp_path):
+    """A Python without the course's packages (here: site-packages switched off) gets one line, not a traceback."""
+    run = _check(_learner_copy(tmp_path / "02_forward_pass.ipynb"), python=(sys.executable, "-S"))
+    assert run.returncode == cli.NOT_INSTALLED
+    assert "Traceback" not in run.stderr and "is not installed for this Python" in run.stderr
+    assert "make setup" in run.stderr
+
+
+# ---------------------------------------------------------------- graded: exit 0 or 1
+
+
+def _command_00_shows():
+    """The cell 00 tells learners to run, as an argv for `python -m autograder`."""
+    text = "\n".join(c.source for c in nbtools.source(nbtools.ORIENTATION).cells)
+    line = next(line.strip("# ") for line in text.splitlines() if "!python -m autograder check" in line)
+    assert line.startswith("!python -m autograder check "), line
+    return line.removeprefix("!python -m autograder ").split()
+
+
+@pytest.mark.grading
+def test_without_a_sandbox_it_says_so_in_a_line_and_grades_one_line_per_exercise(tmp_path, monkeypatch, capsys):
+    """00's cell, in the learner's folder, on a machine without bubblewrap: the check runs anyway."""
+    monkeypatch.setattr(sandbox, "probe", lambda limits=None: (False, "bwrap not found: install bubblewrap"))
+    argv = _command_00_shows()
+    assert argv == ["check", f"{ASSIGNMENT}.ipynb"]
+    notebook = _learner_copy(tmp_path / argv[1])
+    monkeypatch.chdir(tmp_path)
+    status = cli.main(argv)
+    out, err = capsys.readouterr()
+    assert status == check.POINTS_LOST, out + err[-3000:]
+    lines = out.splitlines()
+    assert lines[0].startswith("No grading sandbox here (bwrap not found")
+    assert "checking without it" in lines[0]
+    assert lines[2] == f"{ASSIGNMENT}: 0 of 10 points ({notebook.name})"
+    exercises = nbtools.answer_ids(nbtools.source(ASSIGNMENT))
+    rows = lines[3:3 + len(exercises)]
+    for exercise, row in zip(exercises, rows, strict=True):
+        assert row.split()[0] == exercise and row.split()[1].startswith("0/"), row
+        assert f"✘ {exercise} is not implemented yet" in row, row
+    assert "SAWarning" not in out + err and "{" not in out  # no warnings, no JSON
+
+
+@pytest.mark.grading
+@pytest.mark.sandbox
+def test_full_marks_exit_0_and_json_for_tools(tmp_path):
+    run = _check(nbtools.SOLUTIONS_DIR / f"{ASSIGNMENT}.ipynb", "--json")
+    assert run.returncode == check.FULL_MARKS, run.stderr[-3000:]
+    result = json.loads(run.stdout)
+    assert result["score"] == result["max_score"] == 10
+    assert "SAWarning" not in run.stderr
