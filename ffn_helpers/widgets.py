@@ -18,7 +18,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from .ffn import ffn_trace
-from .plots import ffn_dataflow
+from .plots import INACTIVE_FACE, INACTIVE_TEXT, ffn_dataflow, image_html
 
 STAGES = ("input x", "pre-activation z = x W1 + b1", "hidden h = ReLU(z)", "output y = h W2 + b2")
 
@@ -37,19 +37,20 @@ def stage_table_html(trace, stage):
         for i, v in enumerate(np.ravel(values)):
             inactive = k in (1, 2) and trace.h.ravel()[i] == 0.0
             cls = "ffn-value ffn-inactive" if inactive else "ffn-value"
-            style = "color:#888;background:#eee;" if inactive else ""
+            style = f"color:{INACTIVE_TEXT};background:{INACTIVE_FACE};" if inactive else ""
             cells.append(f'<td class="{cls}" data-stage="{k}" data-index="{i}" '
                          f'style="padding:2px 8px;text-align:right;{style}">{_fmt(v)}</td>')
-        head = f'<th style="text-align:left;padding-right:12px">{html.escape(label)}</th>'
+        head = f'<th scope="row" style="text-align:left;padding-right:12px">{html.escape(label)}</th>'
         rows.append(f'<tr>{head}{"".join(cells)}</tr>')
     return f'<table class="ffn-stages">{"".join(rows)}</table>'
 
 
 def _static_png(x, params):
-    """The data-flow figure of the final stage as base64 PNG, as Jupyter's image/png wants."""
+    """The data-flow figure of the final stage as base64 PNG, as Jupyter's image/png wants, and its alt text."""
     buffer = io.BytesIO()
-    ffn_dataflow(x, *params).savefig(buffer, format="png", dpi=80)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    figure = ffn_dataflow(x, *params)
+    figure.savefig(buffer, format="png", dpi=80)
+    return base64.b64encode(buffer.getvalue()).decode("ascii"), figure.alt
 
 
 def interactive_ffn(x, W1, b1, W2, b2, value_range=(-2.0, 2.0), step=0.05):
@@ -118,6 +119,7 @@ class InteractiveFFN(widgets.VBox):
         # Add a static picture of the final stage: front ends without the
         # widget renderer (nbconvert's HTML, a console) show that instead.
         data = super()._repr_mimebundle_(**kwargs)
-        data["image/png"] = _static_png(self.x, self.params)
-        return data
+        data["image/png"], alt = _static_png(self.x, self.params)
+        data["text/html"] = image_html(data["image/png"], alt)
+        return data, {"image/png": {"alt": alt}}
 

@@ -1,6 +1,7 @@
 """The interactive FFN view: its stages show exactly what ffn_forward computes (W-2)."""
 
 import base64
+import html
 import re
 
 import numpy as np
@@ -62,9 +63,13 @@ def test_moving_a_slider_recomputes_every_stage_with_the_reference():
 
 
 def test_without_a_widget_front_end_the_output_carries_a_static_png():
-    bundle = interactive_ffn(W2.x, *W2.params)._repr_mimebundle_()
+    bundle, metadata = interactive_ffn(W2.x, *W2.params)._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert base64.b64decode(bundle["image/png"]).startswith(b"\x89PNG")
+    # its text alternative: in the metadata, and in the <img> that JupyterLab and nbconvert show
+    alt = metadata["image/png"]["alt"]
+    assert alt.startswith("Diagram: One token through the FFN") and "x = [1, -0.5, 0.8]" in alt
+    assert bundle["text/html"].startswith(f'<img alt="{html.escape(alt)}"')
 
 
 def test_one_token_only():
