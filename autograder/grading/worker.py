@@ -62,8 +62,12 @@ class Worker:
         self.isolate = bool(setup.get("isolate", True))
         self.hidden = tuple(setup.get("hidden", ()))
         self.feedback_dir = Path(setup["feedback_dir"]) if setup.get("feedback_dir") else None
-        self.course_cells = {name: cells.code_cells(nbformat.reads(text, as_version=4))
-                             for name, text in setup["course_notebooks"].items()}
+        course_notebooks = {name: nbformat.reads(text, as_version=4)
+                            for name, text in setup["course_notebooks"].items()}
+        self.course_cells = {name: cells.code_cells(nb) for name, nb in course_notebooks.items()}
+        from .feedback import course_markdown  # the one text a feedback page shows with its formulas as MathML
+
+        self.course_text = {name: course_markdown(nb) for name, nb in course_notebooks.items()}
         self.root.mkdir(parents=True, exist_ok=True)
         course.copy_database(setup["template_db"], self.root / "gradebook.db")
         course.keep_hidden_tests_out(self.root / "gradebook.db")
@@ -324,7 +328,8 @@ class Worker:
         if error and executed is None:
             result.status, result.error = Status.worst([result.status, Status.GRADER_ERROR]), error
         result.course_errors = [f"{label}: {message}" for label, message in clean.course_errors]
-        page = feedback.render(notebook, result.to_dict(), student) if self.feedback_dir else None
+        page = (feedback.render(notebook, result.to_dict(), student, self.course_text.get(nbm.name, frozenset()))
+                if self.feedback_dir else None)
         return result, page
 
     def _clean_run(self, code, sandbox, references, course_cells, timeout):
