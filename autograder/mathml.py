@@ -20,12 +20,14 @@ _TAGS = {"math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "msub", "msu
          "menclose", "merror", "mmultiscripts", "mprescripts", "none"}
 _ATTRIBUTES = {"display", "mathvariant", "stretchy", "fence", "separator", "form", "lspace", "rspace", "accent",
                "accentunder", "largeop", "movablelimits", "symmetric", "minsize", "maxsize", "width", "height",
-               "depth", "linethickness", "displaystyle", "scriptlevel", "columnalign", "rowalign", "columnspacing",
-               "rowspacing", "columnlines", "rowlines", "frame", "notation", "columnspan", "rowspan"}
+               "depth", "voffset", "linethickness", "displaystyle", "scriptlevel", "columnalign", "rowalign",
+               "columnspacing", "rowspacing", "columnlines", "rowlines", "frame", "notation", "columnspan", "rowspan"}
 _VALUE = re.compile(r"^[A-Za-z0-9 .%#+-]{0,60}$")  # words, numbers and lengths: no URL, no markup, no quote
 
 # A code span or fenced block (left as is), else display math $$...$$, else inline math $...$.
-_MATH = re.compile(r"(```.*?```|`[^`\n]*`)|\$\$(.+?)\$\$|(?<![\\$])\$(?!\s)([^$\n]+?)(?<![\s\\])\$", re.S)
+# Inline math may wrap onto the next line, never across a blank one.
+_MATH = re.compile(r"(```.*?```|`[^`\n]*`)|\$\$(.+?)\$\$|(?<![\\$])\$(?!\s)((?:[^$\n]|\n(?!\s*\n))+?)(?<![\s\\])\$",
+                   re.S)
 # Private-use characters mark where a formula goes: markdown passes them on as text, and no course text has them.
 _SLOT = "\ue000{}\ue001"
 _SLOT_RE = re.compile("\ue000(\\d+)\ue001")

@@ -76,6 +76,31 @@ def test_display_math_is_a_block_and_code_keeps_its_dollars():
     assert "<code>cost = $5</code>" in html
 
 
+def test_inline_math_may_wrap_a_line_but_not_a_paragraph():
+    wrapped = mathml.with_math("The path $x \\to z\n  \\to y$: one line.", feedback.markdown_html)
+    assert wrapped.count("<math") == 1 and "$" not in wrapped
+    apart = mathml.with_math("costs $5\n\nand $6 more", feedback.markdown_html)
+    assert "<math" not in apart and apart.count("$") == 2
+
+
+def test_every_formula_of_the_course_becomes_mathml():
+    """No formula of any notebook falls back to LaTeX, and the whitelist drops no element latex2mathml made."""
+    from latex2mathml.converter import convert
+
+    for path in sorted(NOTEBOOKS_DIR.glob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            if cell.cell_type != "markdown":
+                continue
+            html = mathml.with_math(cell.source, feedback.markdown_html)
+            assert "$" not in re.sub(r"<code>.*?</code>", "", html, flags=re.S), (path.name, cell.source[:200])
+            for m in mathml._MATH.finditer(cell.source):
+                if m.group(1) is None:
+                    latex = m.group(2) or m.group(3)
+                    made = convert(latex, display="block" if m.group(2) else "inline")
+                    tags = re.compile(r"<([a-z]+)")
+                    assert tags.findall(mathml.clean_mathml(made)) == tags.findall(made), latex
+
+
 def test_a_formula_latex2mathml_cannot_read_stays_latex_as_code():
     assert mathml.to_mathml(r"\frac{1}{") == r"<code>\frac{1}{</code>"
 
