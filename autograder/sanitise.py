@@ -156,9 +156,23 @@ def safe_data(data):
     return kept
 
 
+MAX_ALT_CHARS = 1_500  # an image's text alternative
+_MARKUP = re.compile(r"[<>\"'&`]")
+
+
+def image_alt(output):
+    """An image output's text alternative (Jupyter's image/png "alt" metadata) as one line of plain text with no
+    character that could close an attribute or start markup, whatever template puts it in one; or None."""
+    meta = output.get("metadata") if isinstance(output.get("metadata"), dict) else {}
+    alt = meta.get("image/png", {}).get("alt") if isinstance(meta.get("image/png"), dict) else None
+    if not isinstance(alt, str):
+        return None
+    return _SPACE.sub(" ", _MARKUP.sub(" ", plain(alt, MAX_ALT_CHARS))).strip() or None
+
+
 def safe_outputs(outputs):
     """The outputs of a cell, each reduced to plain text, a valid PNG or an error's name, message and traceback;
-    no output metadata (nbconvert puts an image's width and height into attributes)."""
+    of output metadata only an image's text alternative (nbconvert puts width and height into attributes)."""
     kept = []
     for out in outputs if isinstance(outputs, list) else []:
         kind = out.get("output_type") if isinstance(out, dict) else None
@@ -173,6 +187,9 @@ def safe_outputs(outputs):
                                                           for t in tb[:200]]))
         elif kind in ("execute_result", "display_data"):
             new = nbformat.v4.new_output(kind, data=safe_data(out.get("data")))
+            alt = image_alt(out)
+            if alt and "image/png" in new["data"]:
+                new["metadata"] = {"image/png": {"alt": alt}}
             if kind == "execute_result":
                 count = out.get("execution_count")
                 new["execution_count"] = count if type(count) is int else None

@@ -9,7 +9,9 @@ Colours come from the Okabe–Ito palette, which stays distinguishable under the
 common colour-vision deficiencies; every colour is named once below.
 """
 
+import base64
 import functools
+import html
 import io
 import math
 import re
@@ -47,16 +49,18 @@ INPUT_FACE = "#FFFFFF"
 ACTIVE_FACE = "#CCE3F6"  # a light tint of SKY_BLUE: an active hidden unit
 OUTPUT_FACE = "#FBE5B6"  # a light tint of ORANGE
 INACTIVE_FACE = "#E3E3E3"  # a hidden unit with h == 0
-INACTIVE_TEXT = "#6B6B6B"  # still legible (contrast ≈ 4.5 : 1) on INACTIVE_FACE
+INACTIVE_TEXT = "#595959"  # legible on INACTIVE_FACE (contrast 5.5 : 1; WCAG asks 4.5)
 NODE_TEXT = BLACK
 
+# Each curve differs by line style or marker as well as by colour (tests/test_palettes.py).
 ACTIVATION_STYLES = {
     "relu": dict(color=BLUE, linestyle="-", label="ReLU"),
-    "gelu": dict(color=VERMILION, linestyle="-", label="GELU (exact)"),
+    "gelu": dict(color=VERMILION, linestyle="-.", label="GELU (exact)"),
     "gelu_tanh": dict(color=REDDISH_PURPLE, linestyle="--", label="GELU (tanh approx.)"),
-    "silu": dict(color=BLUISH_GREEN, linestyle="-", label="SiLU"),
-    "sigmoid": dict(color=ORANGE, linestyle="-", label="sigmoid"),
-    "identity": dict(color=GREY, linestyle=":", label="identity"),
+    "silu": dict(color=BLUISH_GREEN, linestyle=":", label="SiLU"),
+    "sigmoid": dict(color=ORANGE, linestyle="-", marker="o", markevery=0.1, markersize=4, label="sigmoid"),
+    # BLACK: GREY is too near REDDISH_PURPLE for a deuteranope
+    "identity": dict(color=BLACK, linestyle="--", marker="x", markevery=0.1, markersize=5, label="identity"),
 }
 
 # The short names used in formulas such as "h = ReLU(z)".
@@ -87,12 +91,47 @@ MAX_DATAFLOW_D_FF = 16
 
 
 class CourseFigure(Figure):
-    """A `Figure` that Jupyter shows as a PNG even when pyplot was never imported."""
+    """A `Figure` that Jupyter shows as a PNG with its text alternative, even when pyplot was never imported.
+
+    `alt` says in words what the figure shows (every function below sets it). Jupyter gets the PNG with the
+    alt text in its output metadata, and an HTML `<img>` that carries it: JupyterLab's and nbconvert's image
+    renderers read no alt text from metadata, their HTML renderers keep the attribute.
+    """
+
+    alt = None
 
     def _repr_png_(self):
         buf = io.BytesIO()
         self.savefig(buf, format="png", bbox_inches="tight")
         return buf.getvalue()
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        png = base64.b64encode(self._repr_png_()).decode("ascii")
+        if not self.alt:  # no text alternative: a plain PNG, which the course's tests refuse
+            return {"image/png": png}
+        data = {"image/png": png, "text/html": image_html(png, self.alt)}
+        return data, {"image/png": {"alt": self.alt}}
+
+
+MAX_ALT_CHARS = 1500  # a text alternative long enough for a figure's numbers, short enough to listen to
+
+
+def image_html(png_base64, alt):
+    """An <img> of a base64 PNG with its alt text (escaped), as Jupyter's HTML output shows it."""
+    return f'<img alt="{html.escape(alt[:MAX_ALT_CHARS], quote=True)}" src="data:image/png;base64,{png_base64}">'
+
+
+def _values(a, limit=12):
+    """Up to `limit` values as the figures print them, in brackets; '…' when there are more."""
+    a = np.ravel(a)
+    shown = ", ".join(fmt(v) for v in a[:limit])
+    return f"[{shown}{', …' if a.size > limit else ''}]"
+
+
+def _describe(fig, kind, title, text):
+    """Set the figure's text alternative: what kind of figure, its title, then what it shows."""
+    fig.alt = (f"{kind}: {title}. {text}" if title else f"{kind}. {text}")[:MAX_ALT_CHARS]
+    return fig
 
 
 def _styled(fn):
@@ -170,13 +209,23 @@ def _names(names):
 # --- pre-activations and ReLU ------------------------------------------------
 
 
+# Colour is not the only cue: negative bars (and the key's exact zeros) are also hatched.
+NEGATIVE_HATCH = "///"
+ZERO_HATCH = "..."
+
+
 def _sign_legend():
-    return [Patch(color=POSITIVE, label="positive"), Patch(color=NEGATIVE, label="negative"),
-            Patch(color=ZERO, label="exactly 0")]
+    return [Patch(facecolor=POSITIVE, label="positive"),
+            Patch(facecolor=NEGATIVE, hatch=NEGATIVE_HATCH, edgecolor="white", label="negative"),
+            Patch(facecolor=ZERO, hatch=ZERO_HATCH, edgecolor="white", label="exactly 0")]
 
 
 def _value_bars(ax, values, ticks, tick_labels, ylim):
     bars = ax.bar(ticks, values, width=0.6, color=_sign_colours(values), edgecolor="none")
+    for bar, v in zip(bars, values, strict=True):
+        if v <= 0:
+            bar.set_hatch(NEGATIVE_HATCH if v < 0 else ZERO_HATCH)
+            bar.set_edgecolor("white")
     pad = 0.03 * (ylim[1] - ylim[0])
     if values.size <= MAX_LABELLED_BARS:  # beyond that the printed values would collide
         size = 10 if values.size <= 8 else 8
@@ -227,7 +276,14 @@ def preactivation_bars(z, h=None, labels=None, title="Pre-activation z and hidde
     ax_h.set_xlabel(xlabel)
     fig.suptitle(title)
     fig.legend(handles=_sign_legend(), loc="outside lower center", ncols=3, frameon=False)
-    return fig
+    return _describe(fig, "Two bar charts", title,
+                     f"Left, the pre-activation z of {z.size} hidden units ({_signs(z)}): {_values(z, 16)}; "
+                     f"right, h = {h_name}(z) ({_signs(h)}): {_values(h, 16)}. Bars by {xlabel}, "
+                     "coloured and patterned by sign.")
+
+
+def _signs(a):
+    return f"{int(np.sum(a > 0))} positive, {int(np.sum(a < 0))} negative, {int(np.sum(a == 0))} exactly 0"
 
 
 @_styled
@@ -256,14 +312,17 @@ def preactivation_histogram(z, bins=40, title=None):
     neg = centres < 0
     # Legend entries are explicit patches: an empty bar group (no z > 0, say)
     # would otherwise get the colour cycle's default swatch.
-    handles = [share_handle, Patch(color=NEGATIVE, label=f"z < 0: {n_neg} of {n}")]
-    ax.bar(centres[neg], counts[neg], width=width, color=NEGATIVE, edgecolor="white", linewidth=0.5)
+    handles = [share_handle, Patch(facecolor=NEGATIVE, hatch=NEGATIVE_HATCH, edgecolor="white",
+                                   label=f"z < 0: {n_neg} of {n}")]
+    ax.bar(centres[neg], counts[neg], width=width, color=NEGATIVE, edgecolor="white", linewidth=0.5,
+           hatch=NEGATIVE_HATCH)
     if n_zero:
         # A separate narrow bar: an exact zero belongs to neither side's bins.
-        ax.bar([0.0], [n_zero], width=0.5 * width, color=ZERO, zorder=3)
-        handles.append(Patch(color=ZERO, label=f"z = 0 exactly: {n_zero} of {n}"))
+        ax.bar([0.0], [n_zero], width=0.5 * width, color=ZERO, hatch=ZERO_HATCH, edgecolor="white", zorder=3)
+        handles.append(Patch(facecolor=ZERO, hatch=ZERO_HATCH, edgecolor="white",
+                             label=f"z = 0 exactly: {n_zero} of {n}"))
     ax.bar(centres[~neg], counts[~neg], width=width, color=POSITIVE, edgecolor="white", linewidth=0.5)
-    handles.append(Patch(color=POSITIVE, label=f"z > 0: {int(np.sum(z > 0))} of {n}"))
+    handles.append(Patch(facecolor=POSITIVE, label=f"z > 0: {int(np.sum(z > 0))} of {n}"))
     ax.set_xlabel("pre-activation z")
     ax.set_ylabel("count")
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
@@ -271,7 +330,9 @@ def preactivation_histogram(z, bins=40, title=None):
     fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False, handlelength=1.2,
                columnspacing=1.0, fontsize=9.5)
     ax.margins(y=0.05)
-    return fig
+    return _describe(fig, "Histogram", ax.get_title(),
+                     f"{n} pre-activations z from {fmt(z.min())} to {fmt(z.max())}, split at 0: {n_neg} below 0, "
+                     f"{n_zero} exactly 0, {int(np.sum(z > 0))} above 0; {share_text} inactive under ReLU.")
 
 
 # --- activation functions ---------------------------------------------------
@@ -302,7 +363,13 @@ def activation_curves(names=("relu", "gelu", "gelu_tanh", "silu"), z_range=(-4, 
     ax_zoom.set_title(f"zoom (linear scale): z from {fmt(zoom[0])} to {fmt(zoom[1])}")
     ax_all.legend(frameon=False)
     fig.suptitle(title)
-    return fig
+    probes = [v for v in (-3.0, -1.0, 0.0, 1.0, 3.0) if z_range[0] <= v <= z_range[1]]
+    values = "; ".join(f"{_activation_style(n)['label']}: " + ", ".join(
+        f"σ({fmt(v)}) = {fmt(get_activation(n)(np.array(v)))}" for v in probes) for n in names)
+    return _describe(fig, "Two line plots", title,
+                     f"Each activation's σ(z) for z from {fmt(z_range[0])} to {fmt(z_range[1])} (left) and zoomed "
+                     f"on z from {fmt(zoom[0])} to {fmt(zoom[1])} (right); lines differ by colour and style. "
+                     f"{values}.")
 
 
 def _zero_note(z, zero):
@@ -362,15 +429,18 @@ def tails_plot(names=("relu", "silu", "gelu", "gelu_tanh"), z=None, title="How f
     ax.set_title(title)
     ax.grid(color="#E6E6E6", linewidth=0.8, which="major")
     ax.legend(frameon=False, loc="lower right")
-    return fig
+    ends = "; ".join(f"{line.get_label()}: |σ({fmt(z[0])})| = {fmt(abs(get_activation(n)(np.array(z[0]))))}"
+                     for n, line in zip(names, ax.get_lines(), strict=False))
+    return _describe(fig, "Line plot on a log scale", title,
+                     f"|σ(z)| for z from {fmt(z[0])} to {fmt(z[-1])}, one line per activation. {ends}.")
 
 
 # --- the forward pass -------------------------------------------------------
 
 
-def _node(ax, x, y, text, face, edge, text_colour, gid, width, height):
+def _node(ax, x, y, text, face, edge, text_colour, gid, width, height, linestyle="-"):
     box = FancyBboxPatch((x - width / 2, y - height / 2), width, height, boxstyle="round,pad=0.02,rounding_size=0.12",
-                         facecolor=face, edgecolor=edge, linewidth=1.4, zorder=3)
+                         facecolor=face, edgecolor=edge, linewidth=1.4, linestyle=linestyle, zorder=3)
     box.set_gid(gid)
     ax.add_patch(box)
     label = ax.text(x, y, text, ha="center", va="center", fontsize=10, color=text_colour, zorder=4)
@@ -424,7 +494,7 @@ def ffn_dataflow(x, W1, b1, W2, b2, activation="relu", title=None):
             silent = layer == 2 and trace.h[i] == 0
             ax.plot([c0 + w0 / 2, c1 - w1 / 2], [ys0[i], ys1[j]],
                     color=GREY if silent else (POSITIVE if w > 0 else NEGATIVE),
-                    linestyle=":" if silent else "-", alpha=0.55 if silent else 0.75,
+                    linestyle=":" if silent else "-" if w > 0 else "--", alpha=0.55 if silent else 0.75,
                     linewidth=0.6 + 2.6 * abs(w) / max_w, zorder=1, solid_capstyle="round",
                     gid=f"W{layer}[{i},{j}]")
 
@@ -434,7 +504,7 @@ def ffn_dataflow(x, W1, b1, W2, b2, activation="relu", title=None):
         inactive = trace.h[j] == 0
         _node(ax, col_h, y_hid[j], f"z[{j}] = {fmt(trace.z[j])}\nh[{j}] = {fmt(trace.h[j])}",
               INACTIVE_FACE if inactive else ACTIVE_FACE, GREY if inactive else BLUE,
-              INACTIVE_TEXT if inactive else NODE_TEXT, f"hidden-{j}", w_h, height)
+              INACTIVE_TEXT if inactive else NODE_TEXT, f"hidden-{j}", w_h, height, "--" if inactive else "-")
     for k in range(d_out):
         _node(ax, col_y, y_out[k], f"y[{k}] = {fmt(trace.y[k])}", OUTPUT_FACE, ORANGE, NODE_TEXT, f"y-{k}", w_io,
               height)
@@ -454,14 +524,22 @@ def ffn_dataflow(x, W1, b1, W2, b2, activation="relu", title=None):
     ax.set_title(title or f"One token through the FFN: {n_off} of {d_ff} hidden units inactive (grey)")
     key = [Patch(facecolor=ACTIVE_FACE, edgecolor=BLUE, label="active unit")]
     if n_off:
-        key.append(Patch(facecolor=INACTIVE_FACE, edgecolor=GREY, label="inactive (h = 0)"))
+        key.append(Patch(facecolor=INACTIVE_FACE, edgecolor=GREY, linestyle="--", label="inactive (h = 0)"))
     key += [Line2D([], [], color=POSITIVE, linewidth=2, label="weight > 0"),
-            Line2D([], [], color=NEGATIVE, linewidth=2, label="weight < 0")]
+            Line2D([], [], color=NEGATIVE, linewidth=2, linestyle="--", label="weight < 0")]
     if n_off:
         key.append(Line2D([], [], color=GREY, linewidth=1.5, linestyle=":", label="carries 0 (from h = 0)"))
     fig.legend(handles=key, loc="outside lower center", ncols=len(key), frameon=False, fontsize=9, handlelength=1.6,
                columnspacing=1.2)
-    return fig
+    off = [j for j in range(d_ff) if trace.h[j] == 0]
+    return _describe(fig, "Diagram", ax.get_title(),
+                     f"One token through an FFN with d_model = {d_model}, d_ff = {d_ff}, left to right. "
+                     f"Input x = {_values(trace.x)}; pre-activation z = {_values(trace.z, 16)}; "
+                     f"hidden h = {sigma}(z) = {_values(trace.h, 16)}"
+                     + (f", {'units' if len(off) > 1 else 'unit'} {', '.join(map(str, off))} inactive" if off
+                        else ", every unit active")
+                     + f"; output y = {_values(trace.y)}. Lines are the weights: solid blue positive, "
+                       "dashed vermilion negative, thicker for larger magnitude.")
 
 
 def shape_trace(x, W1, b1, W2, b2, activation="relu"):
@@ -514,7 +592,7 @@ def shape_trace_table(stages, title="Shapes through the FFN"):
         else:
             cell.get_text().set_fontfamily("monospace")
     ax.set_title(title)
-    return fig
+    return _describe(fig, "Table", title, "; ".join(f"{name}: shape {shape}" for name, shape in rows) + ".")
 
 
 # --- budgets and training ---------------------------------------------------
@@ -554,7 +632,8 @@ def params_bar(items, title=None, xlabel="parameters"):
     ax.set_title(title or f"Where the parameters go: {total:,} in all")
     ax.grid(axis="x", color="#E6E6E6", linewidth=0.8)
     ax.set_axisbelow(True)
-    return fig
+    parts = "; ".join(f"{name}: {c:,}" for name, c in zip(names, counts, strict=True))
+    return _describe(fig, "Horizontal bar chart", ax.get_title(), f"{xlabel} per part, {total:,} in all. {parts}.")
 
 
 @_styled
@@ -565,7 +644,7 @@ def loss_curves(curves, title="Training loss", xlabel="step", ylabel="loss (log 
     fig = _new_figure(7.0, 4.2)
     ax = fig.subplots()
     ax.set_yscale("log")
-    styles = ("-", "--", "-.", ":")
+    styles, markers = ("-", "--", "-.", ":"), "osD^v<>p"
     for k, (label, losses) in enumerate(curves.items()):
         loss = as_float(losses, f"curves[{label!r}]")
         if loss.ndim != 1 or loss.size == 0:
@@ -577,14 +656,17 @@ def loss_curves(curves, title="Training loss", xlabel="step", ylabel="loss (log 
         zero = loss == 0
         text = str(label) + (f" ({int(zero.sum())} exact zeros not shown on the log axis)" if zero.any() else "")
         ax.plot(np.arange(loss.size), np.where(zero, np.nan, loss), linewidth=1.8,
-                color=OKABE_ITO[k % len(OKABE_ITO)], linestyle=styles[(k // len(OKABE_ITO)) % len(styles)],
-                label=text)
+                color=OKABE_ITO[k % len(OKABE_ITO)], linestyle=styles[k % len(styles)],
+                marker=markers[k % len(markers)], markevery=0.1, markersize=4, label=text)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.grid(color="#E6E6E6", linewidth=0.8, which="major")
     ax.legend(frameon=False)
-    return fig
+    ends = "; ".join(f"{label}: from {fmt(np.ravel(v)[0])} to {fmt(np.ravel(v)[-1])} over {np.size(v)} {xlabel}s"
+                     for label, v in curves.items())
+    return _describe(fig, "Line plot on a log scale", title, f"{ylabel} against {xlabel}, one line per curve "
+                     f"(colour and line style differ). {ends}.")
 
 
 # --- low precision ------------------------------------------------------------
@@ -632,10 +714,15 @@ def precision_error_plot(widths, errors, title="FFN output error against float64
     ax.set_title(title)
     ax.grid(color="#E6E6E6", linewidth=0.8, which="major")
     ax.legend(frameon=False, loc="center right")
-    return fig
+    each = "; ".join(f"{name}: {_values(v)}" for name, v in errors.items())
+    return _describe(fig, "Line plot on log scales", title,
+                     f"Relative error against d_model = {_values(widths)}, one line per format, each with its own "
+                     f"marker. {each}.")
 
 
 # --- mixture of experts -------------------------------------------------------
+
+BAR_HATCHES = ("", "///", "xxx", "...", "\\\\\\", "+++", "ooo", "---")  # a second cue beside each bar's colour
 
 
 @_styled
@@ -662,7 +749,8 @@ def expert_load(loads, title="How the tokens spread over the experts", xlabel="e
     width = 0.8 / len(shares)
     for n, (label, f) in enumerate(shares.items()):
         ax.bar(np.arange(E) + (n - (len(shares) - 1) / 2) * width, f, width=width * 0.95,
-               color=OKABE_ITO[n % len(OKABE_ITO)], label=label, gid=f"load-{n}")
+               color=OKABE_ITO[n % len(OKABE_ITO)], hatch=BAR_HATCHES[n % len(BAR_HATCHES)], edgecolor="white",
+               linewidth=0.5, label=label, gid=f"load-{n}")
     ax.axhline(1.0 / E, color=BLACK, linestyle="--", linewidth=1.2, label=f"uniform, 1/E = {fmt(1.0 / E)}",
                gid="uniform")
     ax.set_xticks(np.arange(E))
@@ -673,7 +761,10 @@ def expert_load(loads, title="How the tokens spread over the experts", xlabel="e
     ax.grid(axis="y", color="#E6E6E6", linewidth=0.8)
     ax.set_axisbelow(True)
     ax.legend(frameon=False, loc="upper right")
-    return fig
+    each = "; ".join(f"{label}: {_values(f)}" for label, f in shares.items())
+    return _describe(fig, "Grouped bar chart", title,
+                     f"{ylabel} for each of {E} experts, one bar per label (colour and pattern differ); a dashed "
+                     f"line marks the uniform share 1/E = {fmt(1.0 / E)}. {each}.")
 
 
 # --- the FFN as a key-value memory ------------------------------------------
@@ -721,4 +812,8 @@ def recall_curves(x, panels, xlabel, title, ylabel="recall", log_x=False):
                for k, label in enumerate(labels)]
     fig.legend(handles=handles, loc="outside lower center", ncols=min(len(labels), 4), frameon=False)
     fig.suptitle(title)
-    return fig
+    each = "; ".join(f"{panel}, {label}: {_values(values)}" for panel, curves in panels.items()
+                     for label, values in curves.items())
+    return _describe(fig, f"{len(panels)} line plot{'s' if len(panels) > 1 else ''}", title,
+                     f"{ylabel} against {xlabel} = {_values(x)}, one line per label (colour, marker and line style "
+                     f"differ). {each}.")

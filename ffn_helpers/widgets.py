@@ -3,7 +3,7 @@
     view = interactive_ffn(ex.W_2.x, *ex.W_2.params)
 
 In JupyterLab it is an ipywidgets view with Step / Back / Reset buttons and a
-slider per input value; each stage (input → pre-activation z → ReLU h →
+labelled number box per input value (arrow keys step it); each stage (input → pre-activation z → ReLU h →
 output y) shows its numbers, inactive hidden units greyed. Where no widget
 front end renders it (nbconvert, a console), the same output carries a static
 figure of the final stage, so nothing fails. `ffn_helpers` imports this
@@ -18,7 +18,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from .ffn import ffn_trace
-from .plots import ffn_dataflow
+from .plots import INACTIVE_FACE, INACTIVE_TEXT, ffn_dataflow, image_html
 
 STAGES = ("input x", "pre-activation z = x W1 + b1", "hidden h = ReLU(z)", "output y = h W2 + b2")
 
@@ -37,19 +37,20 @@ def stage_table_html(trace, stage):
         for i, v in enumerate(np.ravel(values)):
             inactive = k in (1, 2) and trace.h.ravel()[i] == 0.0
             cls = "ffn-value ffn-inactive" if inactive else "ffn-value"
-            style = "color:#888;background:#eee;" if inactive else ""
+            style = f"color:{INACTIVE_TEXT};background:{INACTIVE_FACE};" if inactive else ""
             cells.append(f'<td class="{cls}" data-stage="{k}" data-index="{i}" '
                          f'style="padding:2px 8px;text-align:right;{style}">{_fmt(v)}</td>')
-        head = f'<th style="text-align:left;padding-right:12px">{html.escape(label)}</th>'
+        head = f'<th scope="row" style="text-align:left;padding-right:12px">{html.escape(label)}</th>'
         rows.append(f'<tr>{head}{"".join(cells)}</tr>')
     return f'<table class="ffn-stages">{"".join(rows)}</table>'
 
 
 def _static_png(x, params):
-    """The data-flow figure of the final stage as base64 PNG, as Jupyter's image/png wants."""
+    """The data-flow figure of the final stage as base64 PNG, as Jupyter's image/png wants, and its alt text."""
     buffer = io.BytesIO()
-    ffn_dataflow(x, *params).savefig(buffer, format="png", dpi=80)
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+    figure = ffn_dataflow(x, *params)
+    figure.savefig(buffer, format="png", dpi=80)
+    return base64.b64encode(buffer.getvalue()).decode("ascii"), figure.alt
 
 
 def interactive_ffn(x, W1, b1, W2, b2, value_range=(-2.0, 2.0), step=0.05):
@@ -70,10 +71,12 @@ class InteractiveFFN(widgets.VBox):
     def __init__(self, x, params, value_range, step):
         super().__init__()
         self.params, self.x0, self.stage = params, x.copy(), 0
-        self.sliders = [
-            widgets.FloatSlider(value=float(v), min=min(value_range[0], float(v)),
-                                max=max(value_range[1], float(v)), step=step, description=f"x[{i}]",
-                                continuous_update=False, readout_format=".2f")
+        # Number boxes, not sliders: ipywidgets ties a number box's description to it as its <label>, while a
+        # slider's handle has no accessible name a screen reader could read (axe: aria-input-field-name).
+        self.inputs = [
+            widgets.BoundedFloatText(value=float(v), min=min(value_range[0], float(v)),
+                                     max=max(value_range[1], float(v)), step=step, description=f"x[{i}]",
+                                     continuous_update=False, layout={"width": "11em"})
             for i, v in enumerate(x)
         ]
         self.step_button = widgets.Button(description="Step", icon="forward", tooltip="show the next stage")
@@ -84,17 +87,17 @@ class InteractiveFFN(widgets.VBox):
         self.step_button.on_click(lambda _: self.go(self.stage + 1))
         self.back_button.on_click(lambda _: self.go(self.stage - 1))
         self.reset_button.on_click(lambda _: self.reset())
-        for s in self.sliders:
+        for s in self.inputs:
             s.observe(lambda _: self.refresh(), names="value")
         buttons = widgets.HBox([self.back_button, self.step_button, self.reset_button])
-        self.children = [widgets.HBox(self.sliders, layout={"flex_flow": "row wrap"}),
+        self.children = [widgets.HBox(self.inputs, layout={"flex_flow": "row wrap"}),
                          buttons, self.stage_label, self.table]
         self.add_class("ffn-interactive")
         self.refresh()
 
     @property
     def x(self):
-        return np.array([s.value for s in self.sliders], dtype=np.float64)
+        return np.array([s.value for s in self.inputs], dtype=np.float64)
 
     def go(self, stage):
         self.stage = int(np.clip(stage, 0, len(STAGES) - 1))
@@ -102,7 +105,7 @@ class InteractiveFFN(widgets.VBox):
 
     def reset(self):
         with self.hold_trait_notifications():
-            for s, v in zip(self.sliders, self.x0, strict=True):
+            for s, v in zip(self.inputs, self.x0, strict=True):
                 s.value = float(v)
         self.go(0)
 
@@ -118,6 +121,7 @@ class InteractiveFFN(widgets.VBox):
         # Add a static picture of the final stage: front ends without the
         # widget renderer (nbconvert's HTML, a console) show that instead.
         data = super()._repr_mimebundle_(**kwargs)
-        data["image/png"] = _static_png(self.x, self.params)
-        return data
+        data["image/png"], alt = _static_png(self.x, self.params)
+        data["text/html"] = image_html(data["image/png"], alt)
+        return data, {"image/png": {"alt": alt}}
 

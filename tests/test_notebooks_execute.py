@@ -205,3 +205,38 @@ def test_nbconvert_execute_runs_an_unfinished_notebook_to_the_end(tmp_path):
     assert all(c.execution_count is not None for c in code)
     visible = [t for t in nbtools.test_ids(nbtools.learner(aid)) if not t.endswith("_hidden")]
     assert [nbtools.grade_id(c) for c in code if nbtools.errors(c)] == visible  # each unfinished check failed
+
+
+GENERIC_ALT = ("figure", "image", "plot", "chart", "no description has been provided for this image")
+
+
+def _images_without_alt(nb):
+    """Each image output of an executed notebook that carries no text alternative, or only a generic one.
+
+    Jupyter's image/png output keeps it in its metadata (nbformat's "alt"); JupyterLab's and nbconvert's image
+    renderers read none, so the output must also hold the <img> with it as text/html, which both show instead.
+    """
+    import html
+    import re
+
+    bad = []
+    for i, cell in enumerate(nb.cells):
+        for out in cell.get("outputs", []):
+            if "image/png" not in out.get("data", {}):
+                continue
+            alt = (out.get("metadata", {}).get("image/png") or {}).get("alt") or ""
+            shown = re.match(r'<img alt="([^"]*)"', out["data"].get("text/html", ""))
+            if len(alt) < 40 or alt.strip(" .").lower() in GENERIC_ALT:
+                bad.append(f"{nbtools.describe(cell, i)}: alt text {alt!r}")
+            elif shown is None or html.unescape(shown.group(1)) != alt:
+                bad.append(f"{nbtools.describe(cell, i)}: no <img> that carries its alt text in text/html")
+    return bad
+
+
+@pytest.mark.parametrize("form", ["solutions", "notebooks"])
+@pytest.mark.parametrize("aid", per_assignment())
+def test_every_figure_has_a_text_alternative(aid, form):
+    """Every image a notebook shows says in words what it shows (WCAG 1.1.1): set `fig.alt` on a figure made by
+    hand; ffn_helpers.plots sets it on its own. Reuses the executions above."""
+    bad = _images_without_alt(executed(form, aid).nb)
+    assert not bad, f"{form}/{aid}.ipynb shows images without a text alternative:\n" + "\n".join(bad)

@@ -514,3 +514,42 @@ def test_recall_curves_rejects_bad_input():
         plots.recall_curves([1, 2], {"a": {}}, xlabel="n", title="t")
     with pytest.raises(ValueError, match="finite numbers"):
         plots.recall_curves([1, np.nan], {"a": {"b": [0, 1]}}, xlabel="n", title="t")
+
+
+# --- text alternatives ------------------------------------------------------------------------------------------
+
+GENERIC_ALT = re.compile(r"^(a )?(figure|image|plot|chart)( \d+)?\.?$", re.I)
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_every_figure_says_what_it_shows_in_its_alt_text(name):
+    """Jupyter gets the PNG, its alt text in the output metadata, and an <img> that carries it: the alt text
+    names the kind of figure and its title, and gives the numbers it shows."""
+    import base64
+    import html
+
+    fig = FIGURES[name]()
+    data, metadata = fig._repr_mimebundle_()
+    alt = metadata["image/png"]["alt"]
+    assert alt == fig.alt and len(alt) > 80 and not GENERIC_ALT.match(alt), alt
+    title = fig.get_suptitle() or fig.axes[0].get_title()
+    assert title in alt and re.search(r"\d", alt), alt
+    assert base64.b64decode(data["image/png"]).startswith(PNG_SIGNATURE)
+    assert data["text/html"] == f'<img alt="{html.escape(alt)}" src="data:image/png;base64,{data["image/png"]}">'
+
+
+def test_the_dataflow_alt_text_reads_out_the_forward_pass():
+    alt = plots.ffn_dataflow(ex.W_2.x, *ex.W_2.params).alt
+    assert alt == ("Diagram: One token through the FFN: 1 of 4 hidden units inactive (grey). One token through an "
+                   "FFN with d_model = 3, d_ff = 4, left to right. Input x = [1, -0.5, 0.8]; pre-activation "
+                   "z = [0.94, -0.62, 0.55, 0.96]; hidden h = ReLU(z) = [0.94, 0, 0.55, 0.96], unit 1 inactive; "
+                   f"output y = {plots._values(ex.W_2.y)}. Lines are the weights: solid blue positive, dashed "
+                   "vermilion negative, thicker for larger magnitude.")
+
+
+def test_a_figure_without_alt_text_is_a_bare_png():
+    """What the notebooks' test refuses: no metadata, no <img> with an alt."""
+    fig = plots.CourseFigure(figsize=(2, 2))
+    fig.subplots()
+    bundle = fig._repr_mimebundle_()
+    assert isinstance(bundle, dict) and set(bundle) == {"image/png"}

@@ -1,6 +1,7 @@
 """The interactive FFN view: its stages show exactly what ffn_forward computes (W-2)."""
 
 import base64
+import html
 import re
 
 import numpy as np
@@ -46,25 +47,29 @@ def test_back_and_reset():
     view.step_button.click()
     view.back_button.click()
     assert view.stage == 1 and 'data-stage="2"' not in view.table.value
-    view.sliders[0].value = -1.0
+    view.inputs[0].value = -1.0
     assert view.trace.x[0] == -1.0
     view.reset_button.click()
     assert view.stage == 0 and view.trace.x.tolist() == W2.x.tolist()
 
 
-def test_moving_a_slider_recomputes_every_stage_with_the_reference():
+def test_changing_an_input_recomputes_every_stage_with_the_reference():
     view = interactive_ffn(W2.x, *W2.params)
     view.go(3)
-    view.sliders[1].value = 1.5
+    view.inputs[1].value = 1.5
     x = np.array([1.0, 1.5, 0.8])
     np.testing.assert_array_equal(view.trace.y, ffn_forward(x, *W2.params))
     np.testing.assert_allclose(shown(view, 3), ffn_forward(x, *W2.params), rtol=1e-5)
 
 
 def test_without_a_widget_front_end_the_output_carries_a_static_png():
-    bundle = interactive_ffn(W2.x, *W2.params)._repr_mimebundle_()
+    bundle, metadata = interactive_ffn(W2.x, *W2.params)._repr_mimebundle_()
     assert "application/vnd.jupyter.widget-view+json" in bundle
     assert base64.b64decode(bundle["image/png"]).startswith(b"\x89PNG")
+    # its text alternative: in the metadata, and in the <img> that JupyterLab and nbconvert show
+    alt = metadata["image/png"]["alt"]
+    assert alt.startswith("Diagram: One token through the FFN") and "x = [1, -0.5, 0.8]" in alt
+    assert bundle["text/html"].startswith(f'<img alt="{html.escape(alt)}"')
 
 
 def test_one_token_only():

@@ -30,7 +30,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from .. import sanitise
 from ..sanitise import ANSI as _ANSI
 from ..sanitise import ID as _ID
-from ..sanitise import MAX_MESSAGE_CHARS, MAX_OUTPUT_CHARS, markdown_html, md_text, safe_outputs
+from ..sanitise import MAX_MESSAGE_CHARS, MAX_OUTPUT_CHARS, image_alt, markdown_html, md_text, safe_outputs
 from ..sanitise import joined as _text
 from .integrity import strip_hidden_tests
 
@@ -94,14 +94,14 @@ def _summary(result, notebook_result):
         lines += ["**Likely mistakes:**", ""]
         lines += [f"- {_md_id(gid)}: {md_text(d['explanation'])} ({_md_id(d['key'])})" for gid, d in mistakes]
         lines.append("")
-    failing = [c for c in notebook_result["cells"] if c["points"] < c["max_points"]]
-    if failing:
-        lines += ["| test | points | why |", "|---|---|---|"]
-        for c in failing:
-            why = md_text((str(c["message"]).splitlines() or [""])[0], 200)
+    if notebook_result["cells"] and all(c["points"] >= c["max_points"] for c in notebook_result["cells"]):
+        lines += ["Every test passed.", ""]
+    if notebook_result["cells"]:  # one row per test, passed ones too
+        lines += ["| test | points | result |", "|---|---|---|"]
+        for c in notebook_result["cells"]:
+            why = ("✔ passed" if c["points"] >= c["max_points"]
+                   else "✘ " + md_text((str(c["message"]).splitlines() or [""])[0], 200))
             lines.append(f"| {_md_id(c['grade_id'])} | {c['points']:g} / {c['max_points']:g} | {why} |")
-    elif notebook_result["cells"]:
-        lines.append("Every test passed.")
     return "\n".join(lines)
 
 
@@ -168,7 +168,8 @@ def _outputs(cell, budget):
             text = _ANSI.sub("", "\n".join(out.get("traceback") or [f"{out.get('ename')}: {out.get('evalue')}"]))
             part = {"css": "err", "text": text[:MAX_OUTPUT_CHARS], "png": None}
         elif "image/png" in data:  # checked by safe_outputs: strict base64 of a PNG
-            part = {"css": None, "text": None, "png": data["image/png"]}
+            part = {"css": None, "text": None, "png": data["image/png"],
+                    "alt": image_alt(out) or "a figure from this cell (it came without a description)"}
         else:
             part = {"css": "out", "text": _ANSI.sub("", data.get("text/plain", "")), "png": None}
         budget[0] -= _MARKUP + len(part["png"] or markupsafe.escape(part["text"]))
@@ -176,13 +177,24 @@ def _outputs(cell, budget):
     return parts, False
 
 
-def _page_cell(cell, first, budget):
+def _markdown_cell_html(source, course_markdown):
+    """A markdown cell as safe HTML: the course's own text (a cell the course's notebook has, word for word) with
+    its formulas as MathML (mathml.with_math, whose MathML has its own whitelist); any other as a learner's."""
+    if source in course_markdown:
+        from .. import mathml
+
+        return mathml.with_math(source, markdown_html)
+    return markdown_html(source)
+
+
+def _page_cell(cell, first, budget, course_markdown=frozenset()):
     """What the page shows of one cell (None: nothing); counts its characters off `budget`."""
     source = _text(cell.get("source", ""))
     if cell.get("cell_type") == "markdown":
-        # The one HTML from the notebook the page takes as is: markdown_html's, which the whitelist (clean_html) made.
+        # The one HTML from the notebook the page takes as is: markdown_html's, which the whitelist (clean_html)
+        # made, with the course's formulas as the MathML whitelist (mathml.clean_mathml) made it.
         view = {"kind": "markdown", "css": "summary" if first else "md",
-                "html": markupsafe.Markup(markdown_html(source))}
+                "html": markupsafe.Markup(_markdown_cell_html(source, () if first else course_markdown))}
         budget[0] -= _MARKUP + len(view["html"])
         return view
     if cell.get("cell_type") not in ("code", "raw"):
@@ -209,8 +221,17 @@ def _template():
     return pages.get_template("feedback.html")
 
 
-def render(notebook, notebook_result, student):
-    """The feedback page (HTML) of one notebook: every cell escaped, no script, images inline."""
+def course_markdown(notebook):
+    """The sources of a course notebook's markdown cells: the text `render` may show with its formulas as MathML."""
+    return frozenset(_text(c.get("source", "")) for c in notebook.get("cells", []) if c.get("cell_type") == "markdown")
+
+
+def render(notebook, notebook_result, student, course_text=frozenset()):
+    """The feedback page (HTML) of one notebook: every cell escaped, no script, images inline.
+
+    `course_text`: the course's own markdown (`course_markdown` of its notebook); a cell with exactly that text
+    shows its formulas as MathML. Every other markdown cell is the learner's.
+    """
     nb, _ = feedback_notebook(notebook, notebook_result, student)
     cells, cut = [], False
     budget = [MAX_PAGE_CHARS]  # counted down by every cell, and by _outputs for each output
@@ -218,7 +239,7 @@ def render(notebook, notebook_result, student):
         if budget[0] <= 0:
             cut = True
             break
-        view = _page_cell(cell, i == 0, budget)
+        view = _page_cell(cell, i == 0, budget, course_text)
         if view is not None:
             cells.append(view)
     return _template().render(title=f"{notebook_result['notebook']}: feedback for {student}", csp=CSP, cells=cells,

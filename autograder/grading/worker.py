@@ -78,9 +78,11 @@ class Worker:
         course_notebooks = {name: nbformat.reads(text, as_version=4)
                             for name, text in setup["course_notebooks"].items()}
         self.course_cells = {name: cells.code_cells(nb) for name, nb in course_notebooks.items()}
-        # The course's own prose, which formgrader may render as written (sanitise.notebook).
-        self.course_markdown = {name: frozenset(c.source for c in nb.cells if c.cell_type == "markdown")
-                                for name, nb in course_notebooks.items()}
+        from .feedback import course_markdown
+
+        # The course's own prose: formgrader's notebook may render it as written (sanitise.notebook), and the
+        # feedback page shows its formulas as MathML.
+        self.course_markdown = {name: course_markdown(nb) for name, nb in course_notebooks.items()}
         self.root.mkdir(parents=True, exist_ok=True)
         course.copy_database(setup["template_db"], self.root / "gradebook.db")
         course.keep_hidden_tests_out(self.root / "gradebook.db")
@@ -347,7 +349,8 @@ class Worker:
         if error and executed is None:
             result.status, result.error = Status.worst([result.status, Status.GRADER_ERROR]), error
         result.course_errors = [f"{label}: {message}" for label, message in clean.course_errors]
-        page = feedback.render(notebook, result.to_dict(), student) if self.feedback_dir else None
+        page = (feedback.render(notebook, result.to_dict(), student, self.course_markdown.get(nbm.name, frozenset()))
+                if self.feedback_dir else None)
         if path.is_file() or path.is_symlink():  # what formgrader shows the instructor: through the sanitiser
             path.unlink()
             path.write_text(nbformat.writes(sanitise.notebook(notebook, self.course_markdown.get(nbm.name, ()))),

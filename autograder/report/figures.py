@@ -109,7 +109,7 @@ def exercise_bars(assignment, exercises):
             for yi, (l, s) in enumerate(zip(left, share, strict=True)):
                 if s >= 0.08:  # a plain patch behind the number keeps it legible on the hatching
                     ax.text(l + s / 2, yi, f"{s:.0%}", ha="center", va="center", fontsize=8.5,
-                            color=BLACK if colour == PARTIAL else "white",
+                            color="white" if colour == FULL else BLACK,  # 4.5 : 1 at least (tests/test_palettes.py)
                             bbox=dict(facecolor=colour, edgecolor="none", pad=1.5))
             left = [a + b for a, b in zip(left, share, strict=True)]
         ax.set_yticks(y, names)

@@ -19,6 +19,7 @@ from .jlab import (
     run_all,
     run_cell,
 )
+from .test_a11y import check_notebook
 
 
 def test_start_here_runs_all_without_errors(page, learner_lab, artifacts):
@@ -39,11 +40,13 @@ def test_solution_runs_all_and_renders_every_figure(page, learner_lab, artifacts
     assert error_outputs(page) == []
     prompts = notebook(page).locator(".jp-CodeCell .jp-InputPrompt").all_text_contents()
     assert prompts and all(re.search(r"\[\d+\]", p) for p in prompts), f"cells not all executed: {prompts}"
-    figures = notebook(page).locator(".jp-RenderedImage img")
-    expected = notebook(page).locator(".jp-CodeCell").filter(has=page.locator(".jp-RenderedImage")).count()
-    assert figures.count() >= expected
+    # A course figure is shown as an <img> with its alt text in an HTML output (ffn_helpers.plots.CourseFigure).
+    figures = notebook(page).locator(".jp-OutputArea-output img")
+    expected = notebook(page).locator(".jp-CodeCell").filter(has=page.locator(".jp-OutputArea-output img")).count()
+    assert figures.count() >= expected and (expected > 0 or assignment == "00_start_here"), "no figure shown"
     for i in range(figures.count()):
         assert figures.nth(i).evaluate("img => img.complete && img.naturalWidth > 0"), f"figure {i} did not render"
+    check_notebook(page, learner_lab, f"solutions/{assignment}.ipynb", artifacts)  # WCAG 2.1 AA (test_a11y.py)
 
 
 CORRECT_FFN = ("def ffn_forward(x, W1, b1, W2, b2):\n"

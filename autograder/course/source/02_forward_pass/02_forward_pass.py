@@ -129,8 +129,8 @@ plots.ffn_dataflow(W_3.x, *W_3.params, title="W-3: two hidden units with z = 0 e
 # The view below runs one token through W-2's network a stage at a time.
 # Press **Step** to go from the input to the pre-activation $z$, then to the
 # hidden values $h = \mathrm{ReLU}(z)$ (inactive units greyed), then to the
-# output $y$; **Back** and **Reset** undo. Move a slider to change one entry of
-# $x$: every stage is recomputed by `ffn_helpers.ffn_forward`'s own code.
+# output $y$; **Back** and **Reset** undo. Type into a box (or step it with the
+# arrow keys) to change one entry of $x$: every stage is recomputed by `ffn_helpers.ffn_forward`'s own code.
 # (Outside JupyterLab, e.g. in an exported copy, a static picture of the last
 # stage appears instead.)
 

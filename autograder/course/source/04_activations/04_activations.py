@@ -247,6 +247,9 @@ def tanh_error_figure():
     ax.grid(color="#E6E6E6", linewidth=0.8)
     ax.spines[["top", "right"]].set_visible(False)
     ax.legend(frameon=False, loc="upper center")
+    fig.alt = (f"Line plot: {ax.get_title()}. The error GELU_tanh(z) - GELU(z) for z from -6 to 6, the same on "
+               f"both sides of 0; its largest size, {np.abs(error).max():.1e}, is at z = ±{abs(wide[worst]):.1f} "
+               "(dotted lines), and it shrinks towards 0 at z = 0 and at both ends.")
     return fig
 
 

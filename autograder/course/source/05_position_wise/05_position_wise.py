@@ -302,7 +302,23 @@ def dependence_figure(patterns):
                      label="last column: what changing the last token can reveal"),
     ], loc="outside lower center", ncols=3, frameon=False)
     fig.suptitle(f"Which output rows depend on which tokens (n = {n_demo})")
+    fig.alt = (f"{len(patterns)} grids: {fig.get_suptitle()}. In each, a filled square at (token j, row i) when "
+               "output row i depends on token j: " + "; ".join(f"{name}: {_dependence_words(D)}"
+                                                               for name, D in patterns.items())
+               + ". A dashed outline marks column 0, a dotted one the last column.")
     return fig
+
+
+def _dependence_words(D):
+    """A dependence pattern in words, for the figure's text alternative."""
+    n = len(D)
+    for words, shape in (("each row on its own token only", np.eye(n, dtype=bool)),
+                         ("row i on tokens 0 to i", np.tril(np.ones((n, n), dtype=bool))),
+                         ("row i on tokens i to the last", np.triu(np.ones((n, n), dtype=bool))),
+                         ("every row on every token", np.ones((n, n), dtype=bool))):
+        if np.array_equal(D, shape):
+            return words
+    return f"{int(D.sum())} of {n * n} squares filled"
 
 
 dependence_figure(dependence)

@@ -389,6 +389,10 @@ def one_d_figure():
     ax.set_ylabel("FFN(x)")
     ax.set_title(f"A 1 → {len(kinks)} → 1 FFN: {n_pieces} linear pieces with ReLU, one without")
     ax.legend(frameon=False)
+    fig.alt = (f"Line plot: {ax.get_title()}. FFN(x) for x from {plots.fmt(x_line[0, 0])} to "
+               f"{plots.fmt(x_line[-1, 0])}: with ReLU a line that bends into {n_pieces} straight pieces (solid), "
+               "without σ one straight line (dashed). Dots mark where a unit switches, at x = "
+               + ", ".join(plots.fmt(k) for k in sorted(kinks)) + ".")
     return fig
 
 
@@ -492,6 +496,10 @@ def regions_figure():
     fig.legend(handles=[Line2D([], [], color=plots.BLACK, linewidth=1.2, label="a unit switches: $z_j = 0$"),
                         Line2D([], [], marker="o", linestyle="", color=plots.VERMILION, label="two lines cross")],
                loc="outside lower center", ncols=2, frameon=False)
+    fig.alt = (f"Map of the input plane, x_0 and x_1 from {plots.fmt(-half_width)} to {plots.fmt(half_width)}: "
+               f"{ax.get_title()}. The shade gives the number of active hidden units, 0 to {d_ff_2d}; {d_ff_2d} "
+               f"black lines mark where a unit switches and cross at {len(crossings)} points (dots). The lines cut "
+               f"the plane into {n_regions} regions.")
     return fig
 
 
