@@ -28,7 +28,8 @@ import io
 import re
 from html.parser import HTMLParser
 
-import nbformat
+# nbformat is imported by the functions that build notebook nodes: the class report and the CLI load this module
+# with the standard library only (a learner's `check` outside the course's environment must say so in a line).
 
 # OWASP's rule for CSV injection: a spreadsheet reads a cell that starts with one of these as a formula.
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
@@ -173,6 +174,8 @@ def image_alt(output):
 def safe_outputs(outputs):
     """The outputs of a cell, each reduced to plain text, a valid PNG or an error's name, message and traceback;
     of output metadata only an image's text alternative (nbconvert puts width and height into attributes)."""
+    import nbformat
+
     kept = []
     for out in outputs if isinstance(outputs, list) else []:
         kind = out.get("output_type") if isinstance(out, dict) else None
@@ -358,6 +361,8 @@ def _nbgrader_metadata(meta):
 def notebook_cell(cell, index, trusted_markdown=frozenset()):
     """One cell as nbconvert may render it: nbgrader's metadata only, outputs through `safe_outputs`, markdown
     through the whitelist (unless it is the course's own, in `trusted_markdown`), a raw cell as a code block."""
+    import nbformat
+
     meta = _nbgrader_metadata(cell.get("metadata", {}).get("nbgrader"))
     cell.metadata = nbformat.from_dict({"nbgrader": meta} if meta else {})
     if "id" in cell and not ID.match(str(cell["id"])):
@@ -382,12 +387,16 @@ def notebook_cell(cell, index, trusted_markdown=frozenset()):
 
 def notebook_metadata():
     """The only notebook metadata a rendered notebook keeps (the rest, widget state included, reaches the page)."""
+    import nbformat
+
     return nbformat.from_dict(_KERNEL)
 
 
 def notebook(nb, trusted_markdown=()):
     """A copy of notebook `nb` that nbconvert renders (formgrader, generate_feedback) without running anything
     a learner wrote; `trusted_markdown`: the course's own markdown cells, kept as written."""
+    import nbformat
+
     trusted = frozenset(trusted_markdown)
     out = nbformat.v4.new_notebook(metadata=notebook_metadata())
     for index, cell in enumerate(nb.get("cells", []) if isinstance(nb.get("cells"), list) else []):

@@ -96,3 +96,17 @@ def pytest_terminal_summary(terminalreporter):
     solutions = [s for name, s in times.items() if name.startswith("solutions/")]
     if solutions:
         terminalreporter.write_line(f"{'all solution notebooks':<48} {sum(solutions):6.1f} s")
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """One headless Chromium per test process, shared by every test that drives one (tests/browser/, the hub's,
+    the feedback pages'): Playwright's sync API holds the thread's event loop while it runs, so a second
+    `sync_playwright()` in the same process, started after the first, is refused."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=system_needs.chromium(), args=system_needs.CHROMIUM_ARGS,
+                                     headless=True)
+        yield chromium
+        chromium.close()

@@ -32,6 +32,10 @@ SANDBOX_FIXTURES = ("box",)  # test_grader_units' ready-made sandbox
 
 
 
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+
+
 def chromium():
     """The Chromium the browser tests launch: $FFN_CHROMIUM, else `chromium` on PATH, else Debian's."""
     return os.environ.get("FFN_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"

@@ -37,6 +37,7 @@ from pathlib import Path
 import adversarial
 import nbformat
 import nbtools
+import page_audit
 import pytest
 from adversarial import ASSIGNMENT, _cell, grading
 from adversarial.hostile import HOSTILE, LATE_VICTIM, TWIN_STUDENTS, TWINS, HostileContext
@@ -308,7 +309,7 @@ def test_nothing_secret_reaches_the_attacker(batch, attack):
 
 _URL_ATTRIBUTES = {"href", "src", "action", "formaction", "xlink:href", "data", "background", "poster", "srcset",
                    "content", "ping", "cite", "lowsrc", "dynsrc", "codebase"}
-_SCRIPT_TAGS = {"script", "iframe", "frame", "frameset", "object", "embed", "applet", "base", "form", "svg", "math",
+_SCRIPT_TAGS = {"script", "iframe", "frame", "frameset", "object", "embed", "applet", "base", "form", "svg",
                 "portal", "link", "noscript", "template"}
 _IMAGE = re.compile(r"data:image/(png|svg\+xml);base64,[A-Za-z0-9+/=\s]*\Z")
 
@@ -319,8 +320,10 @@ class _ScriptFinder(html.parser.HTMLParser):
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.found = []
+        self.math = page_audit.MathDepth()  # the course's formulas, as inert MathML
 
     def handle_starttag(self, tag, attrs):
+        self.found += self.math.start(tag, attrs)
         if tag in _SCRIPT_TAGS:
             self.found.append(f"<{tag}>")
         for name, value in attrs:
@@ -338,7 +341,12 @@ class _ScriptFinder(html.parser.HTMLParser):
                 elif squeezed.startswith("data:") and not _IMAGE.match(value):
                     self.found.append(f"<{tag} {name}={value[:60]!r}>")
 
-    handle_startendtag = handle_starttag
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        self.math.end(tag)
+
+    def handle_endtag(self, tag):
+        self.math.end(tag)
 
 
 @pytest.mark.parametrize("student", ATTACKERS + ["honest-correct"])

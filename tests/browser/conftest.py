@@ -26,8 +26,7 @@ from autograder.authoring import lab
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("FFN_ARTIFACTS", ROOT / "artifacts")) / "browser"
 CHROMIUM = system_needs.chromium()
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic"]
+CHROMIUM_ARGS = system_needs.CHROMIUM_ARGS
 
 
 def pytest_collection_modifyitems(config, items):
@@ -124,16 +123,6 @@ def instructor_lab(tmp_path_factory):
     server = _server("instructor", tmp_path_factory)
     yield server
     server.stop()
-
-
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -201,14 +201,8 @@ def hub():
 
 
 @pytest.fixture(scope="module")
-def chromium():
-    from browser.conftest import CHROMIUM, CHROMIUM_ARGS
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        yield browser
-        browser.close()
+def chromium(browser):
+    return browser  # the process's one Chromium (tests/conftest.py)
 
 
 class UserServer:
