@@ -842,3 +842,21 @@ def test_once_a_test_times_out_its_exercise_s_later_tests_get_the_short_limit_th
     cell = ex.execute_cell(nb.cells[3], 3)
     assert [(o["ename"], o["evalue"]) for o in cell.outputs] == [
         ("NotRun", "not run: f already ran past its time in test_f_a and test_f_b")]
+
+
+def test_the_exchanges_secret_stays_in_autograded_only_as_nbgrader_writes_it(tmp_path):
+    """release_feedback needs submission_secret.txt beside the graded notebook; the student's own `nbgrader
+    submit` wrote it and formgrader serves it, so anything but one short printable word goes."""
+    from autograder.grading import worker
+
+    secret = tmp_path / "submission_secret.txt"
+    secret.write_text("3f1c9a2b7d5e4f60a1b2c3d4e5f6a7b8\n")
+    worker._check_secret(secret)
+    assert secret.read_text() == "3f1c9a2b7d5e4f60a1b2c3d4e5f6a7b8\n"
+    for bad in ("<script>alert(1)</script>\n", "x" * 400, "two words\n", ""):
+        secret.write_text(bad)
+        worker._check_secret(secret)
+        assert not secret.exists(), bad
+    secret.symlink_to(tmp_path / "elsewhere")
+    worker._check_secret(secret)
+    assert not secret.is_symlink()

@@ -18,6 +18,7 @@ import io
 import json
 import logging
 import os
+import re
 import shutil
 import stat
 import sys
@@ -49,6 +50,20 @@ def _keep_only(folder, names):
                 shutil.rmtree(item)
             else:
                 item.unlink()
+
+
+_SECRET = "submission_secret.txt"  # written by nbgrader's exchange at submission; release_feedback needs it
+_SECRET_TEXT = re.compile(r"[\x21-\x7e]{1,256}\n?")
+
+
+def _check_secret(path):
+    """Keep the exchange's secret only as what nbgrader writes (one short printable word): the student's own
+    `nbgrader submit` wrote it, and formgrader serves it."""
+    if path.is_file() and not path.is_symlink() and path.stat().st_size <= 300:
+        if _SECRET_TEXT.fullmatch(path.read_text(encoding="ascii", errors="replace")):
+            return
+    if path.is_file() or path.is_symlink():
+        path.unlink()
 
 
 class Worker:
@@ -223,7 +238,8 @@ class Worker:
                     html[nbm.name] = page
         ordered = [notebooks[n.name] for n in self.model.notebooks]
         result = results.student_result(student, self.aid, ordered, timestamp=timestamp)
-        _keep_only(autograded, {f"{n.name}.ipynb" for n in self.model.notebooks} | {"timestamp.txt"})
+        _keep_only(autograded, {f"{n.name}.ipynb" for n in self.model.notebooks} | {"timestamp.txt", _SECRET})
+        _check_secret(autograded / _SECRET)
         page = self._write_feedback(student, ordered, html)
         return result, str(autograded) if autograded.is_dir() else None, page
 
