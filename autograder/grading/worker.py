@@ -53,11 +53,11 @@ def _keep_only(folder, names):
 
 
 _SECRET = "submission_secret.txt"  # written by nbgrader's exchange at submission; release_feedback needs it
-_SECRET_TEXT = re.compile(r"[\x21-\x7e]{1,256}\n?")
+_SECRET_TEXT = re.compile(r"[0-9a-f]{16,256}\n?")  # nbgrader's secrets.token_hex(64)
 
 
 def _check_secret(path):
-    """Keep the exchange's secret only as what nbgrader writes (one short printable word): the student's own
+    """Keep the exchange's secret only as what nbgrader writes (a short hex string): the student's own
     `nbgrader submit` wrote it, and formgrader serves it."""
     if path.is_file() and not path.is_symlink() and path.stat().st_size <= 300:
         if _SECRET_TEXT.fullmatch(path.read_text(encoding="ascii", errors="replace")):
