@@ -860,3 +860,18 @@ def test_the_exchanges_secret_stays_in_autograded_only_as_nbgrader_writes_it(tmp
     secret.symlink_to(tmp_path / "elsewhere")
     worker._check_secret(secret)
     assert not secret.is_symlink()
+
+
+def test_without_util_linux_the_unsandboxed_limits_are_set_by_python(monkeypatch):
+    """A learner's `check` on a machine with no `prlimit` (macOS) runs without the sandbox (it needs none), still
+    under the memory, CPU and file-size limits: the same command, with Python's resource module setting them."""
+    import shutil as shutil_module
+
+    real_which = shutil_module.which
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name, *a, **k: None if name == "prlimit" else real_which(name))
+    box = sandbox.Sandbox(isolate=False, limits=sandbox.Limits(memory=3 * sandbox.GiB, cpu=123, fsize=5 * sandbox.MiB))
+    argv = box.command([sys.executable, "-c", "import resource as r; print(r.getrlimit(r.RLIMIT_AS)[0], "
+                        "r.getrlimit(r.RLIMIT_CPU)[0], r.getrlimit(r.RLIMIT_FSIZE)[0])"])
+    assert argv[0] == sys.executable and "prlimit" not in argv
+    out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout.split()
+    assert out == [str(3 * sandbox.GiB), "123", str(5 * sandbox.MiB)]

@@ -152,10 +152,13 @@ def _confine(uid, memory, timeout, hidden, isolate=True):
 
 def _address_space():
     """What this process maps already (the worker's libraries and heap, inherited by the fork)."""
-    with open("/proc/self/status", encoding="ascii") as f:
-        for line in f:
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) * 1024
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("VmSize:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:  # no /proc (macOS): count nothing already mapped
+        pass
     return 0
 
 

@@ -94,6 +94,19 @@ def _outermost(paths):
     return sorted(p for p in paths if not any(_inside(p, other) and p != other for other in paths))
 
 
+# `prlimit` where util-linux is missing (a learner's `check` on macOS, which needs no sandbox): set what the
+# system lets a process set, then become the command. (The process count is left: macOS counts it per user.)
+_SET_LIMITS = """import os, resource, sys
+memory, cpu, fsize = map(int, sys.argv[1:4])
+for name, value in (("RLIMIT_AS", memory), ("RLIMIT_CPU", cpu), ("RLIMIT_FSIZE", fsize), ("RLIMIT_CORE", 0)):
+    try:
+        resource.setrlimit(getattr(resource, name), (value, value))
+    except (AttributeError, ValueError, OSError):
+        pass
+os.execvp(sys.argv[4], sys.argv[4:])
+"""
+
+
 @dataclass(frozen=True)
 class Sandbox:
     """How to run one command tree: what it may write, what it must not see, its limits.
@@ -157,6 +170,8 @@ class Sandbox:
         nproc = lim.nproc
         if self.uid is None and os.geteuid() != 0:  # counted with the user's own processes
             nproc += _process_count(os.getuid())
+        if shutil.which("prlimit") is None and not self.isolate:  # no util-linux (macOS): the same, by Python
+            return [sys.executable, "-c", _SET_LIMITS, str(lim.memory), str(lim.cpu), str(lim.fsize)]
         return ["prlimit", f"--as={lim.memory}", f"--cpu={lim.cpu}", f"--nproc={nproc}",
                 f"--fsize={lim.fsize}", "--core=0", "--"]
 
