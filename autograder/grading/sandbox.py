@@ -260,6 +260,8 @@ def _parents(path, made, binds):
 
 def _process_count(uid):
     count = 0
+    if not os.path.isdir("/proc"):  # macOS: only `check` runs there, unsandboxed, with no process limit to add to
+        return 0
     for entry in os.listdir("/proc"):
         if entry.isdigit():
             try:
