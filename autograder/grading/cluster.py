@@ -52,6 +52,7 @@ class LocalProcesses:
 
     def __init__(self, n, wrap=(), env=None):
         self.folder = Path(tempfile.mkdtemp(prefix="ffn-dask-"))
+        self.folder.chmod(0o711)  # a grading worker's own user must reach its folder inside a worker's
         self.file = self.folder / "scheduler.json"
         self.env = dict(env or os.environ, DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="1",
                         DASK_DISTRIBUTED__WORKER__DAEMON="False")  # a worker starts processes (the grading worker)

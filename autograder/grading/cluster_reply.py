@@ -56,11 +56,27 @@ def reply(data, student, model, course_markdown, scratch):
         result = StudentResult.from_dict(readable.clean(data.get("result")), "the cluster's result")
         if result.student != student or result.assignment != model.name:
             raise SchemaError(f"a result for {result.student}/{result.assignment}, not {student}/{model.name}")
+        _within_the_gradebook(result, model)
         folder, notebooks = _autograded(data.get("files"), model, course_markdown, scratch, student)
     except (SchemaError, ValueError, TypeError, KeyError, AttributeError) as exc:
         return {"result": failed(model, student, "grader error", f"the cluster's result was refused: {exc}"[:2000])}
     return {"result": result.to_dict(), "autograded_dir": str(folder),
             "html": str(_page(result, notebooks, course_markdown, folder.parent))}
+
+
+def _within_the_gradebook(result, model):
+    """No score beyond what the gradebook allows: each test cell's points, each notebook's, the total."""
+    tops = {c.name: float(c.points) for nb in model.notebooks for c in nb.cells if c.grade}
+    if sorted(nb.notebook for nb in result.notebooks) != sorted(n.name for n in model.notebooks):
+        raise SchemaError("the notebooks are not the assignment's")
+    for cell in result.cells:
+        if cell.grade_id not in tops or cell.max_points != tops[cell.grade_id] or not 0 <= cell.points <= tops[
+                cell.grade_id]:
+            raise SchemaError(f"cell {cell.grade_id!r}: {cell.points:g}/{cell.max_points:g} points, not within "
+                              "the gradebook's")
+    total = sum(nb.max_score for nb in model.notebooks)
+    if result.max_score != total or not 0 <= result.score <= total:
+        raise SchemaError(f"a score of {result.score:g}/{result.max_score:g}, not within the gradebook's {total:g}")
 
 
 def _autograded(files, model, course_markdown, scratch, student):

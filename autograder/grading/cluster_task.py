@@ -39,7 +39,8 @@ class _Assignment:
         from . import ledger, sandbox
 
         self.bundle = bundle
-        self.home = Path(tempfile.mkdtemp(prefix="ffn-cluster-"))
+        # In the Dask worker's own folder, which it deletes when it stops (a worker's process ends without atexit).
+        self.home = Path(tempfile.mkdtemp(prefix="ffn-cluster-", dir=_worker_directory() or None))
         self.home.chmod(0o711)  # each grading worker's user reaches its own folder in here, and nothing else
         self.idle, self.slots, self.lock = [], 0, threading.Lock()
         ok, why = (True, "") if not bundle["isolate"] else sandbox.probe(sandbox.Limits(**bundle["limits"]))

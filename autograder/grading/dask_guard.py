@@ -1,13 +1,14 @@
 """The instructor's process never unpickles what comes from a Dask cluster: msgpack's plain data only.
 
 Dask's wire protocol (distributed.protocol.core.loads) unpickles every object a peer
-marks `__Pickled__`, whatever the client's `deserializers` say, and distributed no longer
-lets the scheduler's pickling be turned off (`distributed.scheduler.pickle: false` stops it
-from starting). A worker that student code took over could send such an object. `install`
-replaces that function, in this process only, with one that decodes msgpack and nothing
-else: a pickled object, or data serialized by any family but msgpack, arrives as a `Refused`
-marker (never as an exception in the middle of Dask's message loop), which the grader
-treats as a failed task. The scheduler therefore never runs in this process (cluster.py).
+marks `__Pickled__`, whatever the client's `deserializers` say; its client unpickles the
+type of every result and every task's error as they come; and distributed no longer lets
+the scheduler's pickling be turned off (`distributed.scheduler.pickle: false` stops it from
+starting). A worker that student code took over could send any of these. `install`
+replaces each, in this process only: msgpack's plain data is decoded and nothing else. A
+pickled object, or data serialized by any family but msgpack, arrives as a `Refused` marker
+(never an exception in the middle of Dask's message loop), which the grader treats as a
+failed task. The scheduler therefore never runs in this process (cluster.py).
 """
 
 import threading
@@ -19,10 +20,11 @@ _LOCK = threading.Lock()
 _ORIGINAL = {}
 
 
-class Refused:
+class Refused(Exception):  # noqa: N818 (a marker, raised nowhere; an Exception where Dask asserts one)
     """In place of an object the guard would not decode."""
 
     def __init__(self, what):
+        super().__init__(what)
         self.what = what
 
     def __repr__(self):
@@ -69,19 +71,47 @@ def _serialized(frames, offset):
         return _refuse(str(exc)[:200])
 
 
+def no_unpickling(data, *args, **kwargs):
+    """In place of every pickle.loads the client would call on a peer's bytes (a result's type, an error)."""
+    _refuse("a pickle")
+    raise Unpickling("this process does not unpickle what a Dask peer sends")
+
+
+class Unpickling(TypeError):
+    """Raised instead of unpickling (a TypeError: where Dask expects one, it goes on without the object)."""
+
+
+def clean_exception(exception=None, traceback=None, **kwargs):
+    """distributed.core.clean_exception without its unpickling: an error from the cluster as a message at most."""
+    if not isinstance(exception, BaseException):
+        exception = Refused(f"an error from the cluster, not decoded ({type(exception).__name__})")
+    return type(exception), exception, None
+
+
+class _PickleModule:
+    """What distributed.client sees as `pickle`: dumps as ever, no loads."""
+
+    def __init__(self, real):
+        self.dumps, self.HIGHEST_PROTOCOL, self.loads = real.dumps, real.HIGHEST_PROTOCOL, no_unpickling
+
+
 def install():
-    """Put the guard in place of Dask's loads in this process (idempotent)."""
+    """Put the guard in place of every way Dask's client decodes a peer's data, in this process (idempotent)."""
+    import pickle
+
+    import distributed.client as client
+    import distributed.core as dcore
     import distributed.protocol as protocol
     import distributed.protocol.core as core
-
-    if not _ORIGINAL:
-        _ORIGINAL["core"], _ORIGINAL["protocol"] = core.loads, protocol.loads
-    core.loads = protocol.loads = loads
-
-
-def uninstall():
-    import distributed.protocol as protocol
-    import distributed.protocol.core as core
+    import distributed.protocol.pickle as dpickle
 
     if _ORIGINAL:
-        core.loads, protocol.loads = _ORIGINAL.pop("core"), _ORIGINAL.pop("protocol")
+        return
+    _ORIGINAL.update({(core, "loads"): core.loads, (protocol, "loads"): protocol.loads,
+                      (dpickle, "loads"): dpickle.loads, (client, "loads"): client.loads,
+                      (client, "pickle"): client.pickle, (client, "clean_exception"): client.clean_exception,
+                      (dcore, "clean_exception"): dcore.clean_exception})
+    core.loads = protocol.loads = loads
+    dpickle.loads = client.loads = no_unpickling
+    client.pickle = _PickleModule(pickle)
+    client.clean_exception = dcore.clean_exception = clean_exception
