@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from ..schema import Status
-from . import cluster_reply, course, dask_guard
+from . import cluster_reply, cluster_task, course, dask_guard
 from .progress import Progress
 
 TICK = 1.0  # seconds between two looks at what is running
@@ -92,14 +92,17 @@ class LocalProcesses:
 
 
 def _end(proc):
+    """SIGTERM to the process (a worker closes, its plugins' teardown runs), then SIGKILL to what is left of it."""
     try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(timeout=20)
+        proc.terminate()
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=20)
+    proc.wait(timeout=30)
 
 
 def connect(spec, workers=1):
@@ -232,6 +235,7 @@ def grade_all(config, model, found, setup, spec, timeout, version, record, remem
         workers = len(client.scheduler_info(n_workers=-1)["workers"])
         print(f"grading {len(found)} submission(s) of {model.name} on the cluster {spec} ({workers} worker(s) now)"
               + (" in the bubblewrap sandbox" if setup["isolate"] else " WITHOUT the sandbox"), file=sys.stderr)
+        client.register_plugin(cluster_task.Cleanup())
         data = client.scatter(bundle(setup, timeout, version), broadcast=True, hash=False)
         run = _Run(client, data, timeout)
         for submission in found:

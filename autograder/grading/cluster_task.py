@@ -21,6 +21,8 @@ import threading
 import time
 from pathlib import Path
 
+from distributed.diagnostics.plugin import WorkerPlugin
+
 MAX_FILE_BYTES = 50 * 1024 * 1024  # an autograded notebook or file sent back (as worker.py's notebook limit)
 KEPT = ("timestamp.txt", "submission_secret.txt")  # what the autograded folder holds besides the notebooks
 
@@ -39,8 +41,9 @@ class _Assignment:
         from . import ledger, sandbox
 
         self.bundle = bundle
-        # In the Dask worker's own folder, which it deletes when it stops (a worker's process ends without atexit).
-        self.home = Path(tempfile.mkdtemp(prefix="ffn-cluster-", dir=_worker_directory() or None))
+        # Under the temporary folder, not the Dask worker's own: a kernel's sockets are files in here, and their
+        # names may not be longer than 107 bytes. Cleanup (a worker plugin) deletes it when the worker stops.
+        self.home = Path(tempfile.mkdtemp(prefix="ffn-cluster-"))
         self.home.chmod(0o711)  # each grading worker's user reaches its own folder in here, and nothing else
         self.idle, self.slots, self.lock = [], 0, threading.Lock()
         ok, why = (True, "") if not bundle["isolate"] else sandbox.probe(sandbox.Limits(**bundle["limits"]))
@@ -116,8 +119,19 @@ def _assignment(bundle):
 
 @atexit.register
 def _close_all():
-    for a in _CURRENT.values():
-        a.close()
+    with _LOCK:
+        for a in _CURRENT.values():
+            a.close()
+        _CURRENT.clear()
+
+
+class Cleanup(WorkerPlugin):
+    """The grading workers stopped and their folder deleted when the Dask worker stops."""
+
+    name = "ffn-grading-cleanup"
+
+    def teardown(self, worker):
+        _close_all()
 
 
 def grade_one(bundle, student, files, again=False):
