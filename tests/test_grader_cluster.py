@@ -292,3 +292,43 @@ def test_jobs_and_cluster_together_is_an_error():
                            "--cluster", "local:2"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "--jobs is for one machine" in proc.stderr
 
+
+
+# --- the cluster examples of the guide (plain YAML: dask-jobqueue and dask-kubernetes are not installed) ------------
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_slurm_example_runs_one_student_per_worker_with_tls():
+    import yaml
+
+    config = yaml.safe_load((ROOT / "deploy" / "cluster" / "slurm-jobqueue.yaml").read_text(encoding="utf-8"))
+    slurm = config["jobqueue"]["slurm"]
+    assert slurm["processes"] == slurm["cores"] >= 1  # one thread per worker: one student at a time
+    assert "--memory-limit=0" in slurm["worker-extra-args"]
+    assert any("bwrap" in line for line in slurm["job-script-prologue"])
+    assert slurm["scheduler-options"]["protocol"] == "tls"
+    dist = config["distributed"]
+    assert dist["scheduler"]["allowed-failures"] == 1 and dist["worker"]["daemon"] is False
+    assert dist["comm"]["require-encryption"] is True
+    assert {"ca-file", "scheduler", "worker", "client"} <= set(dist["comm"]["tls"])
+
+
+def test_the_kubernetes_example_mounts_nothing_of_the_course_and_needs_tls():
+    import yaml
+
+    spec = yaml.safe_load((ROOT / "deploy" / "kubernetes" / "dask-grader.yaml").read_text(encoding="utf-8"))
+    values = yaml.safe_load((ROOT / "deploy" / "kubernetes" / "values.yaml").read_text(encoding="utf-8"))
+    assert spec["apiVersion"] == "kubernetes.dask.org/v1" and spec["kind"] == "DaskCluster"
+    image = f"{values['singleuser']['image']['name']}:{values['singleuser']['image']['tag']}"
+    worker = spec["spec"]["worker"]["spec"]
+    scheduler = spec["spec"]["scheduler"]["spec"]
+    (w,), (s,) = worker["containers"], scheduler["containers"]
+    assert w["image"] == s["image"] == image  # the students' image: the same course and grader version
+    assert w["args"][w["args"].index("--nthreads") + 1] == "1"
+    assert w["securityContext"]["seccompProfile"]["type"] == "Unconfined"  # bubblewrap's user namespaces
+    assert [v["secret"]["secretName"] for v in worker["volumes"]] == ["ffn-grader-worker-tls"]  # no course volume
+    env = {e["name"]: e["value"] for e in s["env"]}
+    assert env["DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES"] == "1"
+    assert env["DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION"] == "True" and "--protocol" in s["args"]
+    assert s["args"][s["args"].index("--protocol") + 1] == "tls"
+    assert {e["name"]: e["value"] for e in w["env"]}["DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION"] == "True"
