@@ -22,6 +22,12 @@ import tempfile
 import time
 from pathlib import Path
 
+try:
+    import distributed  # noqa: F401
+except ImportError:
+    raise RuntimeError("grading on a cluster needs Dask's distributed: pip install -e '.[cluster]' in the course's "
+                       "environment") from None
+
 from ..schema import Status
 from . import cluster_reply, cluster_task, course, dask_guard
 from .progress import Progress

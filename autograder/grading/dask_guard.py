@@ -15,6 +15,7 @@ import threading
 
 import msgpack
 
+CHECKED = "2026.8."  # the distributed release this guard was written for (pyproject.toml pins it)
 REFUSED = []  # what was refused, in this process (the tests read it)
 _LOCK = threading.Lock()
 _ORIGINAL = {}
@@ -107,6 +108,12 @@ def install():
 
     if _ORIGINAL:
         return
+    import distributed
+
+    if not distributed.__version__.startswith(CHECKED):
+        raise RuntimeError(f"grading on a cluster needs distributed {CHECKED}x (the release whose client this guard "
+                           f"was checked against), found {distributed.__version__}: pip install "
+                           f"'distributed=={CHECKED}*'")
     _ORIGINAL.update({(core, "loads"): core.loads, (protocol, "loads"): protocol.loads,
                       (dpickle, "loads"): dpickle.loads, (client, "loads"): client.loads,
                       (client, "pickle"): client.pickle, (client, "clean_exception"): client.clean_exception,
