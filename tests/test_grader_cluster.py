@@ -54,11 +54,12 @@ def _students(course_root):
 
 
 def _dask_processes():
-    """This test's Dask processes (descendants of this one): {pid: psutil.Process}."""
+    """This test's Dask processes (descendants of this one): {pid: psutil.Process}: the scheduler, each worker's
+    nanny (`dask worker`) and the worker process it starts (a multiprocessing child)."""
     out = {}
     for p in psutil.Process().children(recursive=True):
         with contextlib.suppress(psutil.Error):
-            if "distributed.cli" in " ".join(p.cmdline()):
+            if any(mark in " ".join(p.cmdline()) for mark in ("distributed.cli", "multiprocessing")):
                 out[p.pid] = p
     return out
 
@@ -77,7 +78,7 @@ class _Killer(threading.Thread):
                 with contextlib.suppress(psutil.Error):
                     self.listening |= {(c.laddr.ip, pid) for c in proc.net_connections("inet")
                                        if c.status == psutil.CONN_LISTEN}
-                    if "dask_worker" in " ".join(proc.cmdline()) and self._grading(proc):
+                    if "multiprocessing" in " ".join(proc.cmdline()) and self._grading(proc):
                         proc.kill()
                         self.killed = pid
                         return
@@ -97,6 +98,7 @@ def test_local_cluster_grades_as_jobs_2_even_with_a_worker_killed(course_root, t
     grading.write_submissions(tmp_path / "submitted", ASSIGNMENT, _students(course_root))
     jobs_root = grading.copy_course(course_root, tmp_path / "jobs-course")
     on_one = grading.run_batch(ASSIGNMENT, tmp_path / "submitted", tmp_path / "jobs", jobs_root, jobs=2)
+    capsys.readouterr()
     killer = _Killer()
     killer.start()
     try:

@@ -45,7 +45,9 @@ class _Assignment:
         # names may not be longer than 107 bytes. Cleanup (a worker plugin) deletes it when the worker stops.
         self.home = Path(tempfile.mkdtemp(prefix="ffn-cluster-"))
         self.home.chmod(0o711)  # each grading worker's user reaches its own folder in here, and nothing else
-        self.idle, self.slots, self.lock = [], 0, threading.Lock()
+        # Slots are reused (a killed worker's slot goes back): slot k's sandboxes run as uid base + k and its
+        # worker as base + 64 + k (sandbox.slot_uid, worker_uid), so there may never be more than 64.
+        self.idle, self.free, self.slots, self.started, self.lock = [], [], 0, 0, threading.Lock()
         ok, why = (True, "") if not bundle["isolate"] else sandbox.probe(sandbox.Limits(**bundle["limits"]))
         version = ledger.course_version(_Model(bundle["model"]), bundle["course_notebooks"])
         self.refusal = "" if ok else f"the grading sandbox cannot be set up: {' '.join(why.split())}"
@@ -75,14 +77,26 @@ class _Assignment:
         with self.lock:
             if self.idle:
                 return self.idle.pop()
-            slot, self.slots = self.slots, self.slots + 1
+            if self.free:
+                slot = self.free.pop()
+            elif self.slots < 64:
+                slot, self.slots = self.slots, self.slots + 1
+            else:
+                raise RuntimeError("more than 64 students at once on one Dask worker (--nthreads)")
+            generation, self.started = self.started, self.started + 1
         logs = self.home / "logs"
         logs.mkdir(exist_ok=True)
-        return WorkerProcess(slot, self.setup, logs / f"worker-{slot}.log", 0)
+        return WorkerProcess(slot, self.setup, logs / f"worker-{slot}.log", generation)
 
     def give_back(self, w):
         with self.lock:
             self.idle.append(w)
+
+    def discard(self, w):
+        """A grading worker that overran or crashed: killed, its slot free for the next one."""
+        w.kill()
+        with self.lock:
+            self.free.append(w.slot)
 
     def close(self):
         for w in self.idle:
@@ -176,7 +190,7 @@ def _grade(assignment, student, files, again):
     finally:
         shutil.rmtree(inbox, ignore_errors=True)
     if reply.get("lost"):
-        w.kill()
+        assignment.discard(w)
         return {"student": student, "status": reply["lost"], "error": reply["why"]}
     assignment.give_back(w)
     out = {"student": student, "result": reply["result"], "files": read_back(reply.get("autograded_dir"))}
