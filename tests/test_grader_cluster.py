@@ -139,9 +139,7 @@ def test_workers_that_cannot_see_the_course_grade_and_one_without_bubblewrap_ref
     base = Path(course_root).parent  # the course, and beside it nothing a worker needs
     local = cluster.LocalProcesses(2, wrap=_hide((base, tmp_path)))
     no_bwrap = _hide((base, tmp_path), also=f"mount --bind /dev/null {shutil.which('bwrap')}")
-    local.workers.append(local._start([*no_bwrap, sys.executable, "-m", "distributed.cli.dask_worker",
-                                       "--scheduler-file", str(local.file), "--host", "127.0.0.1", "--nthreads",
-                                       "1", "--no-dashboard", "--memory-limit", "0", "--name", "no-bwrap"]))
+    local.workers.append(local._start([*no_bwrap, *local.worker_command("no-bwrap")]))
     try:
         client, _ = cluster.connect(local.address, workers=3)
         try:  # what each worker sees of the course: nothing

@@ -58,19 +58,22 @@ class LocalProcesses:
 
     def __init__(self, n, wrap=(), env=None):
         self.folder = Path(tempfile.mkdtemp(prefix="ffn-dask-"))
-        self.folder.chmod(0o711)  # a grading worker's own user must reach its folder inside a worker's
         self.file = self.folder / "scheduler.json"
         self.env = dict(env or os.environ, DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="1",
                         DASK_DISTRIBUTED__WORKER__DAEMON="False")  # a worker starts processes (the grading worker)
         self.log = open(self.folder / "dask.log", "ab")  # noqa: SIM115 (closed in close())
         py = sys.executable
         self.scheduler = self._start([py, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-                                      "--port", "0", "--no-dashboard", "--scheduler-file", str(self.file)])
-        self.workers = [self._start([*wrap, py, "-m", "distributed.cli.dask_worker", "--scheduler-file",
-                                     str(self.file), "--host", "127.0.0.1", "--nthreads", "1", "--nworkers", "1",
-                                     "--no-dashboard", "--memory-limit", "0", "--name", f"local-{k}",
-                                     "--local-directory", str(self.folder / f"w{k}")]) for k in range(n)]
+                                      "--port", "0", "--no-dashboard", "--dashboard-address", "127.0.0.1:0",
+                                      "--scheduler-file", str(self.file)])
+        self.workers = [self._start([*wrap, *self.worker_command(f"local-{k}")]) for k in range(n)]
         self.address = self._address()
+
+    def worker_command(self, name):
+        """`dask worker` for this scheduler: one thread (one student at a time), everything on 127.0.0.1."""
+        return [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", str(self.file), "--host",
+                "127.0.0.1", "--nthreads", "1", "--nworkers", "1", "--no-dashboard", "--dashboard-address",
+                "127.0.0.1:0", "--memory-limit", "0", "--name", name, "--local-directory", str(self.folder / name)]
 
     def _start(self, command):
         return subprocess.Popen(command, cwd=self.folder, env=self.env, stdout=self.log, stderr=self.log,
@@ -183,6 +186,13 @@ class _Run:
     def _workers(self):
         return set(self.client.scheduler_info(n_workers=-1)["workers"])
 
+    def top_up(self, queue):
+        """Submit from `queue` until each worker has two tasks: a submission's bytes leave this process only
+        shortly before a worker takes them (a class of thousands is never held by the scheduler at once)."""
+        window = 2 * max(1, len(self._workers() - set(self.refusing))) + 2
+        while queue and len(self.tasks) < window:
+            self.submit(queue.pop(0))
+
     def running(self):
         """(student, seconds) of the tasks a worker is running now (the scheduler's word, plain data)."""
         now = time.monotonic()
@@ -203,9 +213,13 @@ class _Run:
             done = set()
         for future in done:
             _, submission, again = self.tasks.pop(future.key)
-            answer = future.result() if future.status == "finished" else {
-                "student": submission.student, "error": f"the task ended in `{future.status}` on the cluster (its "
-                "worker died twice, or the cluster cancelled it)"}
+            answer = {"student": submission.student, "error": f"the task ended in `{future.status}` on the cluster "
+                      "(its worker died twice, or the cluster cancelled it)"}
+            if future.status == "finished":
+                try:
+                    answer = future.result()
+                except Exception as exc:  # noqa: BLE001 (what the guard refused, raised by Dask)
+                    answer = {"student": submission.student, "error": f"the cluster's answer was refused: {exc}"}
             future.release()
             yield submission, again, answer
         now, limit = time.monotonic(), self.timeout + STARTUP_TIMEOUT + 60  # a worker that hangs
@@ -244,11 +258,9 @@ def grade_all(config, model, found, setup, spec, timeout, version, record, remem
         client.register_plugin(cluster_task.Cleanup())
         data = client.scatter(bundle(setup, timeout, version), broadcast=True, hash=False)
         run = _Run(client, data, timeout)
-        for submission in found:
-            run.submit(submission)
         answer = _Answers(model, markdown, scratch, record, remember)
         with gradebook.open_gradebook(config) as gb:
-            later = answer.collect(run, Progress(len(found)), gb)
+            later = answer.collect(run, Progress(len(found)), gb, queue=list(found))
             if later:
                 print(f"grading {len(later)} submission(s) again, alone: their clean re-run could not finish a "
                       "test", file=sys.stderr)
@@ -269,13 +281,14 @@ class _Answers:
         self.model, self.markdown, self.scratch, self.record, self.remember = model, markdown, scratch, record, remember
         self.graded, self.recorded = [], set()
 
-    def collect(self, run, progress, gb, first=None):
+    def collect(self, run, progress, gb, first=None, queue=()):
         """Take every answer until no task is left; return [(submission, reply)] to grade again, alone."""
         from .grade import unfinished
 
-        later = []
+        later, queue = [], list(queue)
         if progress:
             progress.show()
+        run.top_up(queue)
         while run.tasks:
             for submission, again, data in run.next_done():
                 if isinstance(data, dict) and "refused" in data:
@@ -291,6 +304,7 @@ class _Answers:
                     progress.advance(f"{submission.student}: clean re-run unfinished, graded again after the batch")
                     continue
                 self._publish(submission, reply, gb, progress)
+            run.top_up(queue)
             if progress:
                 progress.running(run.running())
         return later
