@@ -16,6 +16,7 @@ import hashlib
 import os
 import select
 import shutil
+import stat
 import tempfile
 import threading
 import time
@@ -189,6 +190,7 @@ def _grade(assignment, student, files, again):
         reply = _ask(w, _Job(student, folder), timeout, again)
     finally:
         shutil.rmtree(inbox, ignore_errors=True)
+        shutil.rmtree(w.home / "in" / student, ignore_errors=True)  # take_in's copy (as grade's pool deletes it)
     if reply.get("lost"):
         assignment.discard(w)
         return {"student": student, "status": reply["lost"], "error": reply["why"]}
@@ -248,8 +250,14 @@ def read_back(folder):
     if not folder or not Path(folder).is_dir():
         return out
     for item in sorted(Path(folder).iterdir()):
-        if item.is_symlink() or not item.is_file() or item.stat().st_size > MAX_FILE_BYTES:
+        if item.suffix != ".ipynb" and item.name not in KEPT:
             continue
-        if item.suffix == ".ipynb" or item.name in KEPT:
-            out[item.name] = item.read_bytes()
+        try:  # opened without following a link, checked once open: the folder is the grading worker's user's
+            fd = os.open(item, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        except OSError:
+            continue
+        with os.fdopen(fd, "rb") as f:
+            info = os.fstat(f.fileno())
+            if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_FILE_BYTES:
+                out[item.name] = f.read(MAX_FILE_BYTES + 1)[:MAX_FILE_BYTES]
     return out
