@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .. import offering
 from ..schema import Flag, Status, StudentResult
-from . import classbook, confine, course, exports, gradebook, ledger, results, sandbox, submissions
+from . import classbook, confine, course, exports, gradebook, ledger, position, results, sandbox, submissions
 from .progress import Progress
 
 TICK = 1.0  # seconds between two refreshes of the progress line while students are being graded
@@ -171,7 +171,9 @@ class _Pool:
         self.workers = [self._start(slot) for slot in range(jobs)]
 
     def _start(self, slot):
-        return WorkerProcess(slot, self.setup, self.log_dir / f"worker-{slot}.log", self.generation)
+        w = WorkerProcess(slot, self.setup, self.log_dir / f"worker-{slot}.log", self.generation)
+        w.heard = position.Listener(self.model)  # where it says it is: checked, named from our own model
+        return w
 
     def _replace(self, w):
         w.kill()
@@ -184,6 +186,7 @@ class _Pool:
                 w.job = queue.pop(0)
                 w.started = time.monotonic()
                 w.deadline = w.started + self.timeout
+                w.heard.reset()
                 w.send({"op": "grade", "student": w.job.student, "input_dir": w.take_in(w.job), "again": self.again})
 
     def replies(self, w):
@@ -192,6 +195,9 @@ class _Pool:
             for message in w.messages():
                 if message.get("ready"):
                     w.ready = True
+                elif "at" in message:  # where it is (position.py); never a result
+                    if w.job is not None:
+                        w.heard.hear(message)
                 elif w.job is not None and message.get("student") == w.job.student:
                     job, w.job = w.job, None
                     shutil.rmtree(w.home / "in" / job.student, ignore_errors=True)
@@ -207,9 +213,9 @@ class _Pool:
                                               "the grading worker crashed on this submission")}
 
     def running(self):
-        """(student, seconds so far) of each submission being graded now."""
+        """(student, seconds so far, where its grading is or '') of each submission being graded now."""
         now = time.monotonic()
-        return [(w.job.student, now - w.started) for w in self.workers if w.job is not None]
+        return [(w.job.student, now - w.started, w.heard.where) for w in self.workers if w.job is not None]
 
     def overdue(self):
         """(submission, reply) for each submission past its time: its worker is killed and replaced."""
