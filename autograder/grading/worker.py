@@ -409,8 +409,8 @@ class Worker:
         for attempt in range(2):
             self.clear_slot()
             try:
-                data = judge.run(work, StudentProcess(sandbox), uid=uid, memory=judge.MEMORY,
-                                 timeout=budget, hidden=self.hidden, isolate=self.isolate, on_at=self.where.report)
+                data = judge.run(work, StudentProcess(sandbox), uid=uid, memory=judge.MEMORY, timeout=budget,
+                                 hidden=self.hidden, isolate=self.isolate, on_at=self.where.report if at else None)
                 return judge.verdict(data, tests, exercises)
             except (judge.JudgeFailed, ValueError, OSError) as exc:
                 why = str(exc)
