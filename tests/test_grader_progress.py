@@ -222,6 +222,24 @@ def test_a_forged_or_out_of_range_position_is_dropped():
         w.proc.stdout.close()
 
 
+def test_a_line_that_is_no_json_object_is_dropped_and_one_too_long_ends_the_worker(monkeypatch):
+    clock = _Clock()
+    pool, w, pipe = _pool_with_one_worker(clock)
+    try:
+        pipe.write(b'{"at": [0, 0, 1, 0]}\n' + b"not json\n" + b"[" * 20_000 + b"\n" + b'"at"\n[1, 2]\n'
+                   + b'{"at": [1, 0, 2, 0]\n' + b"\xff\xfe\n" + b"null\n")
+        pipe.flush()
+        assert list(pool.replies(w)) == [] and w.heard.where == "notebook run, ffn_forward"
+        monkeypatch.setattr(grade, "MAX_LINE", 1000)
+        pipe.write(b'{"student": "cy", "result": "' + b"x" * 2000)  # no end of line, ever
+        pipe.flush()
+        with pytest.raises(EOFError):
+            w.messages()
+    finally:
+        pipe.close()
+        w.proc.stdout.close()
+
+
 def test_a_flood_of_positions_is_cut_to_the_rate():
     clock = _Clock()
     pool, w, pipe = _pool_with_one_worker(clock)

@@ -28,6 +28,7 @@ from .progress import Progress
 
 TICK = 1.0  # seconds between two refreshes of the progress line while students are being graded
 STARTUP_TIMEOUT = 600  # seconds for a worker to import nbgrader and copy the course (slow on a loaded machine)
+MAX_LINE = 64 * 1024 * 1024  # bytes of one line from a worker (a student's result is a few MiB at most)
 
 
 def _say(text):
@@ -99,13 +100,16 @@ class WorkerProcess:
         return self.proc.stdout.fileno()
 
     def messages(self):
-        """Read what is available; return the complete messages (raise EOFError when the worker is gone)."""
+        """Read what is available; return the complete messages, each a JSON object, and drop any other line
+        (raise EOFError when the worker is gone, or sends a line longer than MAX_LINE: it is treated as crashed)."""
         data = os.read(self.fileno(), 1 << 20)
         if not data:
             raise EOFError
         self.buffer += data
         *lines, self.buffer = self.buffer.split(b"\n")
-        return [json.loads(line) for line in lines if line.strip()]
+        if len(self.buffer) > MAX_LINE or any(len(line) > MAX_LINE for line in lines):
+            raise EOFError
+        return [m for m in map(_json_object, lines) if m is not None]
 
     def kill(self):
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -123,6 +127,15 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             pass
         self.kill()
+
+
+def _json_object(line):
+    """The JSON object a worker's line holds, or None (a compromised worker may send anything)."""
+    try:
+        message = json.loads(line) if line.strip() else None
+    except (ValueError, RecursionError):
+        return None
+    return message if isinstance(message, dict) else None
 
 
 def _worker_files(setup, home):
