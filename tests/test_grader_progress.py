@@ -111,25 +111,25 @@ def test_a_cell_is_located_by_its_course_name_or_the_one_above_it():
 def test_the_worker_tracks_both_runs_by_the_course_names():
     nb = nbtools.completed_learner(AID)
     nb.cells.insert(0, nbformat.v4.new_code_cell("x = 1"))  # a learner's own cell, above every named one
+    test_index = next(i for i, c in enumerate(nb.cells) if nbtools.grade_id(c) == "test_ffn_forward")
+    nb.cells.insert(test_index + 1, nbformat.v4.new_code_cell("y = 2"))  # and one below test_ffn_forward
     model = AssignmentModel(AID, [NotebookModel(AID, [SourceCellModel(nbtools.grade_id(c), c.cell_type, True, "")
                                                       for c in nb.cells if nbtools.grade_id(c)])])
     names = [c.name for c in model.notebooks[0].cells]
     said = []
     tracker = position.Tracker(model)
     tracker.report = said.append
-    test_index = next(i for i, c in enumerate(nb.cells) if nbtools.grade_id(c) == "test_ffn_forward")
     for i in (0, test_index, test_index + 1):
         tracker.notebook_cell(AID, nb.cells, i)
-    below = [0, 0, names.index("test_ffn_forward"), 1] if not nbtools.grade_id(nb.cells[test_index + 1]) else \
-        [0, 0, names.index(nbtools.grade_id(nb.cells[test_index + 1])), 0]
-    assert said == [[0, 0, -1, 1], [0, 0, names.index("test_ffn_forward"), 0], below]
+    test = names.index("test_ffn_forward")
+    assert said == [[0, 0, -1, 1], [0, 0, test, 0], [0, 0, test, 1]]
     code = code_cells(nb)
     at = tracker.clean_positions(model.notebooks[0], code)
-    answer = next(c for c in code if c.grade_id == "ffn_forward")
-    assert at(answer) == [1, 0, names.index("ffn_forward"), 0]
+    assert at(next(c for c in code if c.grade_id == "ffn_forward")) == [1, 0, names.index("ffn_forward"), 0]
     assert at(code[0]) == [1, 0, -1, 1]
-    test = next(c for c in code if c.grade_id == "test_ffn_forward_hidden")
-    assert at(test) == [1, 0, names.index("test_ffn_forward_hidden"), 0]
+    assert at(next(c for c in code if c.source == "y = 2")) == [1, 0, test, 1]
+    hidden = next(c for c in code_cells(nbtools.source(AID)) if c.grade_id == "test_ffn_forward_hidden")
+    assert at(hidden) == [1, 0, names.index("test_ffn_forward_hidden"), 0]  # a course test: by its name
     tracker.notebook_cell(AID, [{"metadata": "not a dict"}], 0)  # never raises into the grading
     assert len(said) == 3
 
