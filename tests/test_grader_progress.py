@@ -155,7 +155,7 @@ def _wait_for(condition, seconds=10.0):
 
 def test_the_worker_says_where_it_is_at_most_every_gap_and_always_the_latest():
     channel = _Channel()
-    reporter = position.Reporter(channel, [4], gap=0.2)
+    reporter = position.Reporter(channel, [4], gap=0.2, clock=_Clock())  # no time passes but the timer's
     for cell in range(4):  # four cells in a row: the first is sent at once, the last after the gap
         reporter.at([0, 0, cell, 0])
     assert channel.lines == [{"at": [0, 0, 0, 0]}]

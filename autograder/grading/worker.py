@@ -11,7 +11,8 @@ code does can reach the course or another student. Per student:
 4. the result (results.combine) and the feedback page.
 
 Protocol: one JSON object per line on stdin (the first is the set-up), one per line
-back on the original stdout; the worker's own printing goes to stderr.
+back on the original stdout (between the replies, where it is: position.py); the
+worker's own printing goes to stderr.
 """
 
 import io
