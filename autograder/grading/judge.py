@@ -60,6 +60,10 @@ class Controlled:
     def interrupt(self):
         self._ask("interrupt")
 
+    def at(self, at):
+        """Tell the worker which cell runs now (position.py's four integers), for the progress line."""
+        self.control.sendall((json.dumps({"op": "at", "at": at}) + "\n").encode())
+
     def stop(self):
         if self.peer is not None:
             self._ask("stop")
@@ -67,10 +71,11 @@ class Controlled:
             self.peer = None
 
 
-def run(work, launcher, *, uid, memory, timeout, hidden=(), isolate=True):
+def run(work, launcher, *, uid, memory, timeout, hidden=(), isolate=True, on_at=None):
     """`work(student)` -> CleanRunResult, in a confined child; return its result as checked JSON (a dict).
 
     `launcher`: the worker's rerun.StudentProcess, which spawns the learner's sandboxed process.
+    `on_at(value)`: what the child said with Controlled.at (unchecked: position.Reporter checks it).
     """
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     pid = os.fork()
@@ -89,7 +94,7 @@ def run(work, launcher, *, uid, memory, timeout, hidden=(), isolate=True):
             os._exit(code)
     theirs.close()
     try:
-        return _serve(ours, launcher, pid, time.monotonic() + timeout)
+        return _serve(ours, launcher, pid, time.monotonic() + timeout, on_at)
     finally:
         launcher.stop()
         with contextlib.suppress(ProcessLookupError):
@@ -99,7 +104,7 @@ def run(work, launcher, *, uid, memory, timeout, hidden=(), isolate=True):
         ours.close()
 
 
-def _serve(control, launcher, pid, deadline):
+def _serve(control, launcher, pid, deadline, on_at=None):
     """Answer the child's requests until its verdict comes (or it ends, or overruns)."""
     buffer = b""
     while True:
@@ -129,6 +134,9 @@ def _serve(control, launcher, pid, deadline):
                 launcher.interrupt()
             elif op == "stop":
                 launcher.stop()
+            elif op == "at":
+                if on_at is not None:
+                    on_at(message.get("at"))
             elif op == "done":
                 return message.get("result")
             elif op == "failed":

@@ -186,11 +186,14 @@ def emit_warnings(notes):
 class CleanRun:
     """Run the learner's cells in a fresh sandboxed process and judge each test cell in the grader."""
 
-    def __init__(self, cells, sandbox, cell_timeout, references, course_cells, student=None, notebook_timeouts=()):
+    def __init__(self, cells, sandbox, cell_timeout, references, course_cells, student=None, notebook_timeouts=(),
+                 on_cell=None):
         """`cells`: the submission's code cells; `course_cells`: the instructor's source notebook's, whose
         setup, demonstrations and tests (hidden ones included) are what the grader runs. `student`: the
         learner's process (judge.Controlled in the worker's confined child; by default started from here).
-        `notebook_timeouts`: the tests that timed out in the notebook run, which are not run again here."""
+        `notebook_timeouts`: the tests that timed out in the notebook run, which are not run again here.
+        `on_cell(cell)`, if given, is called as each cell or test starts (the progress line's)."""
+        self.on_cell = on_cell
         self.cells, self.sandbox, self.cell_timeout = cells, sandbox, cell_timeout
         self.notebook_timeouts = frozenset(notebook_timeouts)
         self.looped = {}  # exercise -> the test in which it overran: its later tests get AFTER_TIMEOUT
@@ -347,6 +350,8 @@ class CleanRun:
         try:
             self._start()
             for kind, cell in self._schedule(student_side, tests):
+                if self.on_cell is not None:
+                    self.on_cell(cell)
                 if kind == "test":
                     self._run_test(cell, namespace)
                     continue
