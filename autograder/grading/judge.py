@@ -32,6 +32,7 @@ from .sandbox import required_paths
 MEMORY = 512 * 1024 * 1024  # address space the judge may add to what it inherits: the tests compare small arrays
 _MAX_VERDICT = 8 * 1024 * 1024  # bytes of the JSON verdict
 _NOTE_KINDS = ("patched", "reference", "lying", "channel")
+_MAX_FD = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 4096
 
 
 class JudgeFailed(RuntimeError):
@@ -83,6 +84,7 @@ def run(work, launcher, *, uid, memory, timeout, hidden=(), isolate=True, on_at=
         code = 1
         try:
             ours.close()
+            _hold_only(theirs.fileno())
             _confine(uid, memory, timeout, hidden, isolate)
             result = work(Controlled(theirs))
             theirs.sendall((json.dumps({"op": "done", "result": _as_json(result)}) + "\n").encode())
@@ -143,6 +145,19 @@ def _serve(control, launcher, pid, deadline, on_at=None):
                 raise JudgeFailed(f"the clean re-run failed: {str(message.get('error'))[-2000:]}")
             else:
                 raise JudgeFailed(f"unknown request {str(op)[:40]!r} from the clean re-run")
+
+
+def _hold_only(control):
+    """Keep the control socket and the log (stdout, stderr); close every other descriptor the fork inherited.
+
+    The worker's stdin carries the parent's next requests and its channel carries results the
+    parent trusts: a judge subverted by the data it compares must reach neither.
+    """
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.closerange(3, control)
+    os.closerange(control + 1, _MAX_FD)
 
 
 def _confine(uid, memory, timeout, hidden, isolate=True):
