@@ -58,13 +58,15 @@ class SandboxProvisioner(LocalProvisioner):
         sandbox, runtime_dir = sandbox_from_json(self.sandbox_json)
         sandbox.prepare()  # its folders exist and belong to the sandbox user
         km, name = self.parent, uuid.uuid4().hex[:12]
-        km.transport = "ipc"
         km.connection_file = os.path.join(runtime_dir, f"kernel-{name}.json")
-        km.ip = os.path.join(runtime_dir, f"k-{name}")
+        # Without the sandbox (a learner's `check`): ports of 127.0.0.1, as the learner's own JupyterLab uses, since
+        # Windows has no Unix sockets and macOS's 104-byte limit on their paths is shorter than its temporary folders.
+        km.transport, km.ip = ("ipc", os.path.join(runtime_dir, f"k-{name}")) if sandbox.isolate else ("tcp",
+                                                                                                     "127.0.0.1")
         # An interrupt goes as a message on the control channel: a signal would reach bwrap, not the kernel.
         self.kernel_spec.interrupt_mode = "message"
         kwargs = await super().pre_launch(**kwargs)  # writes the connection file and formats the command
-        if self.connection_info.get("transport") != "ipc" or self.connection_info.get("ip") != km.ip:
+        if self.connection_info.get("transport") != km.transport or self.connection_info.get("ip") != km.ip:
             raise RuntimeError(f"the kernel's sockets would not be in the sandbox's folder: {self.connection_info}")
         if sandbox.uid is not None and sandbox.isolate and os.path.exists(km.connection_file):
             os.chown(km.connection_file, sandbox.uid, sandbox.uid)  # the kernel reads it as the sandbox user
