@@ -127,3 +127,38 @@ def test_a_console_in_a_windows_code_page_gets_plain_marks_not_a_crash():
         assert run.returncode == 0, run.stderr.decode(errors="replace")
         lines = run.stdout.decode(encoding).splitlines()
         assert lines[1].endswith(f" {marks[0]}") and lines[2].endswith(f" {marks[1]}"), lines
+
+
+def test_without_the_sandbox_the_learners_process_starts_from_a_windows_sized_command_line(monkeypatch, tmp_path):
+    """Windows caps a command line at 32,767 characters; the runner (rpc.py and clean_runner.py, 36 KB) comes on
+    standard input instead. A connection that does not bring the secret first is closed, and the process still
+    connects."""
+    import socket
+
+    from autograder.grading import rerun, sandbox
+
+    started, impostors, real_popen, real_server = [], [], subprocess.Popen, socket.create_server
+
+    def popen(argv, **kwargs):
+        started.append(list(argv))
+        return real_popen(argv, **kwargs)
+
+    def server(address, **kwargs):  # an impostor connects first, with the wrong secret
+        listening = real_server(address, **kwargs)
+        impostors.append(socket.create_connection(listening.getsockname()))
+        impostors[-1].sendall(b"0" * 32)
+        return listening
+
+    monkeypatch.setattr(rerun.subprocess, "Popen", popen)
+    monkeypatch.setattr(rerun.socket, "create_server", server)
+    student = rerun.StudentProcess(sandbox.Sandbox(isolate=False, cwd=str(tmp_path)))
+    try:
+        student.start(lambda *args: None, lambda *args: None)
+        assert student.peer.request({"op": "exec", "source": "x = 6 * 7", "label": "<probe>", "trusted": False}) \
+            is None
+    finally:
+        student.stop()
+        for impostor in impostors:
+            impostor.close()
+    assert len(started) == 1 and len(impostors) == 1 and len(rerun.runner_source()) > 32767
+    assert len(subprocess.list2cmdline(started[0])) < 32767

@@ -118,16 +118,17 @@ class StudentProcess:
     def _spawn_connected(self):
         """Without the sandbox (a learner's `check` on macOS, Windows or Linux without bubblewrap), where Windows
         cannot hand a process a socket: it connects to a port of 127.0.0.1 and proves it is the process started
-        here with a secret it reads on its standard input. Any other connection is closed unanswered."""
-        secret = secrets.token_hex(16).encode()
+        here with a secret it reads on its standard input (after its own code, `_BOOTSTRAP`). Any other connection
+        is closed unanswered."""
+        secret, source = secrets.token_hex(16).encode(), runner_source().encode()
         with socket.create_server(("127.0.0.1", 0)) as server:
             self.proc = subprocess.Popen(
-                self.sandbox.command([self.python, "-c", runner_source(), f"tcp:{server.getsockname()[1]}",
+                self.sandbox.command([self.python, "-c", _BOOTSTRAP, f"tcp:{server.getsockname()[1]}",
                                       *([self.path] if self.path else [])]),
                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.sandbox.cwd,
                 **unsandboxed.new_group(), **({"preexec_fn": _ignore_sigint} if os.name == "posix" else {}))
             with contextlib.suppress(OSError):
-                self.proc.stdin.write(secret + b"\n")
+                self.proc.stdin.write(b"%d\n" % len(source) + source + secret + b"\n")
                 self.proc.stdin.close()
             deadline = time.monotonic() + 60  # start-up, as `connect` allows
             while time.monotonic() < deadline and self.proc.poll() is None:
@@ -159,6 +160,12 @@ class StudentProcess:
         if self.peer is not None:
             self.peer.sock.close()
         self.proc = self.peer = None
+
+
+# The runner (36 KB) comes on standard input, not as `-c` text: Windows caps a command line at 32,767 characters.
+# Then the secret follows, which clean_runner reads.
+_BOOTSTRAP = ("import sys\nsource = sys.stdin.buffer.read(int(sys.stdin.buffer.readline()))\n"
+              "exec(compile(source, '<string>', 'exec'))\n")
 
 
 def _first_bytes(conn, n, timeout=5.0):
