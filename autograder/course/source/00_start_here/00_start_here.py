@@ -92,7 +92,7 @@
 # It runs the notebook and every check, hidden ones included, and prints one line per
 # exercise: its points and the first line of what is still wrong. It needs no
 # sandbox for your own notebook (it says so when there is none, and which limits it
-# cannot hold on your system); it takes under a minute, on Linux, macOS and Windows.
+# cannot hold on your system); it takes under a minute.
 #
 # **Self-learners:** the worked solutions are in the `solutions/` folder, with
 # the same names. They also contain the *hidden tests* that a grader runs;
