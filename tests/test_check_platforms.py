@@ -162,3 +162,30 @@ def test_without_the_sandbox_the_learners_process_starts_from_a_windows_sized_co
             impostor.close()
     assert len(started) == 1 and len(impostors) == 1 and len(rerun.runner_source()) > 32767
     assert len(subprocess.list2cmdline(started[0])) < 32767
+
+
+@pytest.mark.parametrize(("platform", "prlimit", "resource", "proc", "fork", "expected"), [
+    ("linux", True, True, True, True, []),
+    ("linux", False, True, True, True, []),
+    ("darwin", False, True, False, True, ["memory (macOS does not enforce RLIMIT_AS)"]),
+    ("win32", False, False, False, False,
+     ["memory, CPU time and file size (this Python has no `resource` module, as on Windows)"]),
+    ("linux", False, True, False, True,
+     ["the tests' memory (no /proc/self/status to read what their process maps already)"]),
+])
+def test_the_limits_not_held_are_named_for_each_system(monkeypatch, platform, prlimit, resource, proc, fork,
+                                                      expected):
+    import os
+
+    from autograder.grading import unsandboxed
+
+    monkeypatch.setattr(unsandboxed.sys, "platform", platform)
+    monkeypatch.setattr(unsandboxed.shutil, "which", lambda name: "/usr/bin/prlimit" if prlimit else None)
+    monkeypatch.setattr(unsandboxed, "has_resource", lambda: resource)
+    monkeypatch.setattr(unsandboxed, "reads_own_memory", lambda: proc)
+    if not fork:
+        monkeypatch.delattr(os, "fork")
+    assert unsandboxed.not_held() == expected
+    said = []
+    unsandboxed.say_not_held(said.append)
+    assert len(said) == (1 if expected else 0)
