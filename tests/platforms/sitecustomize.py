@@ -2,15 +2,16 @@
 folder on PYTHONPATH (the check, its kernel, the learner's process, what they start).
 
 FFN_SIMULATE=windows: `resource`, `fcntl`, `pwd`, `grp` and `termios` cannot be imported, and `os` and
-`socket` have no fork, process groups, sessions, effective uid or descriptor passing.
+`socket` have no fork, process groups, sessions, effective uid, O_NOFOLLOW, O_NONBLOCK or descriptor passing.
 FFN_SIMULATE=macos: `resource` is there, the rest as on Linux.
 Both: nothing under /proc can be read, and prlimit, bwrap and setpriv are not found.
 
 What is missing is missing for the course's own code (autograder/, ffn_helpers/, its public build and
-the learner's process's runner, which runs as `python -c`): the libraries it uses (nbgrader, jupyter_client,
+the learner's process's runner, whose code is compiled as `<string>`): the libraries it uses (nbgrader, jupyter_client,
 the standard library) choose by `sys.platform` or `os.name` what they import and call, are tested on
 those systems by their own projects, and would take their Windows branch there; here they get the real
-module. That choice is by the frame that imports or looks the name up.
+module. That choice is by the frame that imports or looks the name up. /proc and the three commands are
+missing for everyone.
 
 This simulates the two systems' missing parts; it is no macOS or Windows (their signals, their
 process and file semantics, RLIMIT_AS on macOS are not simulated).
