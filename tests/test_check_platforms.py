@@ -101,8 +101,9 @@ def test_check_grades_as_on_the_normal_path_and_names_the_limits_it_cannot_hold(
     said = run.stderr.splitlines()
     assert said[0].startswith("No grading sandbox here") and "checking without it" in said[0]
     held = [line for line in said if line.startswith("Limits not held here:")]
-    expected = "memory, CPU time and file size" if system == "windows" else "the tests' memory (no /proc"
-    assert len(held) == 1 and expected in held[0], said[:4]
+    expected = ["memory, CPU time, file size and the number of processes"] if system == "windows" else [
+        "the number of processes (no prlimit)", "the tests' memory (no /proc"]
+    assert len(held) == 1 and all(phrase in held[0] for phrase in expected), said[:4]
     if name == "full":
         assert run.returncode == check.FULL_MARKS and result["score"] == result["max_score"] == 10
         assert result["status"] == "graded"
@@ -166,12 +167,17 @@ def test_without_the_sandbox_the_learners_process_starts_from_a_windows_sized_co
 
 @pytest.mark.parametrize(("platform", "prlimit", "resource", "proc", "fork", "expected"), [
     ("linux", True, True, True, True, []),
-    ("linux", False, True, True, True, []),
-    ("darwin", False, True, False, True, ["memory (macOS does not enforce RLIMIT_AS)"]),
-    ("win32", False, False, False, False,
-     ["memory, CPU time and file size (this Python has no `resource` module, as on Windows)"]),
-    ("linux", False, True, False, True,
+    ("linux", False, True, True, True, ["the number of processes (no prlimit)"]),
+    ("linux", True, True, False, True,
      ["the tests' memory (no /proc/self/status to read what their process maps already)"]),
+    ("darwin", False, True, False, True,
+     ["memory (macOS does not enforce RLIMIT_AS)", "the number of processes (no prlimit)"]),
+    ("win32", False, False, False, False,
+     ["memory, CPU time, file size and the number of processes (this Python has no `resource` module, "
+      "as on Windows)"]),
+    ("linux", False, True, False, True, ["the number of processes (no prlimit)",
+                                         "the tests' memory (no /proc/self/status to read what their process maps "
+                                         "already)"]),
 ])
 def test_the_limits_not_held_are_named_for_each_system(monkeypatch, platform, prlimit, resource, proc, fork,
                                                       expected):

@@ -6,6 +6,7 @@ What each system lets a process hold:
 - macOS: `resource` caps CPU time and file size; its kernel does not enforce RLIMIT_AS, so memory is not held
   (and RLIMIT_AS is not set there);
 - Windows: no `resource` module, so none of the three.
+The number of processes is capped by prlimit alone (the kernel counts them per user).
 
 The time limits hold everywhere: the grader's own clock ends a cell or a test that overruns (nbclient's
 cell timeout, the clean re-run's deadlines), by killing the process tree where an interrupt is not enough.
@@ -66,11 +67,14 @@ def reads_own_memory():
 def not_held():
     """The limits this machine cannot hold without the sandbox, as one phrase each (empty: all of them hold)."""
     if shutil.which("prlimit") is None and not has_resource():
-        return ["memory, CPU time and file size (this Python has no `resource` module, as on Windows)"]
+        return ["memory, CPU time, file size and the number of processes (this Python has no `resource` module, "
+                "as on Windows)"]
     lost = []
     if sys.platform == "darwin":
         lost.append("memory (macOS does not enforce RLIMIT_AS)")
-    elif not reads_own_memory():
+    if shutil.which("prlimit") is None:  # RLIMIT_NPROC counts all the user's processes: prlimit adds them up first
+        lost.append("the number of processes (no prlimit)")
+    if sys.platform != "darwin" and not reads_own_memory():
         lost.append("the tests' memory (no /proc/self/status to read what their process maps already)")
     if not hasattr(os, "fork"):
         lost.append("the tests' memory and CPU time (no fork: they run in the check's own process)")
