@@ -38,6 +38,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import Integer, default
 
 from .. import exercise_of_test, readable
+from . import unsandboxed
 from .kernel import SandboxedKernelManager
 from .rerun import AFTER_TIMEOUT
 
@@ -259,6 +260,9 @@ class SandboxExecute(Execute):
     def _kill_process_group(self):
         process = getattr(getattr(self.km, "provisioner", None), "process", None)
         if process is None:
+            return
+        if not hasattr(os, "getpgid"):  # Windows (a learner's `check`, unsandboxed): taskkill /T ends the tree
+            unsandboxed.kill_tree(process)
             return
         try:
             pgid = os.getpgid(process.pid)

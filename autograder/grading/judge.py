@@ -78,6 +78,8 @@ def run(work, launcher, *, uid, memory, timeout, hidden=(), isolate=True, on_at=
     `launcher`: the worker's rerun.StudentProcess, which spawns the learner's sandboxed process.
     `on_at(value)`: what the child said with Controlled.at (unchecked: position.Reporter checks it).
     """
+    if not hasattr(os, "fork"):
+        return _in_process(work, launcher, isolate, on_at)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     pid = os.fork()
     if pid == 0:  # the child: confine, judge, report, and never return into the worker's code
@@ -104,6 +106,34 @@ def run(work, launcher, *, uid, memory, timeout, hidden=(), isolate=True, on_at=
         with contextlib.suppress(ChildProcessError):
             os.waitpid(pid, 0)
         ours.close()
+
+
+def _in_process(work, launcher, isolate, on_at=None):
+    """Where there is no fork (Windows), which only a learner's unsandboxed `check` reaches: the tests run in this
+    process, under no limit of their own (unsandboxed.not_held says so); the learner's process is still stopped by
+    the clean re-run's deadlines. The verdict goes through the same JSON as a child's."""
+    if isolate:
+        raise JudgeFailed("no fork on this system: the tests cannot run in a confined child")
+    try:
+        return json.loads(json.dumps(_as_json(work(_Here(launcher, on_at)))))
+    except Exception as exc:
+        raise JudgeFailed(f"the clean re-run failed: {traceback.format_exc()[-2000:]}") from exc
+    finally:
+        launcher.stop()
+
+
+class _Here:
+    """The launcher as `work` sees it when the tests run in this process: Controlled's `at` goes straight to on_at."""
+
+    def __init__(self, launcher, on_at):
+        self._launcher, self._on_at = launcher, on_at
+
+    def __getattr__(self, name):
+        return getattr(self._launcher, name)
+
+    def at(self, at):
+        if self._on_at is not None:
+            self._on_at(at)
 
 
 def _serve(control, launcher, pid, deadline, on_at=None):
@@ -170,19 +200,25 @@ def _confine(uid, memory, timeout, hidden, isolate=True):
     if isolate and os.geteuid() == 0 and uid is not None:
         confine.reachable(required_paths())
         confine.become(uid)
-    confine.limit(memory=_address_space() + memory, cpu=int(timeout) + 60, fsize=16 * 1024 * 1024)
+    mapped = _address_space()
+    if mapped is None and isolate:
+        raise JudgeFailed("no /proc/self/status: the judge cannot cap its memory")
+    # Without /proc (macOS, where only the unsandboxed check runs) the memory is left as it is: a cap that does not
+    # count what the fork maps already would end the judge at once (unsandboxed.not_held says so in a line).
+    confine.limit(memory=None if mapped is None else mapped + memory, cpu=int(timeout) + 60, fsize=16 * 1024 * 1024,
+                  strict=isolate)
 
 
 def _address_space():
-    """What this process maps already (the worker's libraries and heap, inherited by the fork)."""
+    """What this process maps already (the worker's libraries and heap, inherited by the fork), or None unknown."""
     try:
         with open("/proc/self/status", encoding="ascii") as f:
             for line in f:
                 if line.startswith("VmSize:"):
                     return int(line.split()[1]) * 1024
-    except OSError:  # no /proc (macOS): count nothing already mapped
+    except OSError:  # no /proc (macOS)
         pass
-    return 0
+    return None
 
 
 def _as_json(result):

@@ -475,8 +475,10 @@ def read_notebook(path):
     """(notebook, '') or (None, why it cannot be read)."""
     import nbformat
 
+    from .course import open_no_follow
+
     try:  # never through a link: the submission's folder is the student's (a link could name a classmate's file)
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = open_no_follow(path)
     except OSError as exc:
         return None, "a link, not a file" if os.path.islink(path) else f"cannot be read ({exc.strerror})"
     with os.fdopen(fd, "rb") as f:
