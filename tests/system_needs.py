@@ -21,8 +21,7 @@ from pathlib import Path
 
 # Tests that build the sandbox without saying so with a marker: the grading modules run
 # `python -m autograder grade` (which refuses to grade without it), the rest build one directly.
-SANDBOX_MODULES = ("test_grader_batches.py", "test_grader_cli.py", "test_grader_adversarial.py",
-                   "test_public_build.py")
+SANDBOX_MODULES = ("test_grader_cli.py", "test_grader_adversarial.py", "test_public_build.py")
 SANDBOX_TESTS = (
     "test_report.py::test_report_on_a_class_graded_by_the_grade_command",
     "test_grader_units.py::test_sandbox_probe_succeeds_here",

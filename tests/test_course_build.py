@@ -160,6 +160,26 @@ def test_every_answer_cell_raises_not_implemented(aid):
             f"answer cell {gid} of the learner version does not define {gid}")
 
 
+@pytest.mark.parametrize("aid", AIDS)
+def test_learner_version_is_its_solution_without_answers_or_hidden_tests(aid):
+    """Cell by cell, the learner version is the worked solution with only answers and hidden blocks taken out.
+
+    So every number a learner notebook computes comes from code the solution notebook runs too:
+    .ci/run relies on it to run the learner versions under fewer BLAS set-ups than the solutions.
+    """
+    learner, solution = nbtools.learner(aid), nbtools.solution(aid)
+    assert len(learner.cells) == len(solution.cells), f"{aid}: the two versions have different numbers of cells"
+    changed = []
+    for i, (mine, theirs) in enumerate(zip(learner.cells, solution.cells, strict=True)):
+        visible = theirs.source
+        if nbtools.is_test(theirs):
+            visible = "\n".join(nbtools.outside_markers(visible, *HIDDEN_MARKERS))
+        if mine.cell_type != theirs.cell_type or (not nbtools.is_answer(theirs)
+                                                  and mine.source.strip() != visible.strip()):
+            changed.append(nbtools.describe(theirs, i))
+    assert not changed, f"{aid}: cells that differ between notebooks/ and solutions/:\n" + "\n".join(changed)
+
+
 # ---------------------------------------------------------------- authoring rules
 
 

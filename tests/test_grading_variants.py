@@ -8,8 +8,11 @@ and the worked solution (must get full marks). The same submissions then go thro
 `python -m autograder grade` (sandbox, notebook run and clean re-run), the pipeline
 instructors use, which must give every one of them exactly plain nbgrader's points
 per test cell, status `graded` and no flag: an honest answer, right or wrong, is
-never charged more, nor called cheating. The batches run once per worker: the
-tests of one assignment share an xdist group and a session-wide cache.
+never charged more, nor called cheating. Through the grader the worked solution
+earns full marks, the learner notebook 0, and the course's gradebook agrees; in
+02_forward_pass's batch a correct answer that warns on stderr loses nothing there.
+The batches run once per worker: the tests of one assignment share an xdist group
+and a session-wide cache.
 
 A submission is built as tests/submissions/__init__.py describes: the learner
 notebook with every answer cell filled in from the worked solution, then the
@@ -37,6 +40,12 @@ import pytest
 from ffn_helpers import mistakes
 
 LEARNER, SOLUTION = "learner-notebook", "reference-solution"  # the two reference students
+# A correct answer that warns on stderr, a student of the grader's batch of WARNS_IN only: a warning costs nothing.
+WARNS, WARNS_IN = "warns-on-stderr", "02_forward_pass"
+WARNING_FROM_CORRECT_CODE = ("import warnings\n\ndef ffn_forward(x, W1, b1, W2, b2):\n"
+                             "    warnings.warn('a warning from correct code', RuntimeWarning)\n"
+                             "    z = np.asarray(x, dtype=float) @ W1 + b1\n"
+                             "    return np.maximum(z, 0.0) @ W2 + b2\n")
 STUDENT_ID = re.compile(r"[A-Za-z0-9-]+")
 GRADED = nbtools.graded_assignments()
 
@@ -159,18 +168,22 @@ def _grade(aid, root):
     submissions.update({student: nbtools.with_answers(base, cells) for student, cells in students.items()})
     batch = nbtools.autograde(course, aid, submissions)
     batch.unbuilt, batch.student_of, batch.students = unbuilt, student_of, students
-    batch.pipeline = _grade_with_the_pipeline(aid, root, submissions)
+    if aid == WARNS_IN:  # the grader's alone: plain nbgrader gives 0 to a test cell that writes to stderr
+        submissions[WARNS] = nbtools.with_answers(base, {"ffn_forward": WARNING_FROM_CORRECT_CODE})
+    batch.pipeline, batch.pipeline_course = _grade_with_the_pipeline(aid, root, submissions)
     return batch
 
 
 def _grade_with_the_pipeline(aid, root, submissions):
-    """student -> result of `python -m autograder grade` (one job: xdist already runs two assignments at once)."""
+    """(student -> result of `python -m autograder grade`, its course); one job: xdist already runs two
+    assignments at once."""
     from adversarial import grading
 
     course = grading.make_course(root / "pipeline-course", aid)
     grading.write_submissions(root / "pipeline-submitted", aid, submissions)
+    timeout = 120.0 if aid == nbtools.CAPSTONE else 60.0
     return grading.run_batch(aid, root / "pipeline-submitted", root / "pipeline-results", course, jobs=1,
-                             cell_timeout=60.0, timeout=900.0)
+                             cell_timeout=timeout, timeout=900.0), course
 
 
 @pytest.fixture(scope="session")
@@ -305,6 +318,40 @@ def test_the_grader_scores_as_plain_nbgrader(aid, name, graded_batch):
     assert not differ, f"{aid}: {student} ({name}) is graded differently from plain nbgrader: {differ}\n{messages}"
     assert result["status"] == "graded" and result["flags"] == [], (
         f"{aid}: {student} ({name}) is {result['status']} with flags {result['flags']}")
+
+
+@pytest.mark.grading
+@pytest.mark.sandbox
+@pytest.mark.parametrize("aid", per_assignment())
+def test_the_grader_gives_the_solution_full_marks_and_the_learner_zero(aid, graded_batch):
+    """Through `python -m autograder grade`: the worked solution earns full marks on every test cell, the untouched
+    learner notebook 0 on every one (each `failed`), neither raises a flag, and the course's gradebook, where
+    formgrader and `nbgrader export` read, holds the same totals."""
+    from autograder.grading.gradebook import cell_scores
+
+    batch = graded_batch(aid)
+    tests = nbtools.test_ids(nbtools.source(aid))
+    solution, learner = batch.pipeline[SOLUTION], batch.pipeline[LEARNER]
+    assert [c["grade_id"] for c in solution["cells"]] == tests
+    for cell in solution["cells"]:
+        assert cell["points"] == cell["max_points"] > 0, (cell["grade_id"], cell["message"][:2000])
+    for cell in learner["cells"]:
+        assert cell["points"] == 0, cell["grade_id"]
+        assert cell["status"] == "failed", (cell["grade_id"], cell["status"])
+    for result in (solution, learner):
+        assert result["status"] == "graded" and result["flags"] == [], (result["student"], result["flags"])
+    rows = {}
+    for row in cell_scores(batch.pipeline_course / "gradebook.db"):
+        rows[row.student] = rows.get(row.student, 0) + (row.auto_score or 0)  # None: a manually graded cell
+    assert rows[SOLUTION] == solution["max_score"] and rows[LEARNER] == 0
+
+
+@pytest.mark.grading
+@pytest.mark.sandbox
+@pytest.mark.xdist_group(f"grade-{WARNS_IN}")
+def test_the_grader_charges_nothing_for_a_warning_from_a_correct_answer(graded_batch):
+    warns = graded_batch(WARNS_IN).pipeline[WARNS]
+    assert warns["score"] == warns["max_score"] and warns["flags"] == [], warns["cells"]
 
 
 def _normalised(source):

@@ -148,11 +148,12 @@ def test_the_progress_line_ticks_and_names_who_is_running():
     frozen = out.getvalue()
     for t in (11.0, 12.0, 400.0):  # a student stuck in a loop: the line goes on, its time grows
         clock.now = t
-        bar.running([("cy", t - 9.0)])
+        bar.running([("cy", t - 9.0, "notebook run, test_ffn_forward")])
     ticks = out.getvalue()[len(frozen):].split("\r\x1b[2K")[1:]
     assert len(ticks) == 3
-    assert "running: cy 0:02" in ticks[0] and "0:11 elapsed" in ticks[0]
-    assert "running: cy 6:31" in ticks[2] and "6:40 elapsed" in ticks[2] and "2/3 students" in ticks[2]
+    assert "running: cy: notebook run, test_ffn_forward (0:02)" in ticks[0] and "0:11 elapsed" in ticks[0]
+    assert "running: cy: notebook run, test_ffn_forward (6:31)" in ticks[2] and "6:40 elapsed" in ticks[2] \
+        and "2/3 students" in ticks[2]
 
 
 def test_in_a_log_the_progress_line_ticks_every_half_minute():
@@ -161,10 +162,10 @@ def test_in_a_log_the_progress_line_ticks_every_half_minute():
     bar.show()
     for t in range(1, 95):
         clock.now = float(t)
-        bar.running([("cy", float(t)), ("dan", 1.0)])
+        bar.running([("cy", float(t), "clean re-run, a cell below ffn_forward"), ("dan", 1.0, "")])
     lines = out.getvalue().splitlines()
     assert len(lines) == 1 + 3  # at 30, 60 and 90 s
-    assert lines[-1].endswith("running: cy 1:30, dan 0:01")
+    assert lines[-1].endswith("running: cy: clean re-run, a cell below ffn_forward (1:30); dan (0:01)")
 
 
 # ---------------------------------------------------------------- the command line

@@ -120,3 +120,34 @@ def test_a_child_that_dies_gives_no_verdict(tmp_path):
 def test_a_verdict_is_checked_field_by_field(data, why):
     with pytest.raises(ValueError, match=why):
         judge.verdict(data, TESTS, {"look"})
+
+
+def test_the_judge_holds_only_its_control_socket_and_the_log(tmp_path):
+    """The worker's stdin (the parent's next requests) and its result channel must not reach the judge.
+
+    An attack: a judge subverted by the data it compares writes a forged result line into every
+    descriptor it inherited. Here a pipe stands for the worker's channel; the child finds it closed.
+    """
+    channel_read, channel_write = os.pipe()
+
+    def look():
+        held = [fd for fd in range(1024) if _is_open(fd)]
+        return {"held": held, "stdin": os.read(0, 100).decode(), "channel_open": _is_open(channel_write)}
+
+    try:
+        seen = _judged(look, tmp_path, isolate=os.geteuid() == 0)
+    finally:
+        os.close(channel_write)
+        assert os.read(channel_read, 100) == b""  # nothing was written into the channel
+        os.close(channel_read)
+    assert seen["channel_open"] is False
+    assert seen["stdin"] == ""  # /dev/null, not the parent's requests
+    assert len(seen["held"]) == 4 and seen["held"][:3] == [0, 1, 2]  # stdin, the log twice, the control socket
+
+
+def _is_open(fd):
+    try:
+        os.fstat(fd)
+    except OSError:
+        return False
+    return True

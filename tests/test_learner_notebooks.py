@@ -7,6 +7,8 @@
   names the dtype before anything else.
 """
 
+import importlib
+import importlib.util
 import json
 import subprocess
 
@@ -200,14 +202,8 @@ def _run_cells(aid, grade_ids, answer):
     return err.getvalue()
 
 
-RECALL_ZERO_OVER_ZERO = '''
-def recall(W1, b1, W2, b2, keys, values):
-    Y = np.maximum(np.asarray(keys, dtype=float) @ W1 + b1, 0) @ W2 + b2
-    V = np.asarray(values, dtype=float)
-    cos = (Y @ V.T) / np.outer(np.linalg.norm(Y, axis=1), np.linalg.norm(V, axis=1))
-    fired = np.linalg.norm(Y, axis=1) > 0
-    return float(np.mean(fired & (np.argmax(cos, axis=1) == np.arange(len(Y)))))
-'''
+# The variant the grading tests use too (tests/submissions/), from its one definition.
+RECALL_ZERO_OVER_ZERO = importlib.import_module("submissions.10_key_value_memory").RECALL_ZERO_OVER_ZERO
 
 
 def test_a_recall_that_divides_0_by_0_fails_its_check_saying_why():
@@ -263,6 +259,58 @@ def test_the_first_setup_says_what_it_is_doing():
     steps = [line for line in run.stdout.splitlines() if line.startswith("echo ")]
     assert len(steps) >= 4, run.stdout
     assert any("creating .venv/" in s for s in steps) and any("about a minute" in s for s in steps)
+
+
+# ---------------------------------------------------------------- without make: python lab.py (Windows, macOS)
+
+
+def _lab_py():
+    spec = importlib.util.spec_from_file_location("lab_py", nbtools.REPO_ROOT / "lab.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_readme_and_00_give_a_learner_without_make_python_lab_py_and_its_steps(tmp_path):
+    """The command README and 00 give Windows and macOS learners exists, and does what `make lab` does."""
+    import sys
+
+    readme = (nbtools.REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    start = "\n".join(c.source for c in nbtools.source(nbtools.ORIENTATION).cells)
+    for text in (readme, start):
+        assert "python lab.py" in text and ".venv\\Scripts\\python -m autograder check" in text
+    venv = tmp_path / "v"
+    run = subprocess.run([sys.executable, "lab.py", "--dry-run", "--allow-root", "--venv", str(venv)],
+                         cwd=nbtools.REPO_ROOT, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    python = str(_lab_py().venv_python(venv))
+    lines = run.stdout.splitlines()
+    assert [line.split(":")[0] for line in lines[:2]] == ["1/3 creating v/", "2/3 updating pip"]
+    assert lines[0].endswith(f"-m venv {venv}") and all(python in line for line in lines[1:])
+    assert "pip install --quiet -e" in lines[2] and lines[3] == f"then: {python} -m autograder lab --allow-root"
+    assert not venv.exists()  # a dry run
+
+
+def test_lab_py_first_step_makes_the_environment_its_later_steps_use(tmp_path):
+    lab_py = _lab_py()
+    venv = tmp_path / "v"
+    what, command = lab_py.set_up_steps(venv)[0]
+    subprocess.run(command + ["--without-pip"], check=True, timeout=300)
+    run = subprocess.run([str(lab_py.venv_python(venv)), "-c", "import sys; print(sys.prefix)"], capture_output=True,
+                         text=True, timeout=60, check=True)
+    assert run.stdout.strip() == str(venv)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "geteuid") or __import__("os").geteuid() != 0,
+                    reason="the refusal is for root; CI and this suite run as root")
+def test_lab_py_as_root_refuses_before_installing_anything(tmp_path):
+    import sys
+
+    venv = tmp_path / "v"
+    run = subprocess.run([sys.executable, "lab.py", "--venv", str(venv)], cwd=nbtools.REPO_ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "should not run as root" in run.stderr
+    assert "python lab.py --allow-root" in run.stderr and not venv.exists()
 
 
 # ---------------------------------------------------------------- a failed check reads message first

@@ -2,6 +2,8 @@
 
 Each notebook is executed once per worker (tests of one assignment share an xdist group
 and a cached execution) with nbclient, in a fresh python3 kernel, from its own folder.
+Tests marked `learner_version` execute notebooks/ (the learner versions); CI's legs that only
+need the solutions deselect them with `-m "not learner_version"` (.ci/run says which and why).
 Wall times are recorded in `SECONDS` and reported, never asserted: the targets
 (under 15 s each, the capstone under 30 s, under 90 s together) are checked by
 `make bench` (benchmarks/bench_notebooks.py).
@@ -88,6 +90,7 @@ def test_solution_shows_every_figure(aid):
                         "figure, or display it):\n" + "\n".join(hidden))
 
 
+@pytest.mark.learner_version
 @pytest.mark.parametrize("aid", per_assignment())
 def test_learner_version_fails_only_its_checks(aid, record_property):
     """In notebooks/, only graded test cells may fail, each saying what is not implemented; nothing else breaks."""
@@ -111,6 +114,7 @@ def test_learner_version_fails_only_its_checks(aid, record_property):
     assert not problems, f"notebooks/{aid}.ipynb:\n" + "\n".join(problems)
 
 
+@pytest.mark.learner_version
 @pytest.mark.parametrize("aid", per_assignment())
 def test_run_all_reaches_the_last_cell_with_nothing_implemented(aid):
     """00's promise: a failing check does not stop Run All, so every section and figure is there to see.
@@ -125,6 +129,7 @@ def test_run_all_reaches_the_last_cell_with_nothing_implemented(aid):
     assert not not_run, f"notebooks/{aid}.ipynb: Run All left cells unrun:\n" + "\n".join(not_run)
 
 
+@pytest.mark.learner_version
 @pytest.mark.parametrize("aid", per_assignment())
 def test_a_failed_check_shows_its_message_first(aid):
     """What a learner reads first under a failed check is its message, not a traceback through ffn_helpers."""
@@ -144,6 +149,7 @@ def test_a_failed_check_shows_its_message_first(aid):
 TRUE_TICKS = {nbtools.ORIENTATION: ["✔ add_bias adds b to every row."]}
 
 
+@pytest.mark.learner_version
 @pytest.mark.parametrize("aid", per_assignment())
 def test_unmodified_learner_notebook_claims_no_success(aid):
     """Nothing is implemented in notebooks/, so no cell may print a ✔ (`checks.ok`).
@@ -188,6 +194,7 @@ def test_solution_passes_its_hidden_tests_with_an_offerings_own_seed(aid, tmp_pa
     assert not failures, f"solutions/{aid}.ipynb with the offering seed {OFFERING}:\n" + "\n".join(failures)
 
 
+@pytest.mark.learner_version
 def test_nbconvert_execute_runs_an_unfinished_notebook_to_the_end(tmp_path):
     """`jupyter nbconvert --execute`, which stops at the first error outside a `raises-exception` cell."""
     import subprocess
@@ -233,7 +240,7 @@ def _images_without_alt(nb):
     return bad
 
 
-@pytest.mark.parametrize("form", ["solutions", "notebooks"])
+@pytest.mark.parametrize("form", ["solutions", pytest.param("notebooks", marks=pytest.mark.learner_version)])
 @pytest.mark.parametrize("aid", per_assignment())
 def test_every_figure_has_a_text_alternative(aid, form):
     """Every image a notebook shows says in words what it shows (WCAG 1.1.1): set `fig.alt` on a figure made by

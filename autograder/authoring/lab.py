@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -124,6 +125,8 @@ def sync_learner_copy(source=NOTEBOOKS_DIR, dest=LEARNER_COPY):
 def take_command(name, where="my-notebooks"):
     """The command that takes the course's version of `name`, keeping the learner's under another name."""
     mine = name.removesuffix(".ipynb") + "-mine.ipynb"
+    if os.name == "nt":  # cmd.exe's rename, and the set-up without make (lab.py at the repository's top)
+        return f"move {where}\\{name} {where}\\{mine} && python lab.py"
     return f"mv {where}/{name} {where}/{mine} && make lab"
 
 
@@ -196,6 +199,8 @@ def main(instructor=False, port=None, open_browser=True, allow_root=False):
                   f"      {take_command(name, where)}")
     print(f"Opening the {role} JupyterLab on {root} (127.0.0.1, token required; Ctrl-C to stop).", flush=True)
     os.chdir(root)
+    if os.name == "nt":  # no exec on Windows (os.execv starts a new process and this one ends, leaving the console)
+        return subprocess.call(argv, env=env)
     os.execvpe(argv[0], argv, env)
 
 

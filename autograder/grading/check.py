@@ -5,7 +5,9 @@ The assignment is read from the file's name (`02_forward_pass.ipynb`, also
 exactly as `grade` grades a class, clean re-run included, in a throw-away copy of the
 course built from the authored source; nothing is written anywhere else. It runs in
 the sandbox where one can be built; a learner's own notebook on their own machine
-needs none, so without one it says so in a line and runs anyway (`grade` refuses).
+needs none, so without one it says so in a line and runs anyway (`grade` refuses), on
+Linux, macOS and Windows; a second line names the limits that system cannot hold
+(unsandboxed.py).
 
 It prints one line per exercise (points, and the first line of the first failing
 message), or with `--json` the result as `grade` writes it (<student>.json). Exit status:
@@ -22,7 +24,7 @@ import warnings
 from pathlib import Path
 
 from .. import COURSE_ROOT, assignments, offering
-from . import course, sandbox
+from . import course, sandbox, unsandboxed
 from .grade import unfinished
 
 FULL_MARKS, POINTS_LOST, BAD_INPUT = 0, 1, 2
@@ -91,10 +93,13 @@ def check(notebook, limits=None, unsafe=False, cell_timeout=None, feedback=None,
     assignment_id = assignment_of(notebook, assignment)
     limits = limits or sandbox.Limits()
     isolate = not unsafe and use_sandbox(limits, say)
+    if not isolate:
+        unsandboxed.say_not_held(say)
     course.ensure_bin_on_path()
     say(f"Checking {notebook} against {assignment_id}: it runs every cell, then the tests, "
         "hidden ones included (under a minute)...")
-    with tempfile.TemporaryDirectory(prefix="ffn-check-") as tmp, _quiet():
+    # Windows cannot delete a file still open (the throw-away gradebook nbgrader keeps connected): left, not a crash.
+    with tempfile.TemporaryDirectory(prefix="ffn-check-", ignore_cleanup_errors=True) as tmp, _quiet():
         return _grade(notebook, assignment_id, Path(tmp), limits, isolate, cell_timeout, feedback, student)
 
 
@@ -151,6 +156,22 @@ def _grade(notebook, assignment_id, tmp, limits, isolate, cell_timeout, feedback
     return reply["result"]
 
 
+def _mark(mark, plain):
+    """`mark`, or `plain` where standard output cannot encode it (Windows, writing to a pipe in its code page)."""
+    try:
+        mark.encode(sys.stdout.encoding or "ascii")
+    except (UnicodeEncodeError, LookupError):
+        return plain
+    return mark
+
+
+def _safe_streams():
+    """A character the console cannot show is replaced, never a crash (a learner's message may hold any)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, ValueError):
+            stream.reconfigure(errors="replace")
+
+
 def _points(value):
     return f"{value:g}"
 
@@ -170,10 +191,11 @@ def summary(result, notebook):
         got, most = sum(c["points"] for c in cells), sum(c["max_points"] for c in cells)
         failing = next((c for c in cells if c["points"] < c["max_points"]), None)
         if failing is None:
-            verdict = "✔"
+            verdict = _mark("✔", "ok")
         else:
             first = (failing["message"] or failing["status"]).strip().splitlines()[0].removeprefix("AssertionError: ")
-            verdict = f"✘ {first[:160]}" + (" (a hidden test)" if failing["grade_id"].endswith("_hidden") else "")
+            hidden = " (a hidden test)" if failing["grade_id"].endswith("_hidden") else ""
+            verdict = f"{_mark('✘', 'x')} {first[:160]}{hidden}"
         lines.append(f"  {name.ljust(width)}  {_points(got):>4}/{_points(most):<4} {verdict}")
     lines += [f"  flag ({flag['kind']}): {flag['detail'][:200]}" for flag in result.get("flags", [])
               if flag.get("costs_points")]
@@ -185,6 +207,7 @@ def summary(result, notebook):
 
 
 def main(args):
+    _safe_streams()
     limits = sandbox.Limits(memory=sandbox.parse_size(args.memory))
     # With --json, stdout carries the JSON alone; what `check` says on the way goes to stderr.
     say = (lambda text: print(text, file=sys.stderr, flush=True)) if args.json else (

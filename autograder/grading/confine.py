@@ -15,7 +15,6 @@ interpreter's folders bound back (`reachable`).
 
 import ctypes
 import os
-import resource
 
 _CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
 _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 0x40000
@@ -97,12 +96,21 @@ def become(uid):
     _libc().prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
 
 
-def limit(memory=None, cpu=None, fsize=None):
-    """Resource limits on this process: address space, CPU seconds, size of a file it writes."""
-    for which, value in ((resource.RLIMIT_AS, memory), (resource.RLIMIT_CPU, cpu), (resource.RLIMIT_FSIZE, fsize)):
+def limit(memory=None, cpu=None, fsize=None, strict=True):
+    """Resource limits on this process: address space, CPU seconds, size of a file it writes.
+
+    `strict=False` (a learner's `check` without the sandbox, e.g. on macOS): a limit the system refuses is
+    left unset (unsandboxed.not_held has said which do not hold) instead of ending the process."""
+    import resource  # POSIX only: imported here, so that importing this module works everywhere
+
+    for which, value in ((resource.RLIMIT_AS, memory), (resource.RLIMIT_CPU, cpu), (resource.RLIMIT_FSIZE, fsize),
+                         (resource.RLIMIT_CORE, 0)):
         if value is not None:
-            resource.setrlimit(which, (int(value), int(value)))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            try:
+                resource.setrlimit(which, (int(value), int(value)))
+            except (ValueError, OSError):
+                if strict:
+                    raise
 
 
 def hand_over(folder, uid):

@@ -1,10 +1,12 @@
 """The nbgrader course on disk: its configuration, its gradebook, and what an assignment looks like in it."""
 
+import errno
 import os
 import shutil
 import sqlite3
 import stat
 import sys
+import sysconfig
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -16,10 +18,11 @@ from .. import COURSE_ROOT, exercise_of_test
 
 def ensure_bin_on_path():
     """Put this interpreter's bin/ first on PATH: nbgrader shells out to `alembic` to create a gradebook."""
-    bin_dir = os.path.dirname(sys.executable)
+    # Where the interpreter is, and where its environment's commands are (not the same folder on Windows: Scripts\\).
+    dirs = list(dict.fromkeys([os.path.dirname(sys.executable), sysconfig.get_path("scripts")]))
     parts = os.environ.get("PATH", "").split(os.pathsep)
-    if parts[:1] != [bin_dir]:
-        os.environ["PATH"] = os.pathsep.join([bin_dir, *[p for p in parts if p != bin_dir]])
+    if parts[:len(dirs)] != dirs:
+        os.environ["PATH"] = os.pathsep.join([*dirs, *[p for p in parts if p not in dirs]])
 
 
 def load_config(course_root=COURSE_ROOT):
@@ -290,10 +293,20 @@ def copy_tree(source, target, max_bytes=200 * 1024 * 1024):
     return skipped
 
 
+def open_no_follow(path):
+    """A descriptor to read `path`, never through a symbolic link (OSError for a link), never waiting on a FIFO.
+
+    Windows has neither flag: there a link is refused before opening (a learner's own `check`, unsandboxed)."""
+    if not hasattr(os, "O_NOFOLLOW") and os.path.islink(path):
+        raise OSError(errno.ELOOP, "a symbolic link", str(path))
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    return os.open(path, flags)
+
+
 def copy_file(source, target, budget):
     """Copy one regular file without following links; (why it was skipped or '', budget left)."""
     try:
-        fd = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = open_no_follow(source)
     except OSError as exc:
         return ("a link" if os.path.islink(source) else f"unreadable ({exc.strerror})"), budget
     with os.fdopen(fd, "rb") as src:

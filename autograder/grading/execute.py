@@ -38,6 +38,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import Integer, default
 
 from .. import exercise_of_test, readable
+from . import unsandboxed
 from .kernel import SandboxedKernelManager
 from .rerun import AFTER_TIMEOUT
 
@@ -65,6 +66,7 @@ def check_nbclient():
 check_nbclient()  # on import: a grading run stops before its first student
 
 LAST_RUN = {}  # notebook name -> what happened in its run (see SandboxExecute.preprocess)
+ON_CELL = None  # the worker's, or None: called with (notebook name, its cells, index) as each code cell starts
 
 # results.py reads a `why` that starts with "the kernel did not" as a timeout
 TIMEOUT_WHY = "the kernel did not respond after the cell's time limit"
@@ -139,6 +141,7 @@ class SandboxExecute(Execute):
 
     def _start(self, name, nb=None):
         """Fresh accounts for one notebook's run."""
+        self._name = name
         self._info = LAST_RUN[name] = {"timeouts": [], "dead": None, "memory_errors": [], "truncated": []}
         self._exercise = _test_exercises(nb.cells if nb is not None else [])
         self._looped, self._spent = {}, {}  # exercise -> its test that timed out first, and second
@@ -190,6 +193,7 @@ class SandboxExecute(Execute):
             cell.outputs = [_error("NotRun", f"not run: {exercise} already ran past its time in "
                                              f"{self._looped[exercise]} and {self._spent[exercise]}")]
             return cell
+        self._starting(cell_index)
         timeout = self._cell_timeout(cell)
         limit = timeout + max(self.hard_grace, (self.iopub_timeout or 0) + 2) if timeout else None
         watchdog = None
@@ -237,6 +241,10 @@ class SandboxExecute(Execute):
 
     execute_cell = run_sync(async_execute_cell)  # the base class binds its own coroutine: bind ours
 
+    def _starting(self, cell_index):
+        if ON_CELL is not None:  # the progress line's
+            ON_CELL(self._name, self.nb.cells, cell_index)
+
     def _stop(self, cell, cell_index, why):
         self._dead = f"cell {cell_index}: {why}"
         self._info["dead"] = {"cell": cell_index, "why": why}
@@ -252,6 +260,9 @@ class SandboxExecute(Execute):
     def _kill_process_group(self):
         process = getattr(getattr(self.km, "provisioner", None), "process", None)
         if process is None:
+            return
+        if not hasattr(os, "getpgid"):  # Windows (a learner's `check`, unsandboxed): taskkill /T ends the tree
+            unsandboxed.kill_tree(process)
             return
         try:
             pgid = os.getpgid(process.pid)

@@ -23,11 +23,12 @@ from pathlib import Path
 
 from .. import offering
 from ..schema import Flag, Status, StudentResult
-from . import classbook, confine, course, exports, gradebook, ledger, results, sandbox, submissions
+from . import classbook, confine, course, exports, gradebook, ledger, position, results, sandbox, submissions
 from .progress import Progress
 
 TICK = 1.0  # seconds between two refreshes of the progress line while students are being graded
 STARTUP_TIMEOUT = 600  # seconds for a worker to import nbgrader and copy the course (slow on a loaded machine)
+MAX_LINE = 64 * 1024 * 1024  # bytes of one line from a worker (a student's result is a few MiB at most)
 
 
 def _say(text):
@@ -99,13 +100,16 @@ class WorkerProcess:
         return self.proc.stdout.fileno()
 
     def messages(self):
-        """Read what is available; return the complete messages (raise EOFError when the worker is gone)."""
+        """Read what is available; return the complete messages, each a JSON object, and drop any other line
+        (raise EOFError when the worker is gone, or sends a line longer than MAX_LINE: it is treated as crashed)."""
         data = os.read(self.fileno(), 1 << 20)
         if not data:
             raise EOFError
         self.buffer += data
         *lines, self.buffer = self.buffer.split(b"\n")
-        return [json.loads(line) for line in lines if line.strip()]
+        if len(self.buffer) > MAX_LINE or any(len(line) > MAX_LINE for line in lines):
+            raise EOFError
+        return [m for m in map(_json_object, lines) if m is not None]
 
     def kill(self):
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -123,6 +127,15 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             pass
         self.kill()
+
+
+def _json_object(line):
+    """The JSON object a worker's line holds, or None (a compromised worker may send anything)."""
+    try:
+        message = json.loads(line) if line.strip() else None
+    except (ValueError, RecursionError):
+        return None
+    return message if isinstance(message, dict) else None
 
 
 def _worker_files(setup, home):
@@ -171,7 +184,9 @@ class _Pool:
         self.workers = [self._start(slot) for slot in range(jobs)]
 
     def _start(self, slot):
-        return WorkerProcess(slot, self.setup, self.log_dir / f"worker-{slot}.log", self.generation)
+        w = WorkerProcess(slot, self.setup, self.log_dir / f"worker-{slot}.log", self.generation)
+        w.heard = position.Listener(self.model)  # where it says it is: checked, named from our own model
+        return w
 
     def _replace(self, w):
         w.kill()
@@ -184,6 +199,7 @@ class _Pool:
                 w.job = queue.pop(0)
                 w.started = time.monotonic()
                 w.deadline = w.started + self.timeout
+                w.heard.reset()
                 w.send({"op": "grade", "student": w.job.student, "input_dir": w.take_in(w.job), "again": self.again})
 
     def replies(self, w):
@@ -192,6 +208,9 @@ class _Pool:
             for message in w.messages():
                 if message.get("ready"):
                     w.ready = True
+                elif "at" in message:  # where it is (position.py); never a result
+                    if w.job is not None:
+                        w.heard.hear(message)
                 elif w.job is not None and message.get("student") == w.job.student:
                     job, w.job = w.job, None
                     shutil.rmtree(w.home / "in" / job.student, ignore_errors=True)
@@ -207,9 +226,9 @@ class _Pool:
                                               "the grading worker crashed on this submission")}
 
     def running(self):
-        """(student, seconds so far) of each submission being graded now."""
+        """(student, seconds so far, where its grading is or '') of each submission being graded now."""
         now = time.monotonic()
-        return [(w.job.student, now - w.started) for w in self.workers if w.job is not None]
+        return [(w.job.student, now - w.started, w.heard.where) for w in self.workers if w.job is not None]
 
     def overdue(self):
         """(submission, reply) for each submission past its time: its worker is killed and replaced."""

@@ -32,6 +32,7 @@ from .sandbox import required_paths
 MEMORY = 512 * 1024 * 1024  # address space the judge may add to what it inherits: the tests compare small arrays
 _MAX_VERDICT = 8 * 1024 * 1024  # bytes of the JSON verdict
 _NOTE_KINDS = ("patched", "reference", "lying", "channel")
+_MAX_FD = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 4096
 
 
 class JudgeFailed(RuntimeError):
@@ -60,6 +61,10 @@ class Controlled:
     def interrupt(self):
         self._ask("interrupt")
 
+    def at(self, at):
+        """Tell the worker which cell runs now (position.py's four integers), for the progress line."""
+        self.control.sendall((json.dumps({"op": "at", "at": at}) + "\n").encode())
+
     def stop(self):
         if self.peer is not None:
             self._ask("stop")
@@ -67,17 +72,21 @@ class Controlled:
             self.peer = None
 
 
-def run(work, launcher, *, uid, memory, timeout, hidden=(), isolate=True):
+def run(work, launcher, *, uid, memory, timeout, hidden=(), isolate=True, on_at=None):
     """`work(student)` -> CleanRunResult, in a confined child; return its result as checked JSON (a dict).
 
     `launcher`: the worker's rerun.StudentProcess, which spawns the learner's sandboxed process.
+    `on_at(value)`: what the child said with Controlled.at (unchecked: position.Reporter checks it).
     """
+    if not hasattr(os, "fork"):
+        return _in_process(work, launcher, isolate, on_at)
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
     pid = os.fork()
     if pid == 0:  # the child: confine, judge, report, and never return into the worker's code
         code = 1
         try:
             ours.close()
+            _hold_only(theirs.fileno())
             _confine(uid, memory, timeout, hidden, isolate)
             result = work(Controlled(theirs))
             theirs.sendall((json.dumps({"op": "done", "result": _as_json(result)}) + "\n").encode())
@@ -89,7 +98,7 @@ def run(work, launcher, *, uid, memory, timeout, hidden=(), isolate=True):
             os._exit(code)
     theirs.close()
     try:
-        return _serve(ours, launcher, pid, time.monotonic() + timeout)
+        return _serve(ours, launcher, pid, time.monotonic() + timeout, on_at)
     finally:
         launcher.stop()
         with contextlib.suppress(ProcessLookupError):
@@ -99,7 +108,35 @@ def run(work, launcher, *, uid, memory, timeout, hidden=(), isolate=True):
         ours.close()
 
 
-def _serve(control, launcher, pid, deadline):
+def _in_process(work, launcher, isolate, on_at=None):
+    """Where there is no fork (Windows), which only a learner's unsandboxed `check` reaches: the tests run in this
+    process, under no limit of their own (unsandboxed.not_held says so); the learner's process is still stopped by
+    the clean re-run's deadlines. The verdict goes through the same JSON as a child's."""
+    if isolate:
+        raise JudgeFailed("no fork on this system: the tests cannot run in a confined child")
+    try:
+        return json.loads(json.dumps(_as_json(work(_Here(launcher, on_at)))))
+    except Exception as exc:
+        raise JudgeFailed(f"the clean re-run failed: {traceback.format_exc()[-2000:]}") from exc
+    finally:
+        launcher.stop()
+
+
+class _Here:
+    """The launcher as `work` sees it when the tests run in this process: Controlled's `at` goes straight to on_at."""
+
+    def __init__(self, launcher, on_at):
+        self._launcher, self._on_at = launcher, on_at
+
+    def __getattr__(self, name):
+        return getattr(self._launcher, name)
+
+    def at(self, at):
+        if self._on_at is not None:
+            self._on_at(at)
+
+
+def _serve(control, launcher, pid, deadline, on_at=None):
     """Answer the child's requests until its verdict comes (or it ends, or overruns)."""
     buffer = b""
     while True:
@@ -129,12 +166,28 @@ def _serve(control, launcher, pid, deadline):
                 launcher.interrupt()
             elif op == "stop":
                 launcher.stop()
+            elif op == "at":
+                if on_at is not None:
+                    on_at(message.get("at"))
             elif op == "done":
                 return message.get("result")
             elif op == "failed":
                 raise JudgeFailed(f"the clean re-run failed: {str(message.get('error'))[-2000:]}")
             else:
                 raise JudgeFailed(f"unknown request {str(op)[:40]!r} from the clean re-run")
+
+
+def _hold_only(control):
+    """Keep the control socket and the log (stdout, stderr); close every other descriptor the fork inherited.
+
+    The worker's stdin carries the parent's next requests and its channel carries results the
+    parent trusts: a judge subverted by the data it compares must reach neither.
+    """
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.closerange(3, control)
+    os.closerange(control + 1, _MAX_FD)
 
 
 def _confine(uid, memory, timeout, hidden, isolate=True):
@@ -147,19 +200,25 @@ def _confine(uid, memory, timeout, hidden, isolate=True):
     if isolate and os.geteuid() == 0 and uid is not None:
         confine.reachable(required_paths())
         confine.become(uid)
-    confine.limit(memory=_address_space() + memory, cpu=int(timeout) + 60, fsize=16 * 1024 * 1024)
+    mapped = _address_space()
+    if mapped is None and isolate:
+        raise JudgeFailed("no /proc/self/status: the judge cannot cap its memory")
+    # Without /proc (macOS, where only the unsandboxed check runs) the memory is left as it is: a cap that does not
+    # count what the fork maps already would end the judge at once (unsandboxed.not_held says so in a line).
+    confine.limit(memory=None if mapped is None else mapped + memory, cpu=int(timeout) + 60, fsize=16 * 1024 * 1024,
+                  strict=isolate)
 
 
 def _address_space():
-    """What this process maps already (the worker's libraries and heap, inherited by the fork)."""
+    """What this process maps already (the worker's libraries and heap, inherited by the fork), or None unknown."""
     try:
         with open("/proc/self/status", encoding="ascii") as f:
             for line in f:
                 if line.startswith("VmSize:"):
                     return int(line.split()[1]) * 1024
-    except OSError:  # no /proc (macOS): count nothing already mapped
+    except OSError:  # no /proc (macOS)
         pass
-    return 0
+    return None
 
 
 def _as_json(result):

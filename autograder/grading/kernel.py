@@ -8,7 +8,8 @@ and a client without a heartbeat.
 
 The kernel talks to the grader over Unix sockets in a folder both can reach
 (ZeroMQ's `ipc` transport): the sandbox has its own network namespace, so the
-grader's loopback is out of its reach.
+grader's loopback is out of its reach. Without the sandbox (a learner's `check` on
+macOS or Windows), ports of 127.0.0.1 instead, as any local kernel uses.
 
 Student code can write junk to those sockets. A message to the kernel then
 never leaves, and a plain zmq send would wait for it forever, in the event loop,
@@ -58,13 +59,19 @@ class SandboxProvisioner(LocalProvisioner):
         sandbox, runtime_dir = sandbox_from_json(self.sandbox_json)
         sandbox.prepare()  # its folders exist and belong to the sandbox user
         km, name = self.parent, uuid.uuid4().hex[:12]
-        km.transport = "ipc"
         km.connection_file = os.path.join(runtime_dir, f"kernel-{name}.json")
-        km.ip = os.path.join(runtime_dir, f"k-{name}")
-        # An interrupt goes as a message on the control channel: a signal would reach bwrap, not the kernel.
-        self.kernel_spec.interrupt_mode = "message"
+        # Without the sandbox (a learner's `check`): ports of 127.0.0.1, as the learner's own JupyterLab uses. Windows
+        # has no Unix sockets, and macOS's (104 bytes of path at most) would not fit under its long temporary folders.
+        if sandbox.isolate:
+            km.transport, km.ip = "ipc", os.path.join(runtime_dir, f"k-{name}")
+        else:
+            km.transport, km.ip = "tcp", "127.0.0.1"
+        # An interrupt goes as a message on the control channel: a signal would reach bwrap, not the kernel. Without
+        # the sandbox on Windows, where ipykernel ignores that message: jupyter_client's "signal", an event the kernel
+        # waits on.
+        self.kernel_spec.interrupt_mode = "signal" if os.name == "nt" and not sandbox.isolate else "message"
         kwargs = await super().pre_launch(**kwargs)  # writes the connection file and formats the command
-        if self.connection_info.get("transport") != "ipc" or self.connection_info.get("ip") != km.ip:
+        if self.connection_info.get("transport") != km.transport or self.connection_info.get("ip") != km.ip:
             raise RuntimeError(f"the kernel's sockets would not be in the sandbox's folder: {self.connection_info}")
         if sandbox.uid is not None and sandbox.isolate and os.path.exists(km.connection_file):
             os.chown(km.connection_file, sandbox.uid, sandbox.uid)  # the kernel reads it as the sandbox user

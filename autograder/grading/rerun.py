@@ -28,8 +28,10 @@ import ast
 import builtins
 import contextlib
 import dataclasses
+import hmac
 import io
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -40,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cells import needed, slim
-from . import public, rpc
+from . import public, rpc, unsandboxed
 
 _HERE = Path(__file__).resolve().parent
 
@@ -99,6 +101,8 @@ class StudentProcess:
 
     def spawn(self):
         """Start the sandboxed process; return the grader's end of its channel."""
+        if not self.sandbox.isolate:
+            return self._spawn_connected()
         ours, theirs = socket.socketpair()
         try:
             self.proc = subprocess.Popen(
@@ -111,25 +115,70 @@ class StudentProcess:
             theirs.close()
         return ours
 
+    def _spawn_connected(self):
+        """Without the sandbox (a learner's `check` on macOS, Windows or Linux without bubblewrap), where Windows
+        cannot hand a process a socket: it connects to a port of 127.0.0.1 and proves it is the process started
+        here with a secret it reads on its standard input (after its own code, `_BOOTSTRAP`). Any other connection
+        is closed unanswered."""
+        secret, source = secrets.token_hex(16).encode(), runner_source().encode()
+        with socket.create_server(("127.0.0.1", 0)) as server:
+            self.proc = subprocess.Popen(
+                self.sandbox.command([self.python, "-c", _BOOTSTRAP, f"tcp:{server.getsockname()[1]}",
+                                      *([self.path] if self.path else [])]),
+                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=self.sandbox.cwd,
+                **unsandboxed.new_group(), **({"preexec_fn": _ignore_sigint} if os.name == "posix" else {}))
+            with contextlib.suppress(OSError):
+                self.proc.stdin.write(b"%d\n" % len(source) + source + secret + b"\n")
+                self.proc.stdin.close()
+            deadline = time.monotonic() + 60  # start-up, as `connect` allows
+            while time.monotonic() < deadline and self.proc.poll() is None:
+                server.settimeout(0.5)
+                try:
+                    conn, _ = server.accept()
+                except TimeoutError:
+                    continue
+                if hmac.compare_digest(_first_bytes(conn, len(secret)), secret):
+                    conn.settimeout(None)
+                    return conn
+                conn.close()
+        raise rpc.ChannelClosed("the learner's process ended, or did not connect, before it was ready")
+
     def start(self, on_reply, on_reference):
         """Spawn, and speak to it from this process (judge.Controlled speaks to it from the judge's)."""
         self.peer = connect(self.spawn(), on_reply, on_reference)
 
     def interrupt(self):
         """SIGINT to the sandbox's process group: bwrap ignores it, the runner raises KeyboardInterrupt."""
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGINT)
+        unsandboxed.interrupt(self.proc)
 
     def stop(self):
         if self.proc is None:
             return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        unsandboxed.kill_tree(self.proc)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=10)
         if self.peer is not None:
             self.peer.sock.close()
         self.proc = self.peer = None
+
+
+# The runner (36 KB) comes on standard input, not as `-c` text: Windows caps a command line at 32,767 characters.
+# Then the secret follows, which clean_runner reads.
+_BOOTSTRAP = ("import sys\nsource = sys.stdin.buffer.read(int(sys.stdin.buffer.readline()))\n"
+              "exec(compile(source, '<string>', 'exec'))\n")
+
+
+def _first_bytes(conn, n, timeout=5.0):
+    """The first `n` bytes a new connection sends (fewer if it stops or closes first)."""
+    data, end = b"", time.monotonic() + timeout
+    with contextlib.suppress(OSError):
+        while len(data) < n and time.monotonic() < end:
+            conn.settimeout(max(0.01, end - time.monotonic()))
+            chunk = conn.recv(n - len(data))
+            if not chunk:
+                break
+            data += chunk
+    return data
 
 
 def connect(sock, on_reply, on_reference):
@@ -186,11 +235,14 @@ def emit_warnings(notes):
 class CleanRun:
     """Run the learner's cells in a fresh sandboxed process and judge each test cell in the grader."""
 
-    def __init__(self, cells, sandbox, cell_timeout, references, course_cells, student=None, notebook_timeouts=()):
+    def __init__(self, cells, sandbox, cell_timeout, references, course_cells, student=None, notebook_timeouts=(),
+                 on_cell=None):
         """`cells`: the submission's code cells; `course_cells`: the instructor's source notebook's, whose
         setup, demonstrations and tests (hidden ones included) are what the grader runs. `student`: the
         learner's process (judge.Controlled in the worker's confined child; by default started from here).
-        `notebook_timeouts`: the tests that timed out in the notebook run, which are not run again here."""
+        `notebook_timeouts`: the tests that timed out in the notebook run, which are not run again here.
+        `on_cell(cell)`, if given, is called as each cell or test starts (the progress line's)."""
+        self.on_cell = on_cell
         self.cells, self.sandbox, self.cell_timeout = cells, sandbox, cell_timeout
         self.notebook_timeouts = frozenset(notebook_timeouts)
         self.looped = {}  # exercise -> the test in which it overran: its later tests get AFTER_TIMEOUT
@@ -347,6 +399,8 @@ class CleanRun:
         try:
             self._start()
             for kind, cell in self._schedule(student_side, tests):
+                if self.on_cell is not None:
+                    self.on_cell(cell)
                 if kind == "test":
                     self._run_test(cell, namespace)
                     continue

@@ -284,8 +284,8 @@ class Peer:
         while view:
             self._wait(select_write=True)
             try:
-                n = os.write(self.sock.fileno(), view)
-            except (BrokenPipeError, ConnectionResetError) as exc:
+                n = self.sock.send(view)  # a socket's own call: on Windows a socket is no file descriptor
+            except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError) as exc:
                 raise ChannelClosed(str(exc)) from None
             view = view[n:]
 
@@ -301,8 +301,8 @@ class Peer:
         while left:
             self._wait()
             try:
-                chunk = os.read(self.sock.fileno(), min(left, 1 << 20))
-            except ConnectionResetError as exc:
+                chunk = self.sock.recv(min(left, 1 << 20))
+            except (ConnectionResetError, ConnectionAbortedError) as exc:
                 raise ChannelClosed(str(exc)) from None
             if not chunk:
                 raise ChannelClosed("the other side closed the channel")

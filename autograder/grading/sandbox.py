@@ -28,6 +28,8 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from . import unsandboxed
+
 GiB = 1024**3
 MiB = 1024**2
 SANDBOX_UID_BASE = 200_000  # grading as root, job slot k of a run runs as uid base + k (no such user exists)
@@ -94,19 +96,6 @@ def _outermost(paths):
     return sorted(p for p in paths if not any(_inside(p, other) and p != other for other in paths))
 
 
-# `prlimit` where util-linux is missing (a learner's `check` on macOS, which needs no sandbox): set what the
-# system lets a process set, then become the command. (The process count is left: macOS counts it per user.)
-_SET_LIMITS = """import os, resource, sys
-memory, cpu, fsize = map(int, sys.argv[1:4])
-for name, value in (("RLIMIT_AS", memory), ("RLIMIT_CPU", cpu), ("RLIMIT_FSIZE", fsize), ("RLIMIT_CORE", 0)):
-    try:
-        resource.setrlimit(getattr(resource, name), (value, value))
-    except (AttributeError, ValueError, OSError):
-        pass
-os.execvp(sys.argv[4], sys.argv[4:])
-"""
-
-
 @dataclass(frozen=True)
 class Sandbox:
     """How to run one command tree: what it may write, what it must not see, its limits.
@@ -167,11 +156,11 @@ class Sandbox:
 
     def _prlimit(self):
         lim = self.limits
+        if shutil.which("prlimit") is None and not self.isolate:  # no util-linux (macOS, Windows): what Python can
+            return unsandboxed.limits_prefix(lim)
         nproc = lim.nproc
         if self.uid is None and os.geteuid() != 0:  # counted with the user's own processes
             nproc += _process_count(os.getuid())
-        if shutil.which("prlimit") is None and not self.isolate:  # no util-linux (macOS): the same, by Python
-            return [sys.executable, "-c", _SET_LIMITS, str(lim.memory), str(lim.cpu), str(lim.fsize)]
         return ["prlimit", f"--as={lim.memory}", f"--cpu={lim.cpu}", f"--nproc={nproc}",
                 f"--fsize={lim.fsize}", "--core=0", "--"]
 
@@ -279,7 +268,7 @@ def clear_uid(uid, timeout=20.0):
     take a moment to be reaped, and until then they count against the next student's
     process limit, which uses the same uid.
     """
-    if uid is None or os.geteuid() != 0:
+    if uid is None or not _root():
         return 0
     deadline, found = time.monotonic() + timeout, 0
     while True:
@@ -302,6 +291,11 @@ def clear_uid(uid, timeout=20.0):
         time.sleep(0.05)
 
 
+def _root():
+    """True when running as root (never on Windows, which has no uids)."""
+    return hasattr(os, "geteuid") and os.geteuid() == 0
+
+
 def uid_base():
     """A block of uids of its own for one grading run (two runs at once must not share a process count):
     job slot k's student code runs as base + k, its tests (judge.py) as base + 64 + k."""
@@ -310,7 +304,7 @@ def uid_base():
 
 def slot_uid(slot, base=None):
     """The uid that job slot `slot` runs student code as, or None when not grading as root."""
-    if os.geteuid() != 0:
+    if not _root():
         return None
     return (uid_base() if base is None else base) + slot
 
@@ -320,15 +314,17 @@ def worker_uid(slot, base=None):
 
     It owns nothing outside the worker's scratch folder; the slot's student code, run by `check` as root,
     runs as slot_uid(slot) instead."""
-    if os.geteuid() != 0:
+    if not _root():
         return None
     return (uid_base() if base is None else base) + 64 + slot
 
 
 def probe(limits=None):
     """Check that the sandbox can be built here; return (ok, explanation)."""
+    if not sys.platform.startswith("linux"):
+        return False, f"bubblewrap, the grading sandbox, runs on Linux only; this is {sys.platform}"
     missing = [tool for tool in ("bwrap", "prlimit", "setpriv") if shutil.which(tool) is None]
-    if os.geteuid() != 0 and "setpriv" in missing:
+    if not _root() and "setpriv" in missing:
         missing.remove("setpriv")
     if missing:
         hint = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and util-linux"

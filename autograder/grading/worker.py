@@ -11,7 +11,8 @@ code does can reach the course or another student. Per student:
 4. the result (results.combine) and the feedback page.
 
 Protocol: one JSON object per line on stdin (the first is the set-up), one per line
-back on the original stdout; the worker's own printing goes to stderr.
+back on the original stdout (between the replies, where it is: position.py); the
+worker's own printing goes to stderr.
 """
 
 import io
@@ -26,6 +27,8 @@ import time
 import traceback
 import warnings
 from pathlib import Path
+
+from . import position
 
 _MAX_NOTEBOOK_BYTES = 50 * 1024 * 1024
 # Run by each kernel before the notebook, leaving no name behind: OpenBLAS takes its work buffers on the
@@ -110,6 +113,10 @@ class Worker:
         _preload(self.mpl_cache)
         self.cell_timeout = setup.get("cell_timeout") or self.config.Execute.get("timeout", 30) or 30
         self._configure()
+        from . import execute
+
+        self.where = position.Tracker(self.model)  # for the parent's progress line; main() sets its report
+        execute.ON_CELL = self.where.notebook_cell
 
     def _configure(self):
         from nbconvert.preprocessors import ClearMetadataPreprocessor
@@ -225,6 +232,7 @@ class Worker:
             from . import execute
 
             started = time.monotonic()
+            self.where.phase(position.NOTEBOOK_RUN, next(iter(present)))  # before the kernel starts
             for _attempt in range(2):  # a kernel that could not even start gets one more chance
                 execute.LAST_RUN.clear()
                 self.clear_slot()
@@ -357,7 +365,9 @@ class Worker:
         # One the clean re-run cannot finish (a busy machine) is left to `grade`, which grades its student again,
         # alone, after the batch (`again`).
         looped = results.notebook_run_timeouts(executed, run_info) if executed is not None else set()
-        clean = self._clean_run(code, sandbox, references, course_cells, self.cell_timeout, looped)
+        self.where.phase(position.CLEAN_RERUN, nbm.name)  # before its process starts
+        clean = self._clean_run(code, sandbox, references, course_cells, self.cell_timeout, looped,
+                                self.where.clean_positions(nbm, code))
         self.timing["clean re-run"] = time.monotonic() - started
         shutil.rmtree(rerun_dir, ignore_errors=True)
         result, findings = results.combine(nbm, executed, run_info if executed is not None else {}, clean, findings,
@@ -373,7 +383,7 @@ class Worker:
                             encoding="utf-8")
         return result, page
 
-    def _clean_run(self, code, sandbox, references, course_cells, timeout, notebook_timeouts=()):
+    def _clean_run(self, code, sandbox, references, course_cells, timeout, notebook_timeouts=(), at=None):
         """rerun.CleanRun in a confined child of this process (judge.py); a second try if it cannot finish.
 
         When neither try gives a verdict, no test earns a point from the clean re-run (its
@@ -393,14 +403,15 @@ class Worker:
 
             checks.set_offering_seed(self.offering_seed)
             return CleanRun(code, sandbox, timeout, references, course_cells, student=student,
-                            notebook_timeouts=notebook_timeouts).run()
+                            notebook_timeouts=notebook_timeouts,
+                            on_cell=(lambda cell: student.at(at(cell))) if at else None).run()
 
         why = ""
         for attempt in range(2):
             self.clear_slot()
             try:
-                data = judge.run(work, StudentProcess(sandbox), uid=uid, memory=judge.MEMORY,
-                                 timeout=budget, hidden=self.hidden, isolate=self.isolate)
+                data = judge.run(work, StudentProcess(sandbox), uid=uid, memory=judge.MEMORY, timeout=budget,
+                                 hidden=self.hidden, isolate=self.isolate, on_at=self.where.report if at else None)
                 return judge.verdict(data, tests, exercises)
             except (judge.JudgeFailed, ValueError, OSError) as exc:
                 why = str(exc)
@@ -464,8 +475,10 @@ def read_notebook(path):
     """(notebook, '') or (None, why it cannot be read)."""
     import nbformat
 
+    from .course import open_no_follow
+
     try:  # never through a link: the submission's folder is the student's (a link could name a classmate's file)
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = open_no_follow(path)
     except OSError as exc:
         return None, "a link, not a file" if os.path.islink(path) else f"cannot be read ({exc.strerror})"
     with os.fdopen(fd, "rb") as f:
@@ -513,9 +526,11 @@ def main():
         message = json.loads(line)
         if message.get("op") == "setup":
             worker = Worker(message)
-            channel.write(json.dumps({"ready": True}) + "\n")
+            reporter = position.Reporter(channel, [len(nb.cells) for nb in worker.model.notebooks])
+            worker.where.report = reporter.at  # where it is, between the replies
+            reporter.write({"ready": True})
         elif message.get("op") == "grade" and worker is not None:
-            channel.write(json.dumps(worker.grade(message)) + "\n")
+            reporter.write(worker.grade(message))
         elif message.get("op") == "stop":
             break
     channel.close()

@@ -105,7 +105,8 @@ def recall(W1, b1, W2, b2, keys, values):
 '''
 
 # The right share, but a silent output's cosines are computed as 0/0 first: numpy's RuntimeWarning on stderr.
-_RECALL_ZERO_OVER_ZERO = '''import numpy as np
+# (Public: test_learner_notebooks runs it against 10's check too.)
+RECALL_ZERO_OVER_ZERO = '''import numpy as np
 
 def recall(W1, b1, W2, b2, keys, values):
     Y = np.maximum(np.asarray(keys, dtype=float) @ W1 + b1, 0) @ W2 + b2
@@ -132,7 +133,7 @@ WRONG = [
     # A silent output's NaN cosines: np.argmax says 0, so query 0 of W-9 at θ = 0.95 counts.
     Wrong("recall-nan-argmax", "recall", _RECALL_NAN, loses=("test_recall",), diagnosis="silent_memory_recalls"),
     # Plain nbgrader gives 0 to a cell with stderr output; the check fails it first, saying why.
-    Wrong("recall-zero-over-zero", "recall", _RECALL_ZERO_OVER_ZERO, loses=("test_recall", "test_recall_hidden")),
+    Wrong("recall-zero-over-zero", "recall", RECALL_ZERO_OVER_ZERO, loses=("test_recall", "test_recall_hidden")),
     Wrong("recall-dot-product", "recall", _RECALL_SCORED.replace("SCORE", "V @ y"),
           loses=("test_recall_hidden",), diagnosis="dot_not_cosine"),
     Wrong("recall-euclidean", "recall", _RECALL_SCORED.replace("SCORE", "-np.linalg.norm(V - y, axis=1)"),

@@ -3,7 +3,8 @@
 #
 # *Open this course in the browser, with nothing to install:* use the **launch binder**
 # badge in the repository's README; it opens JupyterLab on this notebook.
-# To work locally, run `make lab` in the repository (see the README).
+# To work locally, run `make lab` in the repository (see the README); on Windows, or a Mac
+# without `make`, run `python lab.py` there instead (`python3 lab.py` on a Mac).
 #
 # Every transformer block has two sublayers: attention, which mixes information
 # *between* tokens, and the **position-wise feed-forward network** (FFN), which
@@ -86,11 +87,12 @@
 # ```
 #
 # or, in a terminal at the top of the repository,
-# `python -m autograder check my-notebooks/02_forward_pass.ipynb`. It runs
-# the notebook and every check, hidden ones included, and prints one line per
+# `.venv/bin/python -m autograder check my-notebooks/02_forward_pass.ipynb`
+# (on Windows: `.venv\Scripts\python -m autograder check my-notebooks\02_forward_pass.ipynb`).
+# It runs the notebook and every check, hidden ones included, and prints one line per
 # exercise: its points and the first line of what is still wrong. It needs no
-# sandbox for your own notebook (it says so when there is none); it takes under
-# a minute.
+# sandbox for your own notebook (it says so when there is none, and which limits it
+# cannot hold on your system); it takes under a minute.
 #
 # **Self-learners:** the worked solutions are in the `solutions/` folder, with
 # the same names. They also contain the *hidden tests* that a grader runs;
