@@ -194,12 +194,13 @@ class _Run:
             self.submit(queue.pop(0))
 
     def running(self):
-        """(student, seconds) of the tasks a worker is running now (the scheduler's word, plain data)."""
+        """(student, seconds, '') of the tasks a worker is running now (the scheduler's word, plain data; where in
+        the grading each is, which one machine's pool shows, does not cross the cluster)."""
         now = time.monotonic()
         busy = {key for keys in self.client.processing().values() for key in keys}
         for key in busy:
             self.started.setdefault(key, now)
-        return [(self.tasks[k][1].student, now - self.started[k]) for k in busy if k in self.tasks]
+        return [(self.tasks[k][1].student, now - self.started[k], "") for k in busy if k in self.tasks]
 
     def next_done(self):
         """(submission, again, what the task returned or a failure in its place) of each task done within a TICK."""

@@ -226,7 +226,7 @@ def _ask(w, job, timeout, again):
         for message in messages:
             if message.get("ready"):
                 w.ready = True
-            elif sent and message.get("student") == job.student:
+            elif sent and "at" not in message and message.get("student") == job.student:  # "at": where it is
                 return message
 
 
