@@ -77,6 +77,9 @@ def _parser():
     p_grade.add_argument("--out", default=None, help="folder for grades.csv, <student>.json and <student>.html "
                                                      "(default: <course>/results/<assignment>)")
     p_grade.add_argument("--jobs", type=_jobs, default=None, help="students graded at once (default: number of cores)")
+    p_grade.add_argument("--cluster", default=None, metavar="ADDRESS",
+                         help="grade on a Dask cluster: a scheduler's address (tcp://host:8786, tls://...) or "
+                              "local:N (a scheduler and N workers on this machine); see autograder/README.md")
     p_grade.add_argument("--force", action="store_true",
                          help="grade again the submissions already graded with the same files and course version")
     p_grade.add_argument("--student", action="append", help="grade only this student (repeatable)")
@@ -110,6 +113,10 @@ def _run(args):
     if args.command == "grade":
         from .grading import grade
 
+        if args.cluster and args.jobs:
+            print("error: --jobs is for one machine; on a cluster (--cluster) each worker grades one student at a "
+                  "time, and the cluster's size sets how many at once", file=sys.stderr)
+            return 2
         return grade.main(args)
     if args.command == "check":
         from .grading import check

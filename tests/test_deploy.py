@@ -27,7 +27,7 @@ def _values():
 def _guide_hub_sections():
     guide = (ROOT / "autograder" / "README.md").read_text(encoding="utf-8")
     start = guide.index("## The class that outgrows one laptop")
-    end = guide.index("\n## ", guide.index("\n## ", start + 1) + 1)  # this section and "Past one server"
+    end = guide.index("\n## What this does not do")  # this section, "Past one server" and "Grading on a cluster"
     return guide[start:end]
 
 

@@ -12,4 +12,6 @@
     course.py, submissions.py, progress.py          the course on disk, the submissions, a progress bar
     ledger.py      what is already graded (a submission's files and the course version), skipped next time
     classbook.py, exports.py   the whole class from the gradebook: grades.csv, and `export` for Canvas/Moodle
+    cluster.py     `grade --cluster`: the class on a Dask cluster (cluster_task.py runs on its workers,
+                   cluster_reply.py checks what they send, dask_guard.py: no pickle from them is ever loaded)
 """

@@ -298,15 +298,16 @@ def _publish(config, model, submission, reply, out_dir, gb):
 
 
 def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limits=None, unsafe=False,
-          course_root=None, cell_timeout=None, timeout=900.0, force=False):
+          course_root=None, cell_timeout=None, timeout=900.0, force=False, cluster=None):
     """Grade a class; return the student results graded in this run (StudentResult.to_dict's), by student.
 
     `out_dir` defaults to <course>/results/<assignment>; submissions graded before with the
     same files and course version are skipped unless `force`. grades.csv holds the whole class.
+    `cluster`: grade on a Dask cluster (cluster.py: a scheduler's address, or local:N), each worker sandboxed.
     """
     course.ensure_bin_on_path()
     limits = limits or sandbox.Limits()
-    if not check_sandbox(limits, unsafe):
+    if not cluster and not check_sandbox(limits, unsafe):  # on a cluster, each worker checks its own
         raise SystemExit(2)
     config = course.load_config(course_root) if course_root else course.load_config()
     out_dir = Path(out_dir or classbook.results_dir(config, assignment_id)).resolve()
@@ -322,10 +323,13 @@ def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limi
         graded = []
         if found:
             setup = _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, cell_timeout)
-            jobs = max(1, min(jobs or os.cpu_count() or 1, 64))  # 64: the sandbox uids of one run
-            _say(f"grading {len(found)} submission(s) of {assignment_id} with {min(jobs, len(found))} worker(s)"
-                 + (" WITHOUT the sandbox" if unsafe else " in the bubblewrap sandbox"))
-            graded = _grade_all(config, model, found, setup, jobs, timeout, out_dir)
+            if cluster:
+                graded = _on_cluster(config, model, found, setup, cluster, timeout, out_dir, versions)
+            else:
+                jobs = max(1, min(jobs or os.cpu_count() or 1, 64))  # 64: the sandbox uids of one run
+                _say(f"grading {len(found)} submission(s) of {assignment_id} with {min(jobs, len(found))} worker(s)"
+                     + (" WITHOUT the sandbox" if unsafe else " in the bubblewrap sandbox"))
+                graded = _grade_all(config, model, found, setup, jobs, timeout, out_dir)
             _remember(out_dir, graded, versions)
         _write_class_csv(config, assignment_id, out_dir)
         if graded:
@@ -335,6 +339,17 @@ def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limi
         return [r.to_dict() for r in sorted(graded, key=lambda r: r.student)]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _on_cluster(config, model, found, setup, spec, timeout, out_dir, versions):
+    """cluster.grade_all, publishing as _grade_all does, the ledger saved after each result (a run started
+    again skips what is done)."""
+    from . import cluster
+
+    version = next(iter(versions.values()))["course"]
+    return cluster.grade_all(config, model, found, setup, spec, timeout, version,
+                             record=lambda s, reply, gb: _record(config, model, s, reply, out_dir, gb),
+                             remember=lambda result: _remember(out_dir, [result], versions))
 
 
 def _found(config, assignment_id, submitted, scratch, students):
@@ -501,7 +516,7 @@ def main(args):
     try:
         grade(args.assignment, args.submitted, args.out, jobs=args.jobs, students=args.student, limits=limits,
               unsafe=args.unsafe, course_root=args.course, cell_timeout=args.cell_timeout, timeout=args.timeout,
-              force=args.force)
+              force=args.force, cluster=args.cluster)
     except (FileNotFoundError, RuntimeError, ValueError) as exc:
         _say(f"error: {exc}")
         return 2

@@ -1,0 +1,322 @@
+"""`grade --cluster ADDRESS | local:N`: the class graded on a Dask cluster, one writer in the instructor's process.
+
+This process reads the submissions and sends each, as bytes, with the assignment (cluster_task's
+bundle: no shared file system); each task runs the grading worker on a Dask worker's machine
+(sandbox and all) and returns plain data, which is validated here (`reply`) and published by
+grade.py exactly as a result of one machine's pool. Nothing from the cluster is unpickled here
+(dask_guard), so the scheduler never runs in this process: `local:N` starts a scheduler and N
+workers as processes of their own, listening on 127.0.0.1 only.
+
+Faults: a worker that dies mid-task has its task run again elsewhere, once (the scheduler's
+allowed-failures); a result is recorded once, and the ledger is saved after each, so a run
+started again skips what is done. A task past its time limit is a `timeout` for its student.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+try:
+    import distributed  # noqa: F401
+except ImportError:
+    raise RuntimeError("grading on a cluster needs Dask's distributed: pip install -e '.[cluster]' in the course's "
+                       "environment") from None
+
+from ..schema import Status
+from . import cluster_reply, cluster_task, course, dask_guard
+from .progress import Progress
+
+TICK = 1.0  # seconds between two looks at what is running
+CONNECT_TIMEOUT = 120  # seconds for the scheduler and the first worker to come up
+_LOCAL = re.compile(r"local:(\d+)")
+
+
+def parse(spec):
+    """('local', N) for `local:N`, else ('address', ADDRESS) for a scheduler's address such as tcp://host:8786."""
+    match = _LOCAL.fullmatch(spec.strip())
+    if match:
+        n = int(match.group(1))
+        if not 1 <= n <= 64:
+            raise ValueError(f"--cluster local:N expects N from 1 to 64, got {n}")
+        return "local", n
+    if re.fullmatch(r"(tcp|tls)://[A-Za-z0-9.\-\[\]:]+:\d+", spec.strip()):
+        return "address", spec.strip()
+    raise ValueError(f"--cluster expects local:N or a scheduler's address (tcp://host:8786, tls://host:8786), "
+                     f"got {spec!r}")
+
+
+class LocalProcesses:
+    """A Dask scheduler and `n` workers (one grading at a time each), processes of their own on 127.0.0.1.
+
+    `wrap`: a command each worker is started through (the tests give each its own mount namespace)."""
+
+    def __init__(self, n, wrap=(), env=None):
+        self.folder = Path(tempfile.mkdtemp(prefix="ffn-dask-"))
+        self.file = self.folder / "scheduler.json"
+        self.env = dict(env or os.environ, DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="1",
+                        DASK_DISTRIBUTED__WORKER__DAEMON="False")  # a worker starts processes (the grading worker)
+        self.log = open(self.folder / "dask.log", "ab")  # noqa: SIM115 (closed in close())
+        py = sys.executable
+        self.scheduler = self._start([py, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                                      "--port", "0", "--no-dashboard", "--dashboard-address", "127.0.0.1:0",
+                                      "--scheduler-file", str(self.file)])
+        self.workers = [self._start([*wrap, *self.worker_command(f"local-{k}")]) for k in range(n)]
+        self.address = self._address()
+
+    def worker_command(self, name):
+        """`dask worker` for this scheduler: one thread (one student at a time), everything on 127.0.0.1."""
+        return [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", str(self.file), "--host",
+                "127.0.0.1", "--nthreads", "1", "--nworkers", "1", "--no-dashboard", "--dashboard-address",
+                "127.0.0.1:0", "--memory-limit", "0", "--name", name, "--local-directory", str(self.folder / name)]
+
+    def _start(self, command):
+        return subprocess.Popen(command, cwd=self.folder, env=self.env, stdout=self.log, stderr=self.log,
+                                start_new_session=True)
+
+    def _address(self):
+        deadline = time.monotonic() + CONNECT_TIMEOUT
+        while time.monotonic() < deadline:
+            if self.scheduler.poll() is not None:
+                break
+            try:
+                return json.loads(self.file.read_text(encoding="utf-8"))["address"]
+            except (OSError, ValueError, KeyError):
+                time.sleep(0.2)
+        self.close()
+        raise RuntimeError("the local Dask scheduler did not start")
+
+    def close(self):
+        for p in [*self.workers, self.scheduler]:
+            _end(p)
+        self.log.close()
+        import shutil
+
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _end(proc):
+    """SIGTERM to the process (a worker closes, its plugins' teardown runs), then SIGKILL to what is left of it."""
+    try:
+        proc.terminate()
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        pass
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait(timeout=30)
+
+
+def connect(spec, workers=1):
+    """(client, the LocalProcesses to close or None): the guard in place first, then a msgpack-only client."""
+    from distributed import Client
+
+    dask_guard.install()
+    kind, value = parse(spec)
+    local = LocalProcesses(value) if kind == "local" else None
+    try:
+        client = Client(local.address if local else value, serializers=["msgpack"], deserializers=["msgpack"],
+                        timeout=CONNECT_TIMEOUT)
+        client.wait_for_workers(value if local else workers, timeout=CONNECT_TIMEOUT)
+    except Exception:
+        if local:
+            local.close()
+        raise
+    return client, local
+
+
+# --- the run ----------------------------------------------------------------------------------------------------
+def bundle(setup, timeout, version):
+    """What every task needs of the assignment, as plain data: sent to the workers once (scatter)."""
+    root = Path(setup["course_root"])
+    release = Path(setup["release_dir"])
+    return {"model": setup["model"], "course_notebooks": setup["course_notebooks"], "limits": setup["limits"],
+            "isolate": setup["isolate"], "cell_timeout": setup["cell_timeout"], "timeout": float(timeout),
+            "offering_seed": setup["offering_seed"], "version": version,
+            "template_db": Path(setup["template_db"]).read_bytes(),
+            "nbgrader_config": (root / "nbgrader_config.py").read_bytes() if (root / "nbgrader_config.py").is_file()
+            else b"",
+            "release": {str(p.relative_to(release)): p.read_bytes() for p in sorted(release.rglob("*"))
+                        if p.is_file() and not p.is_symlink()}}
+
+
+def submission_files(folder, max_bytes=200 * 1024 * 1024):
+    """{relative path: bytes} of the regular files under a submission's folder (course.copy_tree's rules)."""
+    if folder is None:
+        return None
+    scratch = Path(tempfile.mkdtemp(prefix="ffn-send-"))
+    try:
+        course.copy_tree(folder, scratch / "s", max_bytes)  # never through a link, special files left out
+        return {str(p.relative_to(scratch / "s")): p.read_bytes() for p in sorted((scratch / "s").rglob("*"))
+                if p.is_file()}
+    finally:
+        import shutil
+
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+class _Run:
+    """The tasks of one run: submitted, watched, resubmitted when a worker refuses, each answer taken once."""
+
+    def __init__(self, client, data, timeout):
+        self.client, self.data, self.timeout = client, data, timeout
+        self.tasks, self.started, self.refusing = {}, {}, {}  # key -> (future, submission, again); key -> start
+
+    def submit(self, submission, again=False):
+        from .cluster_task import grade_one
+
+        allowed = None
+        if self.refusing:
+            allowed = sorted(self._workers() - set(self.refusing))
+            if not allowed:
+                raise RuntimeError("no worker of the cluster can grade: " + "; ".join(sorted(set(
+                    self.refusing.values()))))
+        future = self.client.submit(grade_one, self.data, submission.student, submission_files(submission.folder),
+                                    again, pure=False, workers=allowed, allow_other_workers=False,
+                                    key=f"grade-{submission.student}-{os.urandom(4).hex()}")
+        self.tasks[future.key] = (future, submission, again)
+
+    def _workers(self):
+        return set(self.client.scheduler_info(n_workers=-1)["workers"])
+
+    def top_up(self, queue):
+        """Submit from `queue` until each worker has two tasks: a submission's bytes leave this process only
+        shortly before a worker takes them (a class of thousands is never held by the scheduler at once)."""
+        window = 2 * max(1, len(self._workers() - set(self.refusing))) + 2
+        while queue and len(self.tasks) < window:
+            self.submit(queue.pop(0))
+
+    def running(self):
+        """(student, seconds, '') of the tasks a worker is running now (the scheduler's word, plain data; where in
+        the grading each is, which one machine's pool shows, does not cross the cluster)."""
+        now = time.monotonic()
+        busy = {key for keys in self.client.processing().values() for key in keys}
+        for key in busy:
+            self.started.setdefault(key, now)
+        return [(self.tasks[k][1].student, now - self.started[k], "") for k in busy if k in self.tasks]
+
+    def next_done(self):
+        """(submission, again, what the task returned or a failure in its place) of each task done within a TICK."""
+        from distributed import wait
+
+        from .grade import STARTUP_TIMEOUT
+
+        try:
+            done = wait([t[0] for t in self.tasks.values()], timeout=TICK, return_when="FIRST_COMPLETED").done
+        except TimeoutError:
+            done = set()
+        for future in done:
+            _, submission, again = self.tasks.pop(future.key)
+            answer = {"student": submission.student, "error": f"the task ended in `{future.status}` on the cluster "
+                      "(its worker died twice, or the cluster cancelled it)"}
+            if future.status == "finished":
+                try:
+                    answer = future.result()
+                except Exception as exc:  # noqa: BLE001 (what the guard refused, raised by Dask)
+                    answer = {"student": submission.student, "error": f"the cluster's answer was refused: {exc}"}
+            future.release()
+            yield submission, again, answer
+        now, limit = time.monotonic(), self.timeout + STARTUP_TIMEOUT + 60  # a worker that hangs
+        for key in [k for k, t in self.started.items() if k in self.tasks and now - t > limit]:
+            future, submission, again = self.tasks.pop(key)
+            future.cancel()
+            yield submission, again, {"student": submission.student, "status": "timeout",
+                                      "error": f"the cluster's worker gave no answer within {limit:g} s"}
+
+    def refused(self, answer, submission, again):
+        """A worker refused (no sandbox, another grader version): say so once, send the task elsewhere."""
+        worker = answer.get("worker") if answer.get("worker") in self._workers() else "(unknown)"
+        why = " ".join(str(answer.get("refused"))[:500].split())
+        if worker not in self.refusing:
+            print(f"worker {worker} refuses to grade: {why}", file=sys.stderr, flush=True)
+        self.refusing[worker] = why
+        self.submit(submission, again)
+
+
+def grade_all(config, model, found, setup, spec, timeout, version, record, remember):
+    """Grade `found` on the cluster `spec`; publish each result with `record(submission, reply, gb)` as it comes
+    and `remember` it in the ledger; return the StudentResults."""
+    import nbformat
+
+    from . import feedback, gradebook
+
+    client, local = connect(spec)
+    scratch = Path(setup["scratch"]) / "cluster"
+    scratch.mkdir(mode=0o700, exist_ok=True)
+    markdown = {name: feedback.course_markdown(nbformat.reads(text, as_version=4))
+                for name, text in setup["course_notebooks"].items()}
+    try:
+        workers = len(client.scheduler_info(n_workers=-1)["workers"])
+        print(f"grading {len(found)} submission(s) of {model.name} on the cluster {spec} ({workers} worker(s) now)"
+              + (" in the bubblewrap sandbox" if setup["isolate"] else " WITHOUT the sandbox"), file=sys.stderr)
+        client.register_plugin(cluster_task.Cleanup())
+        data = client.scatter(bundle(setup, timeout, version), broadcast=True, hash=False)
+        run = _Run(client, data, timeout)
+        answer = _Answers(model, markdown, scratch, record, remember)
+        with gradebook.open_gradebook(config) as gb:
+            later = answer.collect(run, Progress(len(found)), gb, queue=list(found))
+            if later:
+                print(f"grading {len(later)} submission(s) again, alone: their clean re-run could not finish a "
+                      "test", file=sys.stderr)
+            for submission, first in later:
+                run.submit(submission, again=True)
+                answer.collect(run, None, gb, first)
+        return answer.graded
+    finally:
+        client.close()
+        if local:
+            local.close()
+
+
+class _Answers:
+    """The tasks' answers, validated (cluster_reply) and published once each."""
+
+    def __init__(self, model, markdown, scratch, record, remember):
+        self.model, self.markdown, self.scratch, self.record, self.remember = model, markdown, scratch, record, remember
+        self.graded, self.recorded = [], set()
+
+    def collect(self, run, progress, gb, first=None, queue=()):
+        """Take every answer until no task is left; return [(submission, reply)] to grade again, alone."""
+        from .grade import unfinished
+
+        later, queue = [], list(queue)
+        if progress:
+            progress.show()
+        run.top_up(queue)
+        while run.tasks:
+            for submission, again, data in run.next_done():
+                if isinstance(data, dict) and "refused" in data:
+                    run.refused(data, submission, again)
+                    continue
+                if submission.student in self.recorded:  # a task run twice: its first answer stands
+                    continue
+                reply = cluster_reply.reply(data, submission.student, self.model, self.markdown, self.scratch)
+                if first is not None and reply["result"].get("status") == Status.GRADER_ERROR:
+                    reply = first
+                elif first is None and unfinished(reply):
+                    later.append((submission, reply))
+                    progress.advance(f"{submission.student}: clean re-run unfinished, graded again after the batch")
+                    continue
+                self._publish(submission, reply, gb, progress)
+            run.top_up(queue)
+            if progress:
+                progress.running(run.running())
+        return later
+
+    def _publish(self, submission, reply, gb, progress):
+        result = self.record(submission, reply, gb)
+        self.recorded.add(submission.student)
+        self.remember(result)
+        self.graded.append(result)
+        line = f"{result.student}: {result.status} {result.score:g}/{result.max_score:g}"
+        if progress:
+            progress.advance(line)
+        else:
+            print(f"  {line}", file=sys.stderr, flush=True)

@@ -1,0 +1,334 @@
+"""`grade --cluster` (issue 27): the class graded on a Dask cluster, checked on one machine.
+
+- a scheduler and 2 workers on 127.0.0.1 grade honest and adversarial submissions of 02_forward_pass, one of
+  the workers killed mid-batch: every score, status and flag equals `--jobs 2`, each student recorded once,
+  and a run started again skips what is done (the ledger);
+- workers that cannot see the course folder (their own mount namespace) grade correctly; a worker without
+  bubblewrap refuses with one line, which the instructor's run shows;
+- the instructor's process never unpickles what a worker sends (dask_guard);
+- what a task sends back is validated as data (cluster_reply), and a task past its limit is a timeout.
+"""
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import adversarial
+import distributed
+import nbtools
+import psutil
+import pytest
+from adversarial import ASSIGNMENT, ATTACKS, Context, grading
+
+from autograder.grading import cluster, cluster_reply, cluster_task, course, dask_guard, ledger
+
+pytestmark = [pytest.mark.xdist_group("grader-cluster")]
+ATTACKERS = ("patch-numpy", "infinite-loop", "duplicate-cell", "invalid-json", "missing")
+
+
+def _digest(result):
+    """What must be equal between two gradings of one submission: status, scores, each cell, each flag."""
+    cells = sorted((c["grade_id"], c["points"], c["max_points"], c["status"]) for c in result["cells"])
+    flags = sorted((f["kind"], f["exercise"] or "") for f in result["flags"])
+    return result["status"], result["score"], result["max_score"], cells, flags
+
+
+@pytest.fixture(scope="module")
+def course_root(tmp_path_factory):
+    return grading.make_course(tmp_path_factory.mktemp("cluster") / "course", ASSIGNMENT)
+
+
+def _students(course_root):
+    solution = nbtools.cells_by_id(nbtools.solution(ASSIGNMENT))
+    ctx = Context(learner=nbtools.learner(ASSIGNMENT), course=str(course_root), results="", port=1,
+                  answers={gid: solution[gid].source for gid in adversarial.EXERCISES})
+    wrong = __import__(f"submissions.{ASSIGNMENT}", fromlist=["WRONG"]).WRONG
+    students = adversarial.honest_students(ctx, wrong[:1])
+    attacks = {a.student: a for a in ATTACKS}
+    return {**students, **{name: attacks[name].build(ctx) for name in ATTACKERS}}
+
+
+def _dask_processes():
+    """This test's Dask processes (descendants of this one): {pid: psutil.Process}: the scheduler, each worker's
+    nanny (`dask worker`) and the worker process it starts (a multiprocessing child)."""
+    out = {}
+    for p in psutil.Process().children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if any(mark in " ".join(p.cmdline()) for mark in ("distributed.cli", "multiprocessing")):
+                out[p.pid] = p
+    return out
+
+
+class _Killer(threading.Thread):
+    """Kills one Dask worker while it grades a student (SIGKILL: no goodbye); notes what listens where."""
+
+    def __init__(self):
+        super().__init__(daemon=True)
+        self.killed, self.listening, self.stop = None, set(), False
+
+    def run(self):
+        while not self.stop and self.killed is None:
+            time.sleep(0.5)
+            for pid, proc in _dask_processes().items():
+                with contextlib.suppress(psutil.Error):
+                    self.listening |= {(c.laddr.ip, pid) for c in proc.net_connections("inet")
+                                       if c.status == psutil.CONN_LISTEN}
+                    if "multiprocessing" in " ".join(proc.cmdline()) and self._grading(proc):
+                        proc.kill()
+                        self.killed = pid
+                        return
+
+    @staticmethod
+    def _grading(proc):
+        """True when a grading worker under this process runs a sandbox (a student's notebook, not start-up)."""
+        for child in proc.children():
+            if "autograder.grading.worker" in " ".join(child.cmdline()) and child.children(recursive=True):
+                return True
+        return False
+
+
+@pytest.mark.grading
+@pytest.mark.sandbox
+def test_local_cluster_grades_as_jobs_2_even_with_a_worker_killed(course_root, tmp_path, capsys):
+    grading.write_submissions(tmp_path / "submitted", ASSIGNMENT, _students(course_root))
+    jobs_root = grading.copy_course(course_root, tmp_path / "jobs-course")
+    on_one = grading.run_batch(ASSIGNMENT, tmp_path / "submitted", tmp_path / "jobs", jobs_root, jobs=2)
+    capsys.readouterr()
+    killer = _Killer()
+    killer.start()
+    try:
+        on_cluster = grading.run_batch(ASSIGNMENT, tmp_path / "submitted", tmp_path / "cluster", course_root,
+                                       jobs=None, cluster="local:2")
+    finally:
+        killer.stop = True
+    err = capsys.readouterr().err
+    assert killer.killed, "no worker was killed mid-task: the test did not test a fault"
+    assert sorted(on_cluster) == sorted(on_one) == sorted(_students(course_root))
+    for student in on_one:
+        assert _digest(on_cluster[student]) == _digest(on_one[student]), student
+    assert on_cluster["infinite-loop"]["status"] == "timeout"
+    total = len(on_one)
+    assert err.count(f" {total}/{total} students") == 1 and f" {total + 1}/" not in err
+    rows = (tmp_path / "cluster" / "grades.csv").read_text(encoding="utf-8").splitlines()[1:]
+    assert sorted(r.split(",")[0] for r in rows) == sorted(on_one)  # each student once
+    assert set(ledger.load(tmp_path / "cluster")) == set(on_one)
+    assert killer.listening and {ip for ip, _ in killer.listening} == {"127.0.0.1"}, killer.listening
+    again = grading.run_batch(ASSIGNMENT, tmp_path / "submitted", tmp_path / "cluster", course_root, jobs=None,
+                              cluster="local:1")
+    assert again == {}, "a run started again graded again what was done"
+    assert not _dask_processes(), "the local cluster's processes outlived the run"
+
+
+def _hide(folders, also=""):
+    """A command that runs the rest in a mount namespace of its own with `folders` covered by empty tmpfs."""
+    mounts = " && ".join([*(f'mount -t tmpfs -o size=1m tmpfs "{f}"' for f in folders), *([also] if also else [])])
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", f'{mounts} && exec "$@"', "sh"]
+
+
+@pytest.mark.grading
+@pytest.mark.sandbox
+def test_workers_that_cannot_see_the_course_grade_and_one_without_bubblewrap_refuses(course_root, tmp_path, capsys):
+    shutil.which("unshare") or pytest.fail("unshare (util-linux) is needed to give a worker its own mounts")
+    students = {"solution": nbtools.solution(ASSIGNMENT), "learner": nbtools.learner(ASSIGNMENT)}
+    grading.write_submissions(tmp_path / "submitted", ASSIGNMENT, students)
+    base = Path(course_root).parent  # the course, and beside it nothing a worker needs
+    local = cluster.LocalProcesses(2, wrap=_hide((base, tmp_path)))
+    no_bwrap = _hide((base, tmp_path), also=f"mount --bind /dev/null {shutil.which('bwrap')}")
+    local.workers.append(local._start([*no_bwrap, *local.worker_command("no-bwrap")]))
+    try:
+        client, _ = cluster.connect(local.address, workers=3)
+        try:  # what each worker sees of the course: nothing
+            seen = client.run(os.path.exists, str(Path(course_root) / "gradebook.db"))
+        finally:
+            client.close()
+        assert len(seen) == 3 and not any(seen.values()), seen
+        results = grading.run_batch(ASSIGNMENT, tmp_path / "submitted", tmp_path / "results", course_root,
+                                    jobs=None, cluster=local.address)
+    finally:
+        local.close()
+    err = capsys.readouterr().err
+    assert results["solution"]["score"] == results["solution"]["max_score"] > 0
+    assert results["learner"]["score"] == 0 and results["learner"]["status"] == "graded"
+    refusals = [line for line in err.splitlines() if "refuses to grade" in line]
+    assert len(refusals) == 1 and "bwrap" in refusals[0], err[-3000:]
+
+
+class _Evil:
+    """Unpickling this runs a command: what a worker taken over by student code would send."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return os.system, (f"touch {self.marker}",)
+
+
+def _send_pickled(marker):
+    from distributed.protocol.serialize import ToPickle
+
+    return ToPickle(_Evil(marker))
+
+
+def _send_object(marker):
+    return _Evil(marker)
+
+
+class _EvilError(Exception):
+    def __reduce__(self):
+        return os.system, (f"touch {self.args[0]}",)
+
+
+def _raise(marker):
+    raise _EvilError(marker)
+
+
+def test_the_instructors_process_never_unpickles_what_a_worker_sends(tmp_path):
+    marker = tmp_path / "unpickled"
+    client, local = cluster.connect("local:1")
+    try:
+        before = len(dask_guard.REFUSED)
+        for attack in (_send_pickled, _send_object):
+            try:
+                answer = client.submit(attack, str(marker), pure=False).result(timeout=120)
+            except dask_guard.Refused as refused:  # what Dask makes of a result it could not take
+                answer = refused
+            assert isinstance(answer, dask_guard.Refused), answer
+        failed = client.submit(_raise, str(marker), pure=False)
+        distributed.wait(failed, timeout=120)
+        assert failed.status == "error" and isinstance(failed.exception(), dask_guard.Refused)
+        assert not marker.exists(), "a pickle from a worker was unpickled: code ran"
+        assert len(dask_guard.REFUSED) > before
+        assert client.submit(dict, a=1, b=b"x", pure=False).result(timeout=60) == {"a": 1, "b": b"x"}
+    finally:
+        client.close()
+        local.close()
+
+
+# --- without a cluster ---------------------------------------------------------------------------------------
+def test_cluster_spec():
+    assert cluster.parse("local:2") == ("local", 2)
+    assert cluster.parse("tcp://10.0.0.5:8786") == ("address", "tcp://10.0.0.5:8786")
+    assert cluster.parse("tls://sched.example.org:8786") == ("address", "tls://sched.example.org:8786")
+    for bad in ("local:0", "local:65", "local", "10.0.0.5", "http://x:1", "tcp://x:1; rm -rf /"):
+        with pytest.raises(ValueError, match="--cluster .*expects"):
+            cluster.parse(bad)
+
+
+def test_a_task_past_its_limit_is_a_timeout():
+    class Silent:  # a grading worker that started and then never answers
+        ready = True
+
+        def __init__(self):
+            self.r, self.w = os.pipe()
+
+        def fileno(self):
+            return self.r
+
+        def send(self, message):
+            self.sent = message
+
+        def take_in(self, job):
+            return None
+
+    started = time.monotonic()
+    answer = cluster_task._ask(Silent(), cluster_task._Job("ann", None), 1.0, False)
+    assert answer["lost"] == "timeout" and "longer than 1 s" in answer["why"]
+    assert time.monotonic() - started < 10
+
+
+def _model(course_root):
+    return course.prepare_assignment(course.load_config(course_root), ASSIGNMENT)
+
+
+def _good(model, student="ann"):
+    from autograder.grading import results
+
+    notebooks = [results.empty_notebook(n, "missing notebook", "no file") for n in model.notebooks]
+    return {"student": student, "result": results.student_result(student, model.name, notebooks).to_dict(),
+            "files": {}}
+
+
+@pytest.mark.parametrize("change, why", [
+    (lambda d: d.update(student="bob"), "not the plain data"),
+    (lambda d: d.update(files={"../../gradebook.db": b"x"}), "unexpected file"),
+    (lambda d: d.update(files={"page.html": b"<script>"}), "unexpected file"),
+    (lambda d: d.update(files={f"{ASSIGNMENT}.ipynb": b"x" * (cluster_task.MAX_FILE_BYTES + 1)}), "over"),
+    (lambda d: d["result"].update(score=1e9), "not within the gradebook"),
+    (lambda d: d["result"]["notebooks"][0]["cells"][0].update(points=99.0), "not within the gradebook"),
+    (lambda d: d["result"].update(student="bob"), "refused"),
+    (lambda d: d.update(result=dask_guard.Refused("a pickled object")), "not the plain data"),
+])
+def test_what_a_task_sends_back_is_checked_as_data(course_root, tmp_path, change, why):
+    model = _model(course_root)
+    data = _good(model)
+    reply = cluster_reply.reply(data, "ann", model, {}, tmp_path)
+    assert reply["result"]["status"] == "missing notebook" and Path(reply["html"]).is_file()
+    change(data)
+    reply = cluster_reply.reply(data, "ann", model, {}, tmp_path)
+    assert reply["result"]["status"] == "grader error" and why in reply["result"]["error"], reply["result"]["error"]
+    assert "autograded_dir" not in reply
+
+
+def test_submission_files_follow_no_link(tmp_path):
+    folder = tmp_path / "s"
+    folder.mkdir()
+    (folder / "a.ipynb").write_text("{}")
+    (folder / "secret").symlink_to("/etc/passwd")
+    os.mkfifo(folder / "pipe")
+    assert cluster.submission_files(folder) == {"a.ipynb": b"{}"}
+    out = tmp_path / "out"
+    with pytest.raises(ValueError, match="relative file name"):
+        cluster_task.write_files(out, {"../escape": b"x"})
+    assert not (tmp_path / "escape").exists()
+
+
+def test_jobs_and_cluster_together_is_an_error():
+    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", ASSIGNMENT, "nowhere", "--jobs", "2",
+                           "--cluster", "local:2"], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "--jobs is for one machine" in proc.stderr
+
+
+
+# --- the cluster examples of the guide (plain YAML: dask-jobqueue and dask-kubernetes are not installed) ------------
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_slurm_example_runs_one_student_per_worker_with_tls():
+    import yaml
+
+    config = yaml.safe_load((ROOT / "deploy" / "cluster" / "slurm-jobqueue.yaml").read_text(encoding="utf-8"))
+    slurm = config["jobqueue"]["slurm"]
+    assert slurm["processes"] == slurm["cores"] >= 1  # one thread per worker: one student at a time
+    assert "--memory-limit=0" in slurm["worker-extra-args"]
+    assert any("bwrap" in line for line in slurm["job-script-prologue"])
+    assert slurm["scheduler-options"]["protocol"] == "tls"
+    dist = config["distributed"]
+    assert dist["scheduler"]["allowed-failures"] == 1 and dist["worker"]["daemon"] is False
+    assert dist["comm"]["require-encryption"] is True
+    assert {"ca-file", "scheduler", "worker", "client"} <= set(dist["comm"]["tls"])
+
+
+def test_the_kubernetes_example_mounts_nothing_of_the_course_and_needs_tls():
+    import yaml
+
+    spec = yaml.safe_load((ROOT / "deploy" / "kubernetes" / "dask-grader.yaml").read_text(encoding="utf-8"))
+    values = yaml.safe_load((ROOT / "deploy" / "kubernetes" / "values.yaml").read_text(encoding="utf-8"))
+    assert spec["apiVersion"] == "kubernetes.dask.org/v1" and spec["kind"] == "DaskCluster"
+    image = f"{values['singleuser']['image']['name']}:{values['singleuser']['image']['tag']}"
+    worker = spec["spec"]["worker"]["spec"]
+    scheduler = spec["spec"]["scheduler"]["spec"]
+    (w,), (s,) = worker["containers"], scheduler["containers"]
+    assert w["image"] == s["image"] == image  # the students' image: the same course and grader version
+    assert w["args"][w["args"].index("--nthreads") + 1] == "1"
+    assert w["securityContext"]["seccompProfile"]["type"] == "Unconfined"  # bubblewrap's user namespaces
+    assert [v["secret"]["secretName"] for v in worker["volumes"]] == ["ffn-grader-worker-tls"]  # no course volume
+    env = {e["name"]: e["value"] for e in s["env"]}
+    assert env["DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES"] == "1"
+    assert env["DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION"] == "True" and "--protocol" in s["args"]
+    assert s["args"][s["args"].index("--protocol") + 1] == "tls"
+    assert {e["name"]: e["value"] for e in w["env"]}["DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION"] == "True"
