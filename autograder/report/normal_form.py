@@ -6,14 +6,20 @@ dropped (statements after a `return`/`raise`/`break`/`continue`, branches of a c
 `try` blocks around nothing, expressions without a call, `print` calls, docstrings, `pass`, assignments
 to names nothing reads), and a temporary bound once and read once, in a later statement of its own
 block and outside any loop, branch, lambda or comprehension there, is put back in the expression that
-reads it when no statement in between names a local its value reads. Module-level code is only tidied,
-never pruned: a later cell may read what an answer cell defines. Code that does not parse raises
-SyntaxError (or ValueError, RecursionError, MemoryError on pathological input): the caller falls back
-to tokens.
+reads it when no statement in between names a local its value reads (a comprehension's first iterable is
+read once, where it stands); a temporary whose value has no call, over names bound once that nothing
+changes in place, is put back wherever it is read, however often. A name bound again in the function's
+own block is a new name from there on (rebinding.py), so `x = np.asarray(x)` is a temporary too; an `if`
+around nothing is dropped, and a list comprehension that is a call's only argument reads as a generator.
+Module-level code is only tidied, never pruned: a later cell may read what an answer cell defines.
+Code that does not parse raises SyntaxError (or ValueError, RecursionError, MemoryError on pathological
+input): the caller falls back to tokens.
 """
 
 import ast
 from collections import Counter
+
+from .rebinding import split_rebound
 
 ROUNDS = 20  # passes of pruning and inlining; each pass that changes anything removes a statement
 MAX_NODES = 5_000  # a larger tree is only laid out anew: the course's longest answer has about 250 nodes
@@ -22,6 +28,7 @@ _ENDS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _REPEATS = (ast.For, ast.AsyncFor, ast.While, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
             ast.GeneratorExp, *_SCOPES)
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _EFFECTS = (ast.Call, ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)
 
 
@@ -34,7 +41,9 @@ def canonical(code):
     if len(_walk(tree)) > MAX_NODES:  # hostile or generated code: pruning it could take seconds
         return ast.unparse(tree), inlined
     for fn in [n for n in _walk(tree, statements_only=True) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]:
+        split_rebound(fn)
         inlined += _simplify(fn)
+    _Generators().visit(tree)
     return ast.unparse(tree), inlined
 
 
@@ -46,6 +55,7 @@ def _simplify(fn):
         nodes = _walk(fn)  # after _drop_unread, counts of reads and binds are too high: inlining only waits a round
         dropped = _drop_unread(fn, nodes)
         n = _inline_once_read(fn, nodes)
+        n += _inline_pure(fn, _walk(fn)) if not n else 0
         inlined += n
         if not (dropped or n):
             break
@@ -119,6 +129,9 @@ def _prune(body):
                 setattr(stmt, field, [] if empty and field != "body" and not isinstance(stmt, ast.Try) else pruned)
         for handler in getattr(stmt, "handlers", ()):
             handler.body = _prune(handler.body)
+        if isinstance(stmt, ast.If) and _does_nothing(stmt.body) and not stmt.orelse and \
+                not any(isinstance(n, _EFFECTS) for n in ast.walk(stmt.test)):
+            continue  # `if <test without a call>: pass`
         if _does_nothing(stmt.body if isinstance(stmt, ast.Try | ast.For) else None):
             if isinstance(stmt, ast.Try):  # a `try` around nothing raises nothing: only its `finally` runs
                 out += [s for s in stmt.finalbody if not isinstance(s, ast.Pass)]
@@ -211,6 +224,12 @@ def _find_load(expr, name):
     stack = [expr]
     while stack:
         node = stack.pop()
+        if isinstance(node, _COMPREHENSIONS):
+            node = node.generators[0]  # its first iterable is evaluated once, before the loop
+            if isinstance(node.iter, ast.Name) and node.iter.id == name:
+                return node, "iter", None
+            stack.append(node.iter)
+            continue
         if isinstance(node, _REPEATS):
             continue
         for field, value in ast.iter_fields(node):
@@ -289,3 +308,83 @@ def _blocks(nodes):
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
                 out.append((node, field, block))
     return out
+
+
+# ---------------------------------------------------------------- values without effects, and operand order
+
+_PURE = (ast.Name, ast.Constant, ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.BinOp, ast.UnaryOp,
+         ast.BoolOp, ast.Compare, ast.IfExp, ast.expr_context, ast.operator, ast.unaryop, ast.boolop, ast.cmpop)
+
+
+def _changed_in_place(nodes):
+    """Names whose object the function may change without binding them, anywhere in it: stored into
+    (`x[i] = `, `x.a = `), a method called on them (`x.sort()`) or passed by keyword (numpy's `out=x`).
+    A positional argument is taken as read, as numpy's functions but `copyto` do."""
+    out = set()
+    for node in nodes:
+        if isinstance(node, ast.Subscript | ast.Attribute) and not isinstance(node.ctx, ast.Load):
+            base = node
+            while isinstance(base, ast.Subscript | ast.Attribute):
+                base = base.value
+            names = [base]
+        elif isinstance(node, ast.Call):
+            names = [k.value for k in node.keywords]
+            names += [node.func.value] if isinstance(node.func, ast.Attribute) else []
+        else:
+            continue
+        out.update(n.id for n in names if isinstance(n, ast.Name))
+    return out
+
+
+def _inline_pure(fn, nodes):
+    """Put back wherever it is read (loops and branches too) a temporary bound once to a value without calls,
+    over names bound at most once, when nothing changes it or them in place: it is the same value everywhere. How many
+    were (one a round: the counts change)."""
+    stores, loads = _counts(nodes, fn)
+    changed = _changed_in_place(nodes)
+    for _, _, block in _blocks(nodes):
+        for stmt in block:
+            target = stmt.targets[0] if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 else None
+            if not (isinstance(target, ast.Name) and stores[target.id] == 1 and loads[target.id]) or \
+                    target.id in changed:
+                continue
+            inside = _walk(stmt.value)
+            names = {n.id for n in inside if isinstance(n, ast.Name)}
+            if all(isinstance(n, _PURE) for n in inside) and target.id not in names and \
+                    not any(stores[n] > 1 or (stores[n] and n in changed) for n in names) and \
+                    len(inside) * loads[target.id] <= MAX_INLINED:
+                _put_back(fn, target.id, stmt.value)
+                block.remove(stmt)
+                return 1
+    return 0
+
+
+def _put_back(fn, name, value):
+    """Replace every read of `name` in `fn` by a copy of `value`."""
+    for node in ast.walk(fn):
+        for field, child in ast.iter_fields(node):
+            items = child if isinstance(child, list) else [child]
+            for i, v in enumerate(items):
+                if isinstance(v, ast.Name) and v.id == name and isinstance(v.ctx, ast.Load):
+                    copy = _copy(value)
+                    if isinstance(child, list):
+                        child[i] = copy
+                    else:
+                        setattr(node, field, copy)
+
+
+def _copy(node):
+    new = type(node)(**{f: (_copy(v) if isinstance(v, ast.AST) else [_copy(x) if isinstance(x, ast.AST) else x
+                                                                          for x in v] if isinstance(v, list) else v)
+                        for f, v in ast.iter_fields(node)})
+    return ast.copy_location(new, node) if hasattr(node, "lineno") else new
+
+
+class _Generators(ast.NodeTransformer):
+    """A list comprehension that is a call's only argument written as a generator: sum([..]) as sum(..)."""
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        if len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.ListComp):
+            node.args[0] = ast.GeneratorExp(node.args[0].elt, node.args[0].generators)
+        return node
