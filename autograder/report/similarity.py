@@ -243,16 +243,15 @@ def _score(a, b):
 
 def _classmates(grade_id, cells, copied):
     """Pairs of classmates sharing REPORT_AT of the smaller answer's own fingerprints: an idiom, which more
-    than COMMON students have, is evidence neither way. Students who match the solution ({student: score} in
-    `copied`) are not counted toward idioms: they are listed against it, and a popular solution would
-    otherwise hide every copy of an answer that shares its lines. Two of them are listed as a pair only
-    when they share more with each other than one of them does with the solution."""
+    than COMMON students have, is evidence neither way (left out of the share, not counted against it). Two
+    students who both match the solution ({student: score} in `copied`) are listed as a pair only when they
+    share more with each other than one of them does with the solution."""
     index = defaultdict(list)
     for student, a in cells.items():
         if a.reportable:
             for fp in a.fingerprints:
                 index[fp].append(student)
-    idioms = {fp for fp, students in index.items() if sum(s not in copied for s in students) > COMMON}
+    idioms = {fp for fp, students in index.items() if len(students) > COMMON}
     own = {s: len(a.fingerprints - idioms) for s, a in cells.items()}
     shared = Counter()
     for fp, students in index.items():

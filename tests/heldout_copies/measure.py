@@ -3,10 +3,13 @@
 Each notebook's pairs make one class: pair i is students a<i> (its `first`) and b<i> (its `second`, with
 its free cell, if any, inserted as a code cell before the answer cell), each with that one answer cell
 filled in and the rest as the learner got them. A copy is listed when the report links b<i> with a<i>,
-or, for a copy of the solution, with the published solution. A match between two students (or a student
-and the solution) whose answers come from different sources is a false alarm: one with an independent
-answer counts against the target (none listed); a classmate's own answer (the original of a copy) listed
-against the solution is counted apart, as it is not written to differ from the solution.
+or lists both against the published solution (a copy of the solution; or a copy of a classmate's answer
+the report takes for the solution's, when the reader sees both beside the same code).
+
+A match between two students (or a student and the solution) whose answers come from different sources is
+a false alarm: one with an independent answer counts against the target (none listed); a classmate's own
+answer (the original of a copy) listed against the solution is counted apart, as it is not written to
+differ from the solution.
 
 A copy counts toward its kind's rate only when its original is long enough for the report to list at all
 (similarity.MIN_TOKENS): shorter formulas are alike by nature, and the report says so.
@@ -100,7 +103,7 @@ def _measure_notebook(tmp, notebook, pairs, out):
             out.short[p.kind] += 1
             continue
         out.total[p.kind] += 1
-        if (p.cell, a, b) in links or (p.first is SOLUTION and (p.cell, b, None) in links):
+        if (p.cell, a, b) in links or ((p.cell, b, None) in links and (p.cell, a, None) in links):
             out.listed[p.kind] += 1
         else:
             out.misses.append((p.kind, notebook, p.cell, i))
