@@ -28,6 +28,7 @@ _ENDS = (ast.Return, ast.Raise, ast.Break, ast.Continue)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 _REPEATS = (ast.For, ast.AsyncFor, ast.While, ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp,
             ast.GeneratorExp, *_SCOPES)
+_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)  # what has a block of statements
 _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _EFFECTS = (ast.Call, ast.Yield, ast.YieldFrom, ast.Await, ast.NamedExpr)
 
@@ -37,13 +38,13 @@ def canonical(code):
     or padded with dead code or single-use temporaries, and how many temporaries it took out."""
     tree = ast.parse(code)
     tree.body = _tidy(tree.body)
-    inlined = 0
-    if len(_walk(tree)) > MAX_NODES:  # hostile or generated code: pruning it could take seconds
+    inlined, nodes = 0, _walk(tree)
+    if len(nodes) > MAX_NODES:  # hostile or generated code: pruning it could take seconds
         return ast.unparse(tree), inlined
+    _as_generators(nodes)
     for fn in [n for n in _walk(tree, statements_only=True) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]:
         split_rebound(fn)
         inlined += _simplify(fn)
-    _Generators().visit(tree)
     return ast.unparse(tree), inlined
 
 
@@ -54,8 +55,10 @@ def _simplify(fn):
         fn.body = _prune(fn.body)
         nodes = _walk(fn)  # after _drop_unread, counts of reads and binds are too high: inlining only waits a round
         dropped = _drop_unread(fn, nodes)
-        n = _inline_once_read(fn, nodes)
-        n += _inline_pure(fn, _walk(fn)) if not n else 0
+        counts = _counts(nodes, fn)
+        n = _inline_once_read(fn, nodes, counts)
+        if not n:  # nothing put back: the counts still hold, unless an assignment was dropped
+            n = _inline_pure(fn, *((_walk(fn), None) if dropped else (nodes, counts)))
         inlined += n
         if not (dropped or n):
             break
@@ -104,7 +107,7 @@ def _no_effect(stmt):
     value = stmt.value
     if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "print":
         return True
-    return not any(isinstance(n, _EFFECTS) for n in ast.walk(value))
+    return not any(isinstance(n, _EFFECTS) for n in _walk(value))
 
 
 def _prune(body):
@@ -130,13 +133,13 @@ def _prune(body):
         for handler in getattr(stmt, "handlers", ()):
             handler.body = _prune(handler.body)
         if isinstance(stmt, ast.If) and _does_nothing(stmt.body) and not stmt.orelse and \
-                not any(isinstance(n, _EFFECTS) for n in ast.walk(stmt.test)):
+                not any(isinstance(n, _EFFECTS) for n in _walk(stmt.test)):
             continue  # `if <test without a call>: pass`
         if _does_nothing(stmt.body if isinstance(stmt, ast.Try | ast.For) else None):
             if isinstance(stmt, ast.Try):  # a `try` around nothing raises nothing: only its `finally` runs
                 out += [s for s in stmt.finalbody if not isinstance(s, ast.Pass)]
                 continue
-            if not stmt.orelse and not any(isinstance(n, _EFFECTS) for n in ast.walk(stmt.iter)):
+            if not stmt.orelse and not any(isinstance(n, _EFFECTS) for n in _walk(stmt.iter)):
                 continue  # a loop over a plain iterable that does nothing
             if isinstance(stmt.iter, ast.Call) and isinstance(stmt.iter.func, ast.Name) and \
                     stmt.iter.func.id == "range" and not stmt.orelse:
@@ -242,12 +245,12 @@ def _find_load(expr, name):
     return None
 
 
-def _inline_once_read(fn, nodes):
+def _inline_once_read(fn, nodes, counts):
     """Put each temporary bound once and read once, in a later statement of its block, back where it is read;
     how many were.
 
     Inlining one moves its value's reads and removes its own: the counts of the other names still hold."""
-    stores, loads = _counts(nodes, fn)
+    stores, loads = counts
     local, inlined = set(stores), 0
     for _, _, block in _blocks(nodes):
         i = 0
@@ -266,7 +269,7 @@ def _inline_into(block, i, name, value, local):
     """Replace the read of `name` in block[i+1:] by `value` when no statement between names a local it reads.
 
     Calls on modules (np.exp) may change order: that changes what a warning filter sees, not what is compared."""
-    reads = {n.id for n in ast.walk(value) if isinstance(n, ast.Name)} & local
+    reads = {n.id for n in _walk(value) if isinstance(n, ast.Name)} & local
     for later in block[i + 1:]:
         for expr in () if isinstance(later, ast.While) else _own_expressions(later):
             found = _find_load(expr, name) if not (isinstance(expr, ast.Name) and expr.id == name) else "self"
@@ -282,9 +285,10 @@ def _inline_into(block, i, name, value, local):
                     getattr(parent, field)[index] = value
             del block[i]
             return True
-        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(later)):
+        names = {n.id for n in _walk(later) if isinstance(n, ast.Name)}
+        if name in names:
             return False  # read inside a nested block or a loop: left as written
-        if reads & {n.id for n in ast.walk(later) if isinstance(n, ast.Name)}:
+        if reads & names:
             return False  # it rebinds, or may change (a call on it), what `value` reads
     return False
 
@@ -303,6 +307,8 @@ def _blocks(nodes):
     """(node, field, block) of every statement list among `nodes`."""
     out = []
     for node in nodes:
+        if not isinstance(node, _HOLDERS):
+            continue
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
             if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
@@ -336,11 +342,11 @@ def _changed_in_place(nodes):
     return out
 
 
-def _inline_pure(fn, nodes):
+def _inline_pure(fn, nodes, counts=None):
     """Put back wherever it is read (loops and branches too) a temporary bound once to a value without calls,
     over names bound at most once, when nothing changes it or them in place: it is the same value everywhere. How many
     were (one a round: the counts change)."""
-    stores, loads = _counts(nodes, fn)
+    stores, loads = counts or _counts(nodes, fn)
     changed = _changed_in_place(nodes)
     for _, _, block in _blocks(nodes):
         for stmt in block:
@@ -361,7 +367,7 @@ def _inline_pure(fn, nodes):
 
 def _put_back(fn, name, value):
     """Replace every read of `name` in `fn` by a copy of `value`."""
-    for node in ast.walk(fn):
+    for node in _walk(fn):
         for field, child in ast.iter_fields(node):
             items = child if isinstance(child, list) else [child]
             for i, v in enumerate(items):
@@ -380,11 +386,9 @@ def _copy(node):
     return ast.copy_location(new, node) if hasattr(node, "lineno") else new
 
 
-class _Generators(ast.NodeTransformer):
+def _as_generators(nodes):
     """A list comprehension that is a call's only argument written as a generator: sum([..]) as sum(..)."""
-
-    def visit_Call(self, node):
-        self.generic_visit(node)
-        if len(node.args) == 1 and not node.keywords and isinstance(node.args[0], ast.ListComp):
+    for node in nodes:
+        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords and \
+                isinstance(node.args[0], ast.ListComp):
             node.args[0] = ast.GeneratorExp(node.args[0].elt, node.args[0].generators)
-        return node

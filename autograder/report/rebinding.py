@@ -13,8 +13,17 @@ import ast
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
+def _walk(node):
+    from .normal_form import _walk  # normal_form imports this module: its walk is found when first called
+
+    return _walk(node)
+
+
 def split_rebound(fn):
     """Rename in place each later binding of a rebound name in `fn`'s own block, and the reads it reaches."""
+    bound = [t.id for t in map(_plain_target, fn.body) if t is not None]
+    if len(set(bound)) == len(bound) and not set(bound) & _parameters(fn):
+        return  # nothing bound again in fn's own block (a binding elsewhere leaves a name alone anyway)
     names = _renamable(fn)
     if not names:
         return
@@ -45,14 +54,11 @@ def _renamable(fn):
     """Names bound more than once in `fn`, every binding a parameter or a plain assignment of its own block."""
     top = {id(s.targets[0]) for s in fn.body if _plain_target(s) is not None}
     plain, other, nested_reads = {}, set(), set()
-    stack = list(ast.iter_child_nodes(fn))
-    while stack:
-        node = stack.pop()
+    for node in _walk(fn)[1:]:  # a binding inside a nested scope is not plain either: its name is left alone
         if isinstance(node, _NESTED):
-            nested_reads |= {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+            nested_reads |= {n.id for n in _walk(node) if isinstance(n, ast.Name)}
             other |= {node.name} if not isinstance(node, ast.Lambda) else set()
-            continue
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
             if id(node) in top:
                 plain[node.id] = plain.get(node.id, 0) + 1
             else:
@@ -63,13 +69,12 @@ def _renamable(fn):
             other.add((node.asname or node.name).split(".")[0])
         elif isinstance(node, ast.ExceptHandler) and node.name:
             other.add(node.name)
-        stack.extend(ast.iter_child_nodes(node))
     params = _parameters(fn)
     return {n for n, k in plain.items() if k + (n in params) > 1} - other - nested_reads
 
 
 def _rename_reads(stmt, current):
     """Point every read in `stmt` of a renamed name at the binding in force before `stmt`."""
-    for node in ast.walk(stmt):
+    for node in _walk(stmt):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in current:
             node.id = current[node.id]

@@ -124,6 +124,32 @@ def _python_tokens(code):
     return out
 
 
+_LEXEME = re.compile("|".join([
+    r"(?P<string>(?:[rRbBuUfF]{1,2})?(?:'''(?:\\.|[^\\])*?'''|" + '"""' + r'(?:\\.|[^\\])*?' + '"""'
+    + r"""|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"))""",
+    r"(?P<number>0[xXoObB][0-9a-fA-F_]+|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?[jJ]?)",
+    r"(?P<name>\w+)",
+    r"(?P<newline>\n)",
+    r"(?P<op>\*\*=|//=|>>=|<<=|\.\.\.|->|:=|\*\*|//|<<|>>|<=|>=|==|!=|[-+*/%@&|^]=|[-+*/%@&|^~<>()\[\]{},:.;=])",
+    r"(?P<space> +)",
+]))
+_LEXEME_TYPES = {"string": tokenize.STRING, "number": tokenize.NUMBER, "name": tokenize.NAME,
+                 "newline": tokenize.NEWLINE, "op": tokenize.OP}
+
+
+def _unparsed_tokens(code):
+    """_python_tokens of what ast.unparse writes, read by one regular expression: that code has one statement
+    a line, spaces only, no comment and no line continued. None at anything else (then tokenize reads it)."""
+    out, at = [], 0
+    for m in _LEXEME.finditer(code):
+        if m.start() != at:
+            return None
+        at = m.end()
+        if m.lastgroup != "space":
+            out.append((_LEXEME_TYPES[m.lastgroup], m.group()))
+    return out if at == len(code) else None
+
+
 def _statements(toks):
     """Split (type, text) tokens into statements (at NEWLINE and ';'); a statement is a list of tokens."""
     stmt, out = [], []
@@ -166,15 +192,16 @@ def _normalised(code):
         code, note = code[:MAX_CHARS], f"only its first {MAX_CHARS:,} characters were compared"
     try:
         code, inlined = normal_form.canonical(code)
+        toks = _unparsed_tokens(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        inlined = 0  # not Python `ast` reads (or too deep for it): its tokens as written
-    tokens, note = _tokens(code, note)
+        inlined, toks = 0, None  # not Python `ast` reads (or too deep for it): its tokens as written
+    tokens, note = _tokens(code, note, toks)
     return tokens, len(tokens) + 3 * inlined, note
 
 
-def _tokens(code, note):
+def _tokens(code, note, toks=None):
     try:
-        toks = _python_tokens(code)
+        toks = toks if toks is not None else _python_tokens(code)
     except (tokenize.TokenError, SyntaxError) as exc:
         toks = [(tokenize.OP if not w[0].isalnum() and w[0] != "_" else
                  tokenize.NUMBER if w[0].isdigit() else tokenize.NAME, w) for w in _WORDS.findall(code)]
