@@ -18,6 +18,7 @@ MAX_TOKENS tokens.
 
 import ast
 import builtins
+import functools
 import hashlib
 import io
 import keyword
@@ -234,6 +235,7 @@ def _finish(toks, note):
     return tuple(out), note
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a class shares most of its k-grams: each is hashed about once
 def _hash(gram):
     return int.from_bytes(hashlib.blake2b("\x1f".join(gram).encode(), digest_size=8).digest(), "big")
 
