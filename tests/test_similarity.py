@@ -167,6 +167,8 @@ def test_a_temporary_without_calls_is_put_back_wherever_it_is_read():
 def test_a_comprehensions_first_iterable_a_listed_argument_and_an_empty_if_are_read_through():
     assert _same("def f(a, b):\n    ps = (a, b)\n    return sum([g(p) for p in ps if p])\n",
                  "def f(a, b):\n    return sum(g(p) for p in (a, b) if p)\n")
+    assert _same("def f(a, b):\n    sizes = [g(p) for p in (a, b)]\n    return sum(sizes)\n",
+                 "def f(a, b):\n    return sum(g(p) for p in (a, b))\n")  # the list, once put back
     assert _same("def f(z):\n    if z.size == 0:\n        pass\n    return g(z)\n", "def f(z):\n    return g(z)\n")
     kept = "def f(z):\n    if g(z):\n        pass\n    return z\n"  # the test calls: it stays
     assert similarity.normal_form.canonical(kept)[0] == kept.rstrip("\n")

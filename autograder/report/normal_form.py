@@ -41,10 +41,10 @@ def canonical(code):
     inlined, nodes = 0, _walk(tree)
     if len(nodes) > MAX_NODES:  # hostile or generated code: pruning it could take seconds
         return ast.unparse(tree), inlined
-    _as_generators(nodes)
     for fn in [n for n in _walk(tree, statements_only=True) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]:
         split_rebound(fn)
         inlined += _simplify(fn)
+    _as_generators(_walk(tree) if inlined else nodes)  # a list put back may now be a call's argument
     return ast.unparse(tree), inlined
 
 
