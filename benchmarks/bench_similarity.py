@@ -65,6 +65,7 @@ def rows():
             f"one process (wall on a shared machine); CPU {cpu:.1f} s; {found} matches listed"),
         _report_row(rng),
         *_rate_rows(),
+        *_heldout_rows(),
     ]
 
 
@@ -86,6 +87,29 @@ def _rate_rows():
             rows.append(Row(f"similarity: {kind} listed (controls)", r.reported[kind], "answers", target, note))
         else:
             rows.append(Row(f"similarity: disguised copies listed, {kind}", 100 * share, "%", target, note))
+    return rows
+
+
+HELDOUT_TARGETS = {"renamed": "100%", "commented": "100%", "reformatted": "100%", "parentheses": "100%",
+                   "dead_code": ">= 90%", "temporaries": ">= 85%", "free_cell": "", "reordered": ""}
+
+
+def _heldout_rows():
+    """Held-out copies written by hand (tests/heldout_copies/), through the class report itself."""
+    tests_dir = str(Path(__file__).resolve().parent.parent / "tests")
+    if tests_dir not in sys.path:  # heldout_copies imports itself by that name, as the tests do
+        sys.path.insert(0, tests_dir)
+    from heldout_copies import measure
+
+    r = measure.measure()
+    rows = [Row(f"similarity, held out: copies listed, {kind}", 100 * r.rate(kind), "%", target,
+                f"{r.listed[kind]} of {r.total[kind]} listed ({r.short[kind]} more too short to list)")
+            for kind, target in HELDOUT_TARGETS.items()]
+    rows.append(Row("similarity, held out: independent answers listed", len(r.false_alarms), "answers", "0",
+                    f"of {r.independent}"))
+    rows.append(Row("similarity, held out: classmates' own answers listed against the solution",
+                    len(r.classmates_listed), "answers", "", f"students of {r.classmates} pairs from a classmate: "
+                    + ", ".join(sorted({f"{n} {c}" for n, c, _, _ in r.classmates_listed}))))
     return rows
 
 

@@ -139,6 +139,65 @@ def test_a_temporary_read_in_a_loop_or_a_branch_stays():
     assert similarity.normal_form.canonical(code) == (code.rstrip("\n"), 0)
 
 
+def _same(a, b):
+    return similarity.normalise(a)[0] == similarity.normalise(b)[0]
+
+
+def test_a_parameter_bound_again_is_a_temporary_like_a_new_name():
+    own = "def f(x, w):\n    x = np.asarray(x, dtype=float)\n    return np.maximum(x @ w, 0.0)\n"
+    copy = "def f(x, w):\n    xs = np.asarray(x, dtype=float)\n    return np.maximum(xs @ w, 0.0)\n"
+    assert _same(own, copy)
+    looped = "def f(x, w):\n    for _ in w:\n        x = x * 2\n    return x\n"  # bound in a loop: left alone
+    assert similarity.normal_form.canonical(looped) == (looped.rstrip("\n"), 0)
+
+
+def test_a_temporary_without_calls_is_put_back_wherever_it_is_read():
+    plain = "def f(X, W):\n    out = np.empty(X.shape[:-1])\n    for i in np.ndindex(X.shape[:-1]):\n" \
+            "        out[i] = X[i] @ W\n    return out\n"
+    named = "def f(X, W):\n    lead = X.shape[:-1]\n    out = np.empty(lead)\n    for i in np.ndindex(lead):\n" \
+            "        out[i] = X[i] @ W\n    return out\n"
+    assert _same(plain, named)
+    branch = "def f(d):\n    half = ('a', 'b')\n    if d == 'c':\n        return 1\n    elif d in half:\n" \
+             "        return 2\n"
+    assert _same(branch, branch.replace("half", "('a', 'b')").replace("    ('a', 'b') = ('a', 'b')\n", ""))
+    changed = "def f(x):\n    v = x[0]\n    x[0] = 2\n    return v + v\n"  # x changes: v is not x[0] after
+    assert similarity.normal_form.canonical(changed) == (changed.rstrip("\n"), 0)
+
+
+def test_a_comprehensions_first_iterable_a_listed_argument_and_an_empty_if_are_read_through():
+    assert _same("def f(a, b):\n    ps = (a, b)\n    return sum([g(p) for p in ps if p])\n",
+                 "def f(a, b):\n    return sum(g(p) for p in (a, b) if p)\n")
+    assert _same("def f(a, b):\n    sizes = [g(p) for p in (a, b)]\n    return sum(sizes)\n",
+                 "def f(a, b):\n    return sum(g(p) for p in (a, b))\n")  # the list, once put back
+    assert _same("def f(z):\n    if z.size == 0:\n        pass\n    return g(z)\n", "def f(z):\n    return g(z)\n")
+    kept = "def f(z):\n    if g(z):\n        pass\n    return z\n"  # the test calls: it stays
+    assert similarity.normal_form.canonical(kept)[0] == kept.rstrip("\n")
+
+
+LONG = "def f(x, w):\n    z = np.asarray(x, dtype=float) @ w\n    h = np.where(z > 0, z, 0.01 * z)\n" \
+       "    return h.sum(axis=-1) / np.sqrt(len(w))\n"
+
+
+def test_lines_the_whole_class_shares_count_against_no_copy():
+    """An idiom (more than COMMON students have it) is left out of a pair's share: a copy of an answer
+    whose other half is the class's idiom is listed, on the half that is its own."""
+    own_half = "    y = np.cumsum(np.sort(h, axis=0)[::-1], axis=0) / np.arange(1, len(h) + 1)[:, None]\n" \
+               "    return float(np.max(y[-1] - y[0]) * np.log1p(abs(y.min())))\n"
+    other = LONG.replace("    return h.sum(axis=-1) / np.sqrt(len(w))\n", own_half)
+    answers = {f"s{i}": renamed(LONG, f"s{i}") for i in range(similarity.COMMON + 5)}
+    answers |= {"own": other, "copier": renamed(other, "c")}
+    matches, _ = similarity.compare_cell("f", answers, "")
+    assert [(m.student, m.other) for m in matches] == [("own", "copier")]
+
+
+def test_two_answers_matching_the_solution_are_a_pair_when_they_share_more_with_each_other():
+    close = LONG.replace("np.sqrt(len(w))", "len(w) ** 0.5")
+    matches, _ = similarity.compare_cell("f", {"a": close, "b": renamed(close, "b"), "c": LONG}, LONG)
+    scores = {(m.student, m.other): m.score for m in matches}
+    assert similarity.REPORT_AT <= scores[("a", None)] < scores[("a", "b")] == 1.0
+    assert ("a", "c") not in scores and ("b", "c") not in scores  # c is the solution itself: nothing more
+
+
 @pytest.mark.parametrize("code", [
     "x = " + "-" * 200_000 + "1\n",  # MemoryError in the parser
     "def f(x):\n    return " + "+".join(["x"] * 20_000) + "\n",  # RecursionError building the tree

@@ -212,7 +212,7 @@ def course_answers(assignment):
 def _answer_cells(notebook, wanted=None):
     """{grade_id: code} of a notebook's answer cells (nbgrader `solution`), the first of each id, each with the
     functions of the notebook's other code cells it calls (similarity.code_it_runs)."""
-    from .similarity import code_it_runs
+    from .similarity import code_it_runs, free_definitions
 
     out, free = {}, []
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
@@ -229,7 +229,8 @@ def _answer_cells(notebook, wanted=None):
             out.setdefault(gid, source)
         elif not (meta.get("solution") or meta.get("grade")):
             free.append(source)
-    return {gid: code_it_runs(code, free) for gid, code in out.items()}
+    defs = free_definitions(free) if out else {}  # read once for all the notebook's answer cells
+    return {gid: code_it_runs(code, defs) for gid, code in out.items()}
 
 
 def read_answers(notebooks_dir, assignment, students, wanted):

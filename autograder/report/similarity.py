@@ -18,6 +18,7 @@ MAX_TOKENS tokens.
 
 import ast
 import builtins
+import functools
 import hashlib
 import io
 import keyword
@@ -35,6 +36,8 @@ MIN_TOKENS = 29  # shorter answers (normal form, temporaries counted: _normalise
 REPORT_AT = 0.8  # share of the smaller answer's fingerprints found in the other: a renamed copy scores 1.0, the
 # course's independent correct answers below 0.8 (tests/test_similarity.py), the solution with one line changed 0.83+
 COMMON = 20  # a fingerprint more than this many classmates share is an idiom (MOSS's -m), not a copy
+MIN_FINGERPRINTS = round((MIN_TOKENS - K + 1) * 2 / (WINDOW + 1))  # what an answer of MIN_TOKENS has, on average
+# (winnowing keeps 2 / (WINDOW + 1) of the k-grams): with idioms left out, a pair's score is never judged on fewer
 MAX_CHARS = 60_000  # a cell is read up to here; the course's longest solution cell has about 4,200 characters
 MAX_TOKENS = 3_000  # normalised tokens considered per cell; the longest solution has about 600
 
@@ -65,8 +68,24 @@ def code_it_runs(code, free_cells):
 
     The last definition of a name wins, as when the notebook runs top to bottom; free cells that do not
     parse are skipped, and those past 4 * MAX_CHARS characters in all are not read. A name the answer
-    calls is found without running anything: any name it reads.
+    calls is found without running anything: any name it reads. `free_cells` may be free_definitions' result,
+    so that a notebook's free cells are read once for all its answer cells.
     """
+    defs = free_cells if isinstance(free_cells, dict) else free_definitions(free_cells)
+    if not defs:
+        return code
+    out, queue, seen = [code], [code], set(re.findall(r"(?:def|class)\s+(\w+)", code))  # its own are its own
+    while queue and sum(map(len, out)) < MAX_CHARS:
+        for name in _WORDS.findall(queue.pop(0)):
+            if name in defs and name not in seen:
+                seen.add(name)
+                out.append(defs[name])
+                queue.append(defs[name])
+    return "\n\n".join(c.rstrip("\n") for c in out) + "\n"
+
+
+def free_definitions(free_cells):
+    """{name: its source} of the functions and classes the free cells define, the last definition winning."""
     defs, budget = {}, 4 * MAX_CHARS  # a notebook of endless free cells costs bounded time too
     for cell in free_cells:
         budget -= len(cell)
@@ -80,16 +99,7 @@ def code_it_runs(code, free_cells):
         for node in tree.body:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 defs[node.name] = "".join(lines[node.lineno - 1:node.end_lineno])
-    if not defs:
-        return code
-    out, queue, seen = [code], [code], set(re.findall(r"(?:def|class)\s+(\w+)", code))  # its own are its own
-    while queue and sum(map(len, out)) < MAX_CHARS:
-        for name in _WORDS.findall(queue.pop(0)):
-            if name in defs and name not in seen:
-                seen.add(name)
-                out.append(defs[name])
-                queue.append(defs[name])
-    return "\n\n".join(c.rstrip("\n") for c in out) + "\n"
+    return defs
 
 
 def _kind(name, after_dot):
@@ -113,6 +123,32 @@ def _python_tokens(code):
         if tok.type not in _DROP and (tok.type != tokenize.ERRORTOKEN or tok.string.strip()):
             out.append((tok.type, tok.string))
     return out
+
+
+_LEXEME = re.compile("|".join([
+    r"(?P<string>(?:[rRbBuUfF]{1,2})?(?:'''(?:\\.|[^\\])*?'''|" + '"""' + r'(?:\\.|[^\\])*?' + '"""'
+    + r"""|'(?:\\.|[^'\\\n])*'|"(?:\\.|[^"\\\n])*"))""",
+    r"(?P<number>0[xXoObB][0-9a-fA-F_]+|(?:\d[\d_]*(?:\.[\d_]*)?|\.\d[\d_]*)(?:[eE][+-]?\d[\d_]*)?[jJ]?)",
+    r"(?P<name>\w+)",
+    r"(?P<newline>\n)",
+    r"(?P<op>\*\*=|//=|>>=|<<=|\.\.\.|->|:=|\*\*|//|<<|>>|<=|>=|==|!=|[-+*/%@&|^]=|[-+*/%@&|^~<>()\[\]{},:.;=])",
+    r"(?P<space> +)",
+]))
+_LEXEME_TYPES = {"string": tokenize.STRING, "number": tokenize.NUMBER, "name": tokenize.NAME,
+                 "newline": tokenize.NEWLINE, "op": tokenize.OP}
+
+
+def _unparsed_tokens(code):
+    """_python_tokens of what ast.unparse writes, read by one regular expression: that code has one statement
+    a line, spaces only, no comment and no line continued. None at anything else (then tokenize reads it)."""
+    out, at = [], 0
+    for m in _LEXEME.finditer(code):
+        if m.start() != at:
+            return None
+        at = m.end()
+        if m.lastgroup != "space":
+            out.append((_LEXEME_TYPES[m.lastgroup], m.group()))
+    return out if at == len(code) else None
 
 
 def _statements(toks):
@@ -157,15 +193,16 @@ def _normalised(code):
         code, note = code[:MAX_CHARS], f"only its first {MAX_CHARS:,} characters were compared"
     try:
         code, inlined = normal_form.canonical(code)
+        toks = _unparsed_tokens(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        inlined = 0  # not Python `ast` reads (or too deep for it): its tokens as written
-    tokens, note = _tokens(code, note)
+        inlined, toks = 0, None  # not Python `ast` reads (or too deep for it): its tokens as written
+    tokens, note = _tokens(code, note, toks)
     return tokens, len(tokens) + 3 * inlined, note
 
 
-def _tokens(code, note):
+def _tokens(code, note, toks=None):
     try:
-        toks = _python_tokens(code)
+        toks = toks if toks is not None else _python_tokens(code)
     except (tokenize.TokenError, SyntaxError) as exc:
         toks = [(tokenize.OP if not w[0].isalnum() and w[0] != "_" else
                  tokenize.NUMBER if w[0].isdigit() else tokenize.NAME, w) for w in _WORDS.findall(code)]
@@ -198,6 +235,7 @@ def _finish(toks, note):
     return tuple(out), note
 
 
+@functools.lru_cache(maxsize=1 << 16)  # a class shares most of its k-grams: each is hashed about once
 def _hash(gram):
     return int.from_bytes(hashlib.blake2b("\x1f".join(gram).encode(), digest_size=8).digest(), "big")
 
@@ -232,12 +270,38 @@ def _score(a, b):
     return len(a & b) / min(len(a), len(b)) if a and b else 0.0
 
 
+def _classmates(grade_id, cells, copied):
+    """Pairs of classmates sharing REPORT_AT of the smaller answer's own fingerprints: an idiom, which more
+    than COMMON students have, is evidence neither way (left out of the share, not counted against it). Two
+    students who both match the solution ({student: score} in `copied`) are listed as a pair only when they
+    share more with each other than one of them does with the solution."""
+    index = defaultdict(list)
+    for student, a in cells.items():
+        if a.reportable:
+            for fp in a.fingerprints:
+                index[fp].append(student)
+    idioms = {fp for fp, students in index.items() if len(students) > COMMON}
+    own = {s: len(a.fingerprints - idioms) for s, a in cells.items()}
+    shared = Counter()
+    for fp, students in index.items():
+        if fp not in idioms and len(students) >= 2:
+            shared.update((s, t) for i, s in enumerate(students) for t in students[i + 1:])
+    out = []
+    for (s, t), n in shared.items():
+        smaller = min(len(cells[s].fingerprints), len(cells[t].fingerprints))
+        score = n / max(min(own[s], own[t]), min(smaller, MIN_FINGERPRINTS))
+        if score >= REPORT_AT and score > min(copied.get(s, 0.0), copied.get(t, 0.0)):
+            out.append(Match(grade_id, s, t, score, cells[s].code, cells[t].code))
+    return out
+
+
 def compare_cell(grade_id, answers, solution, starter_code=""):
     """Matches for one answer cell: each student against the solution, then pairs of classmates.
 
     answers: {student: code}; solution: the published solution's code. Two students who both match the
-    solution are not listed again as a pair. Pairs are found through an index from fingerprint to students,
-    never one by one, and a fingerprint more than COMMON students share is not counted.
+    solution are not listed again as a pair unless they share more with each other. Pairs are found through an
+    index from fingerprint to students, never one by one, and a fingerprint more than COMMON students share is
+    not counted, on either side.
     """
     starter = fingerprints(normalise(starter_code)[0])
     sol = answer(solution, starter)
@@ -246,20 +310,7 @@ def compare_cell(grade_id, answers, solution, starter_code=""):
     if sol.reportable:
         out = [Match(grade_id, s, None, score, a.code, sol.code) for s, a in cells.items()
                if a.reportable and (score := _score(a.fingerprints, sol.fingerprints)) >= REPORT_AT]
-    copied = {m.student for m in out}
-    index = defaultdict(list)
-    for student, a in cells.items():
-        if a.reportable:
-            for fp in a.fingerprints:
-                index[fp].append(student)
-    shared = Counter()
-    for students in index.values():
-        if 2 <= len(students) <= COMMON:
-            shared.update((s, t) for i, s in enumerate(students) for t in students[i + 1:])
-    for (s, t), n in shared.items():
-        score = n / min(len(cells[s].fingerprints), len(cells[t].fingerprints))
-        if score >= REPORT_AT and not (s in copied and t in copied):
-            out.append(Match(grade_id, s, t, score, cells[s].code, cells[t].code))
+    out += _classmates(grade_id, cells, {m.student: m.score for m in out})
     out.sort(key=lambda m: (-m.score, m.other is not None, m.student, m.other or ""))
     notes = [f"{s} ({grade_id}): {a.note}" for s, a in cells.items() if a.note]
     return out, notes
