@@ -40,11 +40,12 @@ def batch(tmp_path_factory, request):
     students = {"honest": solution, UNLUCKY: solution,
                 "looping": nbtools.with_answers(nbtools.completed_learner(AID), {"ffn_forward": LOOPING})}
     grading.write_submissions(base / "submitted", AID, students)
-    real, pools = grade.run_pool, []
+    real, pools, ticks = grade.run_pool, [], []
 
     def double(queue, setup, jobs, timeout, log_dir, model, **kwargs):
         queue = list(queue)
         pools.append(({s.student for s in queue}, jobs, kwargs.get("again", False)))
+        ticks.append(kwargs.get("tick"))
         for submission, reply in real(queue, setup, jobs, timeout, log_dir, model, **kwargs):
             if submission.student == UNLUCKY and len(pools) == 1:
                 reply = _clean_run_failed(reply)
@@ -54,7 +55,7 @@ def batch(tmp_path_factory, request):
     patch.setattr(grade, "run_pool", double)
     request.addfinalizer(patch.undo)
     results = grading.run_batch(AID, base / "submitted", base / "results", course_root, cell_timeout=CELL_TIMEOUT)
-    return results, pools
+    return results, pools, ticks
 
 
 def _cells(result):
@@ -62,7 +63,7 @@ def _cells(result):
 
 
 def test_a_looping_answer_is_a_timeout_on_its_tests_only(batch):
-    results, _ = batch
+    results, _, _ = batch
     looping = results["looping"]
     cells = _cells(looping)
     for gid in ("test_ffn_forward", "test_ffn_forward_hidden"):
@@ -74,7 +75,7 @@ def test_a_looping_answer_is_a_timeout_on_its_tests_only(batch):
 
 
 def test_a_test_that_timed_out_in_the_notebook_run_is_not_run_again(batch):
-    results, pools = batch
+    results, pools, _ = batch
     cells = _cells(results["looping"])
     visible, hidden = cells["test_ffn_forward"], cells["test_ffn_forward_hidden"]
     assert visible["clean_run"]["message"] == (f"timed out after {CELL_TIMEOUT:g} s in the notebook run "
@@ -84,9 +85,17 @@ def test_a_test_that_timed_out_in_the_notebook_run_is_not_run_again(batch):
 
 
 def test_a_clean_re_run_that_failed_in_the_batch_is_graded_again_alone_and_earns_its_points(batch):
-    results, pools = batch
+    results, pools, _ = batch
     assert pools[0][2] is False and pools[1:] == [({UNLUCKY}, 1, True)], pools
     unlucky = results[UNLUCKY]
     assert unlucky["score"] == unlucky["max_score"] == results["honest"]["score"] > 0, unlucky["cells"]
     assert unlucky["status"] == "graded" and unlucky["flags"] == [], unlucky["flags"]
     assert all(c["status"] == "passed" for c in unlucky["cells"]), unlucky["cells"]
+
+
+def test_the_regrade_alone_has_a_progress_line_of_its_own(batch):
+    """A student stuck in the regrade is named as in the batch: its pool is given a progress line to tick."""
+    _, _, ticks = batch
+    assert len(ticks) == 2 and all(callable(t) for t in ticks), ticks
+    assert ticks[0].__self__ is not ticks[1].__self__  # the regrade counts its own students, not the batch's
+    assert (ticks[1].__self__.total, ticks[1].__self__.done) == (1, 1)

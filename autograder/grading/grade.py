@@ -477,10 +477,13 @@ def _again_alone(config, model, later, setup, timeout, out_dir, gb):
     scratch.mkdir(mode=0o711)
     log_dir = out_dir / "logs"
     replies = {}
+    progress = Progress(len(later), what="graded again")
+    progress.show()
     try:
         for submission, reply in run_pool([s for s, _ in later], dict(setup, scratch=str(scratch)), 1, timeout,
-                                          log_dir, model, again=True):
+                                          log_dir, model, again=True, tick=progress.running):
             replies[submission.student] = reply
+            progress.advance(submission.student)
     except Exception as exc:  # a regrade that cannot even start must not cost the batch's results
         _say(f"grading again failed ({exc!r}): the batch's results stand")
     graded = []
