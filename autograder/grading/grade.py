@@ -78,7 +78,7 @@ class WorkerProcess:
         self.buffer = b""
         self.ready = False
         self.job = None
-        self.started = time.monotonic()  # of the current job
+        self.created = self.started = time.monotonic()  # self.started: of the current job
         self.deadline = time.monotonic() + STARTUP_TIMEOUT
         self.send({"op": "setup", **self.setup})
 
@@ -192,6 +192,9 @@ class _Pool:
             for message in w.messages():
                 if message.get("ready"):
                     w.ready = True
+                    with open(self.log_dir / TIMING_LOG, "a", encoding="utf-8") as log:  # its start-up, once
+                        log.write(json.dumps({"worker": w.slot, "stages": {
+                            "worker start": round(time.monotonic() - w.created, 3)}}) + "\n")
                 elif w.job is not None and message.get("student") == w.job.student:
                     job, w.job = w.job, None
                     shutil.rmtree(w.home / "in" / job.student, ignore_errors=True)
@@ -399,17 +402,31 @@ def _grade_all(config, model, found, setup, jobs, timeout, out_dir):
     progress = Progress(len(found))
     progress.show()
     graded, later = [], []
-    with gradebook.open_gradebook(config) as gb:  # one connection for the run: the parent alone writes
+    with gradebook.open_gradebook(config) as gb, open(log_dir / TIMING_LOG, "a", encoding="utf-8") as timing:
         for submission, reply in run_pool(found, setup, jobs, timeout, log_dir, model, tick=progress.running):
             if unfinished(reply):
                 later.append((submission, reply))
                 progress.advance(f"{submission.student}: clean re-run unfinished, graded again after the batch")
                 continue
+            started = time.monotonic()
             result = _record(config, model, submission, reply, out_dir, gb)
+            _log_timing(timing, submission.student, reply, time.monotonic() - started)
             graded.append(result)
             progress.advance(f"{result.student}: {result.status} {result.score:g}/{result.max_score:g}")
         graded += _again_alone(config, model, later, setup, timeout, out_dir, gb)
     return graded
+
+
+TIMING_LOG = "timing.jsonl"  # in the run's logs/: one line per student graded (worker.TIMED_STAGES, and publish)
+
+
+def _log_timing(log, student, reply, publish):
+    """One line of where a student's time went: the worker's figures (numbers only) and this process's publish."""
+    stages = reply.get("timing") if isinstance(reply.get("timing"), dict) else {}
+    kept = {str(k)[:60]: float(v) for k, v in list(stages.items())[:30]
+            if type(v) in (int, float) and 0 <= v < 1e6}
+    log.write(json.dumps({"student": student, "stages": dict(kept, publish=round(publish, 3))}) + "\n")
+    log.flush()
 
 
 def _record(config, model, submission, reply, out_dir, gb):
