@@ -721,6 +721,29 @@ def test_gradebook_patch_refuses_an_nbgrader_it_was_not_written_for(monkeypatch)
         gradebook.reuse_engines()
 
 
+_SYNCHRONOUS = """
+import sys
+from autograder.grading import course, gradebook
+from nbgrader.api import Gradebook
+course.ensure_bin_on_path()
+scratch, kept = (f"sqlite:///{path}" for path in sys.argv[1:3])
+gradebook.reuse_engines()
+gradebook.scratch_writes(scratch)
+for url in (scratch, kept):
+    with Gradebook(url) as gb:
+        gb.add_student("s1")  # nbgrader's own writes, through the engine the worker uses
+        print(gb.db.connection().exec_driver_sql("PRAGMA synchronous").scalar())
+"""
+
+
+def test_only_the_workers_scratch_gradebook_skips_the_disk_flush(tmp_path):
+    """scratch_writes: nbgrader's per-cell commits to the scratch copy are not flushed; another gradebook's are."""
+    done = subprocess.run([sys.executable, "-c", _SYNCHRONOUS, str(tmp_path / "scratch.db"), str(tmp_path / "kept.db")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["0", "2"]  # OFF for the scratch copy; FULL, SQLite's default, for the other
+
+
 def test_execute_refuses_an_nbclient_it_was_not_written_for(monkeypatch):
     """SandboxExecute uses two of nbclient 0.11's internals: another release gets a clear error."""
     import nbclient

@@ -106,6 +106,7 @@ class Worker:
         course.copy_tree(setup["release_dir"], self.root / "source" / self.aid)
         self.config = course.load_config(setup["course_root"])
         gradebook.reuse_engines()
+        gradebook.scratch_writes("sqlite:///" + str(self.root / "gradebook.db"))
         self.mpl_cache = self._matplotlib_cache()
         _preload(self.mpl_cache)
         self.cell_timeout = setup.get("cell_timeout") or self.config.Execute.get("timeout", 30) or 30
@@ -113,13 +114,7 @@ class Worker:
 
     def _configure(self):
         from nbconvert.preprocessors import ClearMetadataPreprocessor
-        from nbgrader.preprocessors import (
-            AssignLatePenalties,
-            CheckCellMetadata,
-            IgnorePattern,
-            LimitOutput,
-            SaveAutoGrades,
-        )
+        from nbgrader.preprocessors import CheckCellMetadata, IgnorePattern, LimitOutput
 
         from .execute import SandboxExecute
 
@@ -129,8 +124,11 @@ class Worker:
         c.CourseDirectory.assignment_id = self.aid
         c.Autograde.force = True
         c.Autograde.create_student = True
+        # nbgrader's own list, less SaveAutoGrades and AssignLatePenalties: their per-cell records would go to this
+        # worker's scratch gradebook, which nothing reads; the parent records each student once (gradebook.record:
+        # scores from both runs, comments, and the late penalty by the same plugin).
         c.Autograde.autograde_preprocessors = [SandboxExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
-                                               SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+                                               CheckCellMetadata]
         c.Execute.timeout = int(self.cell_timeout)
         c.Execute.interrupt_on_timeout = True
 
