@@ -95,8 +95,26 @@ def _grade(tmp, aid, n):
     group.remove()
     if grade.returncode != 0:
         raise RuntimeError(f"grade failed ({grade.returncode}):\n{err[-3000:]}")
-    lines = (tmp / "results" / "logs" / "timing.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines], wall, cpu
+    return read_timing(tmp / "results"), wall, cpu
+
+
+def read_timing(results):
+    """The records of a grading run's logs/timing.jsonl under `results`."""
+    lines = (Path(results) / "logs" / "timing.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def stage_rows(records, label, note):
+    """Rows of the median of each stage over the students of `records` (timing.jsonl's), and the workers' start."""
+    students = [r["stages"] for r in records if "student" in r]
+    starts = [r["stages"]["worker start"] for r in records if "worker" in r]
+    out = [Row(f"{label}: worker start (once per worker)", statistics.median(starts), "s", "",
+               "process, nbgrader and course imports, course copy")] if starts else []
+    out += [Row(f"{label}: {stage}", statistics.median(s.get(stage, 0.0) for s in students), "s", "", note)
+            for stage in STAGES]
+    out.append(Row(f"{label}: worker's own CPU", statistics.median(s.get("worker cpu", 0.0) for s in students),
+                   "s", "", "nbgrader, nbconvert, the judge's parent side, feedback"))
+    return out
 
 
 def rows():
@@ -106,17 +124,11 @@ def rows():
     with tempfile.TemporaryDirectory(prefix="ffn-bench-stages-") as tmp:
         records, wall, cpu = _grade(Path(tmp), aid, n)
     load = max(load, os.getloadavg()[0])
-    students = [r["stages"] for r in records if "student" in r]
-    starts = [r["stages"]["worker start"] for r in records if "worker" in r]
-    assert len(students) == n, f"timing.jsonl has {len(students)} of {n} students"
+    graded = sum("student" in r for r in records)
+    assert graded == n, f"timing.jsonl has {graded} of {n} students"
     busy = f"median of {n}, --jobs 1, load average {load:.1f} on {os.cpu_count()} cores"
     label = f"one submission of {aid}"
-    out = [Row(f"{label}: worker start (once per worker)", statistics.median(starts), "s", "",
-               "process, nbgrader and course imports, course copy")]
-    out += [Row(f"{label}: {stage}", statistics.median(s.get(stage, 0.0) for s in students), "s", "", busy)
-            for stage in STAGES]
-    out.append(Row(f"{label}: worker's own CPU", statistics.median(s.get("worker cpu", 0.0) for s in students),
-                   "s", "", "nbgrader, nbconvert, the judge's parent side, feedback"))
+    out = stage_rows(records, label, busy)
     if cpu is not None:
         out.append(Row(f"{label}: CPU, every process (start-up shared out)", cpu / n, "s", "",
                        f"{wall:.0f} s wall for {n}; sandboxes included (cgroup)"))
