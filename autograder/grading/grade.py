@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .. import offering
 from ..schema import Flag, Status, StudentResult
-from . import classbook, confine, course, exports, gradebook, ledger, results, sandbox, submissions
+from . import classbook, confine, course, exports, gradebook, ledger, results, sandbox, submissions, worker
 from .progress import Progress
 
 TICK = 1.0  # seconds between two refreshes of the progress line while students are being graded
@@ -132,11 +132,12 @@ def _worker_files(setup, home):
     shutil.copyfile(setup["template_db"], files / "template.db")
     shutil.copyfile(Path(setup["course_root"]) / "nbgrader_config.py", files / "config" / "nbgrader_config.py")
     course.copy_tree(setup["release_dir"], files / "release")  # what a learner received: nothing of source/
+    course.copy_tree(setup["matplotlib_cache"], files / "matplotlib")  # built once for the run (_worker_setup)
     (home / "feedback").mkdir()
     (home / "scratch").mkdir()
     return {"template_db": str(files / "template.db"), "course_root": str(files / "config"),
-            "release_dir": str(files / "release"), "feedback_dir": str(home / "feedback") if setup["feedback_dir"]
-            else None}
+            "release_dir": str(files / "release"), "matplotlib_cache": str(files / "matplotlib"),
+            "feedback_dir": str(home / "feedback") if setup["feedback_dir"] else None}
 
 
 def _worker_paths():
@@ -392,6 +393,8 @@ def _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, ce
         "template_db": str(template), "release_dir": str(course.copy_release(config, model.name, scratch / "release")),
         "course_root": str(root), "cell_timeout": cell_timeout, "uid_base": sandbox.uid_base(),
         "offering_seed": offering.seed(config),
+        # matplotlib's font list, built once here rather than by each worker (and each worker started again)
+        "matplotlib_cache": str(worker.matplotlib_cache(scratch / "matplotlib")),
     }
 
 

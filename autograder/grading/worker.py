@@ -133,16 +133,14 @@ class Worker:
         c.Execute.interrupt_on_timeout = True
 
     def _matplotlib_cache(self):
-        """A folder holding matplotlib's font list, built once: every sandbox starts with an empty home,
-        and rebuilding the list costs each kernel that plots about a second."""
-        import subprocess
-
+        """A folder holding matplotlib's font list: a copy of the run's (`grade` builds it once for all its
+        workers), or built here when the setup names none."""
         folder = self.scratch / "matplotlib"
-        folder.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ, MPLCONFIGDIR=str(folder), MPLBACKEND="Agg")
-        subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], env=env, check=False,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
-        return folder
+        given = self.setup.get("matplotlib_cache")
+        if given and Path(given).is_dir():
+            shutil.copytree(given, folder, dirs_exist_ok=True)
+            return folder
+        return matplotlib_cache(folder)
 
     def _timing(self):
         return ", ".join(f"{k} {v:.1f} s" for k, v in self.timing.items())
@@ -483,6 +481,19 @@ def _unreadable_findings(nb, nbm):
         findings.append(Flag("review", exercise_of.get(name), f"this cell could not be read: {why}; "
                              "it was graded as a cell that fails", where))
     return findings
+
+
+def matplotlib_cache(folder):
+    """Build matplotlib's font list in `folder` (a process of its own) and return the folder: every sandbox starts
+    with an empty home, and rebuilding the list costs each kernel that plots about a second."""
+    import subprocess
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, MPLCONFIGDIR=str(folder), MPLBACKEND="Agg")
+    subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], env=env, check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    return folder
 
 
 def _preload(mpl_cache):
