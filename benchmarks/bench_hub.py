@@ -8,9 +8,10 @@ collect` brings them into a fresh copy of the course, then `python -m autograder
 with the machine's load average (other work slows it); the peak resident memory of one
 job's processes (its worker or judge, and its sandboxed kernel), counting only processes
 under this grading; and from the job's time per submission, the cores a 10-minute
-turnaround for 300 students needs. Not from CPU time: the children's CPU time that reaches
-the grader missed most of the sandboxes' work (about 1 s per submission, less than one
-kernel's start-up), so it would understate the need.
+turnaround for 300 students needs (not from CPU time: the children's CPU time that reaches
+the grader misses most of the sandboxes' work, about 1 s per submission, less than one
+kernel's start-up, so it would understate the need); and where a submission's time went,
+the medians of the run's own logs/timing.jsonl (bench_grading_stages).
 
 FFN_BENCH_HUB_STUDENTS (default 300) and FFN_BENCH_HUB_JOBS (default: the number of cores)
 change the class size and N.
@@ -27,6 +28,7 @@ from pathlib import Path
 
 from benchmarks import Row, TreePeaks
 from benchmarks.bench_grading import _assignment, _course, _submissions
+from benchmarks.bench_grading_stages import read_timing, stage_rows
 
 COURSE_ID = "ffn-course"
 TURNAROUND_S = 600  # the guide's target: every submission of the class graded within 10 minutes
@@ -84,6 +86,7 @@ def rows():
             raise RuntimeError(f"grade failed ({grade.returncode}):\n{err[-3000:]}")
         graded = len(list((tmp / "results").glob("*.json")))
         assert graded == n, f"grade wrote results for {graded} of {n} students"
+        timing = read_timing(tmp / "results")
     wall_each = grade_s * jobs / n  # one job's wall seconds per submission
     label = f"hub {n} x {aid}"
     busy = f"load average {load:.1f} on {os.cpu_count()} cores"
@@ -96,4 +99,6 @@ def rows():
             "a job runs one of each at a time"),
         Row("hub: cores for 300 students in 10 min", math.ceil(300 * wall_each / TURNAROUND_S), "cores", "",
             f"--jobs = cores, at this job speed ({busy})"),
+        # Where one submission's time went (the run's own logs/timing.jsonl): medians over the class.
+        *stage_rows(timing, f"{label} (medians)", f"median of {n}, --jobs {jobs}, {busy}"),
     ]

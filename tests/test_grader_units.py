@@ -721,6 +721,29 @@ def test_gradebook_patch_refuses_an_nbgrader_it_was_not_written_for(monkeypatch)
         gradebook.reuse_engines()
 
 
+_SYNCHRONOUS = """
+import sys
+from autograder.grading import course, gradebook
+from nbgrader.api import Gradebook
+course.ensure_bin_on_path()
+scratch, kept = (f"sqlite:///{path}" for path in sys.argv[1:3])
+gradebook.reuse_engines()
+gradebook.scratch_writes(scratch)
+for url in (scratch, kept):
+    with Gradebook(url) as gb:
+        gb.add_student("s1")  # nbgrader's own writes, through the engine the worker uses
+        print(gb.db.connection().exec_driver_sql("PRAGMA synchronous").scalar())
+"""
+
+
+def test_only_the_workers_scratch_gradebook_skips_the_disk_flush(tmp_path):
+    """scratch_writes: nbgrader's per-cell commits to the scratch copy are not flushed; another gradebook's are."""
+    done = subprocess.run([sys.executable, "-c", _SYNCHRONOUS, str(tmp_path / "scratch.db"), str(tmp_path / "kept.db")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split() == ["0", "2"]  # OFF for the scratch copy; FULL, SQLite's default, for the other
+
+
 def test_execute_refuses_an_nbclient_it_was_not_written_for(monkeypatch):
     """SandboxExecute uses two of nbclient 0.11's internals: another release gets a clear error."""
     import nbclient
@@ -875,3 +898,31 @@ def test_without_util_linux_the_unsandboxed_limits_are_set_by_python(monkeypatch
     assert argv[0] == sys.executable and "prlimit" not in argv
     out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout.split()
     assert out == [str(3 * sandbox.GiB), "123", str(5 * sandbox.MiB)]
+
+
+# ---------------------------------------------------------------- where a submission's time goes (timing.jsonl)
+
+
+def test_the_timing_breakdown_splits_the_notebook_run_and_keeps_the_rest():
+    from autograder.grading.worker import _breakdown
+
+    timing = {"notebook run": 5.0, "notebook run: kernel start": 1.0, "notebook run: cells": 2.5,
+              "notebook run: kernel stop": 0.25, "clean re-run": 1.0, "feedback": 0.5}
+    out = _breakdown(timing, 7.0, [0.75, 0.5])
+    assert out["notebook run: nbgrader"] == 1.25  # 5 - 1 - 2.5 - 0.25: nbgrader's own part
+    assert out["other"] == 0.5  # 7 - 5 - 1 - 0.5
+    assert (out["total"], out["worker cpu"], out["reaped children cpu"]) == (7.0, 0.75, 0.5)
+    assert _breakdown({}, 1.0, [0, 0])["notebook run: cells"] == 0.0  # nothing ran: every stage is there, at 0
+
+
+def test_the_timing_log_keeps_only_bounded_numbers_from_the_worker():
+    from autograder.grading.grade import _log_timing
+
+    log = io.StringIO()
+    reply = {"timing": {"cells": 2.0, "junk": "x" * 100, "inf": float("inf"), "negative": -1, "flag": True,
+                        "k" * 200: 1.0, "nested": {"a": 1}}}
+    _log_timing(log, "s01", reply, 0.125)
+    _log_timing(log, "s02", {"timing": ["not", "a", "dict"]}, 0.5)
+    first, second = map(json.loads, log.getvalue().splitlines())
+    assert first == {"student": "s01", "stages": {"cells": 2.0, "k" * 60: 1.0, "publish": 0.125}}
+    assert second == {"student": "s02", "stages": {"publish": 0.5}}

@@ -30,6 +30,7 @@ import os
 import re
 import signal
 import threading
+import time
 
 from jupyter_core.utils import run_sync
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
@@ -42,9 +43,10 @@ from . import unsandboxed
 from .kernel import SandboxedKernelManager
 from .rerun import AFTER_TIMEOUT
 
-# SandboxExecute uses two of nbclient's internals, which a release may change without notice: the method a
-# cell's timeout calls, `_async_handle_timeout(timeout, cell)`, and the map from a display id to the outputs
-# it rewrites, `_display_id_map` ({display_id: {cell index: [output index, ...]}}). Checked against:
+# SandboxExecute uses three of nbclient's internals, which a release may change without notice: the method a
+# cell's timeout calls, `_async_handle_timeout(timeout, cell)`, the map from a display id to the outputs
+# it rewrites, `_display_id_map` ({display_id: {cell index: [output index, ...]}}), and the kernel's shutdown,
+# `_async_cleanup_kernel()` (timed). Checked against:
 CHECKED_NBCLIENT = "0.11."
 
 
@@ -55,10 +57,11 @@ def check_nbclient():
 
     on_timeout = list(inspect.signature(NotebookClient._async_handle_timeout).parameters)
     if not nbclient.__version__.startswith(CHECKED_NBCLIENT) or on_timeout != ["self", "timeout", "cell"] \
-            or "_display_id_map" not in NotebookClient.class_trait_names():
+            or "_display_id_map" not in NotebookClient.class_trait_names() \
+            or list(inspect.signature(NotebookClient._async_cleanup_kernel).parameters) != ["self"]:
         raise RuntimeError(
-            f"{__name__} relies on nbclient {CHECKED_NBCLIENT}x's _async_handle_timeout(self, timeout, cell) and "
-            f"_display_id_map; found nbclient {nbclient.__version__} with "
+            f"{__name__} relies on nbclient {CHECKED_NBCLIENT}x's _async_handle_timeout(self, timeout, cell), "
+            f"_display_id_map and _async_cleanup_kernel(self); found nbclient {nbclient.__version__} with "
             f"_async_handle_timeout({', '.join(on_timeout)}). Install the pinned nbclient (pyproject.toml), "
             "or check SandboxExecute against this release and update CHECKED_NBCLIENT.")
 
@@ -67,6 +70,8 @@ check_nbclient()  # on import: a grading run stops before its first student
 
 LAST_RUN = {}  # notebook name -> what happened in its run (see SandboxExecute.preprocess)
 ON_CELL = None  # the worker's, or None: called with (notebook name, its cells, index) as each code cell starts
+# The parts of a notebook run that LAST_RUN[name]["seconds"] times (wall seconds; the rest is nbgrader's own work).
+STAGES = ("kernel start", "cells", "kernel stop")
 
 # results.py reads a `why` that starts with "the kernel did not" as a timeout
 TIMEOUT_WHY = "the kernel did not respond after the cell's time limit"
@@ -142,7 +147,8 @@ class SandboxExecute(Execute):
     def _start(self, name, nb=None):
         """Fresh accounts for one notebook's run."""
         self._name = name
-        self._info = LAST_RUN[name] = {"timeouts": [], "dead": None, "memory_errors": [], "truncated": []}
+        self._info = LAST_RUN[name] = {"timeouts": [], "dead": None, "memory_errors": [], "truncated": [],
+                                       "seconds": dict.fromkeys(STAGES, 0.0)}
         self._exercise = _test_exercises(nb.cells if nb is not None else [])
         self._looped, self._spent = {}, {}  # exercise -> its test that timed out first, and second
         self._dead = None
@@ -150,6 +156,37 @@ class SandboxExecute(Execute):
         self._total = 0  # characters of output kept in the whole notebook
         self._errors = set()  # cells that have an error output
         self._expired = False
+
+    def _add_seconds(self, stage, started):
+        info = getattr(self, "_info", None)
+        if info is not None:
+            info["seconds"][stage] += time.monotonic() - started
+
+    async def async_start_new_kernel(self, **kwargs):
+        started = time.monotonic()
+        try:
+            return await super().async_start_new_kernel(**kwargs)
+        finally:
+            self._add_seconds("kernel start", started)
+
+    async def async_start_new_kernel_client(self):
+        started = time.monotonic()  # until the kernel answers kernel_info: its imports and start-up
+        try:
+            return await super().async_start_new_kernel_client()
+        finally:
+            self._add_seconds("kernel start", started)
+
+    async def _async_cleanup_kernel(self):
+        started = time.monotonic()
+        try:
+            return await super()._async_cleanup_kernel()
+        finally:
+            self._add_seconds("kernel stop", started)
+
+    # nbclient binds its own coroutines to these synchronous names: bind ours
+    start_new_kernel = run_sync(async_start_new_kernel)
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)
+    _cleanup_kernel = run_sync(_async_cleanup_kernel)
 
     async def _async_handle_timeout(self, timeout, cell=None):  # nbclient internal: see CHECKED_NBCLIENT
         self._timed_out(self._index_of(cell))
@@ -185,6 +222,15 @@ class SandboxExecute(Execute):
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
         if cell.cell_type != "code" or not cell.source.strip():
             return cell
+        started = time.monotonic()
+        try:
+            return await self._execute_cell(cell, cell_index, execution_count, store_history)
+        finally:
+            self._add_seconds("cells", started)
+
+    execute_cell = run_sync(async_execute_cell)  # the base class binds its own coroutine: bind ours
+
+    async def _execute_cell(self, cell, cell_index, execution_count, store_history):
         if self._dead is not None:
             cell.outputs = [_error("NotRun", f"not run: the kernel stopped at an earlier cell ({self._dead})")]
             return cell
@@ -238,8 +284,6 @@ class SandboxExecute(Execute):
             if out.get("output_type") == "error" and "MemoryError" in str(out.get("ename", "")):
                 self._info["memory_errors"].append(cell_index)
         return cell
-
-    execute_cell = run_sync(async_execute_cell)  # the base class binds its own coroutine: bind ours
 
     def _starting(self, cell_index):
         if ON_CELL is not None:  # the progress line's

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from .. import offering
 from ..schema import Flag, Status, StudentResult
-from . import classbook, confine, course, exports, gradebook, ledger, position, results, sandbox, submissions
+from . import classbook, confine, course, exports, gradebook, ledger, position, results, sandbox, submissions, worker
 from .progress import Progress
 
 TICK = 1.0  # seconds between two refreshes of the progress line while students are being graded
@@ -79,7 +79,7 @@ class WorkerProcess:
         self.buffer = b""
         self.ready = False
         self.job = None
-        self.started = time.monotonic()  # of the current job
+        self.created = self.started = time.monotonic()  # self.started: of the current job
         self.deadline = time.monotonic() + STARTUP_TIMEOUT
         self.send({"op": "setup", **self.setup})
 
@@ -145,11 +145,12 @@ def _worker_files(setup, home):
     shutil.copyfile(setup["template_db"], files / "template.db")
     shutil.copyfile(Path(setup["course_root"]) / "nbgrader_config.py", files / "config" / "nbgrader_config.py")
     course.copy_tree(setup["release_dir"], files / "release")  # what a learner received: nothing of source/
+    course.copy_tree(setup["matplotlib_cache"], files / "matplotlib")  # built once for the run (_worker_setup)
     (home / "feedback").mkdir()
     (home / "scratch").mkdir()
     return {"template_db": str(files / "template.db"), "course_root": str(files / "config"),
-            "release_dir": str(files / "release"), "feedback_dir": str(home / "feedback") if setup["feedback_dir"]
-            else None}
+            "release_dir": str(files / "release"), "matplotlib_cache": str(files / "matplotlib"),
+            "feedback_dir": str(home / "feedback") if setup["feedback_dir"] else None}
 
 
 def _worker_paths():
@@ -208,6 +209,9 @@ class _Pool:
             for message in w.messages():
                 if message.get("ready"):
                     w.ready = True
+                    with open(self.log_dir / TIMING_LOG, "a", encoding="utf-8") as log:  # its start-up, once
+                        log.write(json.dumps({"worker": w.slot, "stages": {
+                            "worker start": round(time.monotonic() - w.created, 3)}}) + "\n")
                 elif "at" in message:  # where it is (position.py); never a result
                     if w.job is not None:
                         w.heard.hear(message)
@@ -423,6 +427,8 @@ def _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, ce
         "template_db": str(template), "release_dir": str(course.copy_release(config, model.name, scratch / "release")),
         "course_root": str(root), "cell_timeout": cell_timeout, "uid_base": sandbox.uid_base(),
         "offering_seed": offering.seed(config),
+        # matplotlib's font list, built once here rather than by each worker (and each worker started again)
+        "matplotlib_cache": str(worker.matplotlib_cache(scratch / "matplotlib")),
     }
 
 
@@ -433,17 +439,31 @@ def _grade_all(config, model, found, setup, jobs, timeout, out_dir):
     progress = Progress(len(found))
     progress.show()
     graded, later = [], []
-    with gradebook.open_gradebook(config) as gb:  # one connection for the run: the parent alone writes
+    with gradebook.open_gradebook(config) as gb, open(log_dir / TIMING_LOG, "a", encoding="utf-8") as timing:
         for submission, reply in run_pool(found, setup, jobs, timeout, log_dir, model, tick=progress.running):
             if unfinished(reply):
                 later.append((submission, reply))
                 progress.advance(f"{submission.student}: clean re-run unfinished, graded again after the batch")
                 continue
+            started = time.monotonic()
             result = _record(config, model, submission, reply, out_dir, gb)
+            _log_timing(timing, submission.student, reply, time.monotonic() - started)
             graded.append(result)
             progress.advance(f"{result.student}: {result.status} {result.score:g}/{result.max_score:g}")
         graded += _again_alone(config, model, later, setup, timeout, out_dir, gb)
     return graded
+
+
+TIMING_LOG = "timing.jsonl"  # in the run's logs/: one line per student graded (worker.TIMED_STAGES, and publish)
+
+
+def _log_timing(log, student, reply, publish):
+    """One line of where a student's time went: the worker's figures (numbers only) and this process's publish."""
+    stages = reply.get("timing") if isinstance(reply.get("timing"), dict) else {}
+    kept = {str(k)[:60]: float(v) for k, v in list(stages.items())[:30]
+            if type(v) in (int, float) and 0 <= v < 1e6}
+    log.write(json.dumps({"student": student, "stages": dict(kept, publish=round(publish, 3))}) + "\n")
+    log.flush()
 
 
 def _record(config, model, submission, reply, out_dir, gb):

@@ -67,6 +67,29 @@ def reuse_engines():
     api.Gradebook._ffn_engines = engines
 
 
+def scratch_writes(db_url):
+    """Let the gradebook at `db_url` skip the disk flush on commit: for a worker's scratch copy only.
+
+    nbgrader commits after every cell it records (a flush to disk each time); the scratch copy is thrown
+    away with its worker, and the course's gradebook, written by the parent alone, keeps its flushes.
+    Needs reuse_engines (one engine per URL): every later Gradebook on `db_url` uses this one.
+    """
+    from nbgrader import api
+    from sqlalchemy import event
+
+    if getattr(api.Gradebook, "_ffn_engines", None) is None:
+        raise RuntimeError("scratch_writes needs reuse_engines first")
+    with api.Gradebook(db_url):  # makes the engine (and checks the schema) once
+        pass
+    engine = api.Gradebook._ffn_engines[db_url]
+
+    @event.listens_for(engine, "connect")
+    def _no_flush(connection, _record):
+        connection.execute("PRAGMA synchronous = OFF")
+
+    engine.dispose()  # connections opened before the listener: closed, the next ones get the pragma
+
+
 def _course_id(config):
     return config.CourseDirectory.get("course_id", "")
 

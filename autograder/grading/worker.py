@@ -109,6 +109,7 @@ class Worker:
         course.copy_tree(setup["release_dir"], self.root / "source" / self.aid)
         self.config = course.load_config(setup["course_root"])
         gradebook.reuse_engines()
+        gradebook.scratch_writes("sqlite:///" + str(self.root / "gradebook.db"))
         self.mpl_cache = self._matplotlib_cache()
         _preload(self.mpl_cache)
         self.cell_timeout = setup.get("cell_timeout") or self.config.Execute.get("timeout", 30) or 30
@@ -120,13 +121,7 @@ class Worker:
 
     def _configure(self):
         from nbconvert.preprocessors import ClearMetadataPreprocessor
-        from nbgrader.preprocessors import (
-            AssignLatePenalties,
-            CheckCellMetadata,
-            IgnorePattern,
-            LimitOutput,
-            SaveAutoGrades,
-        )
+        from nbgrader.preprocessors import CheckCellMetadata, IgnorePattern, LimitOutput
 
         from .execute import SandboxExecute
 
@@ -136,25 +131,30 @@ class Worker:
         c.CourseDirectory.assignment_id = self.aid
         c.Autograde.force = True
         c.Autograde.create_student = True
+        # nbgrader's own list, less SaveAutoGrades and AssignLatePenalties: their per-cell records would go to this
+        # worker's scratch gradebook, which nothing reads; the parent records each student once (gradebook.record:
+        # scores from both runs, comments, and the late penalty by the same plugin).
         c.Autograde.autograde_preprocessors = [SandboxExecute, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
-                                               SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+                                               CheckCellMetadata]
         c.Execute.timeout = int(self.cell_timeout)
         c.Execute.interrupt_on_timeout = True
 
     def _matplotlib_cache(self):
-        """A folder holding matplotlib's font list, built once: every sandbox starts with an empty home,
-        and rebuilding the list costs each kernel that plots about a second."""
-        import subprocess
-
+        """A folder holding matplotlib's font list: a copy of the run's (`grade` builds it once for all its
+        workers), or built here when the setup names none."""
         folder = self.scratch / "matplotlib"
-        folder.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ, MPLCONFIGDIR=str(folder), MPLBACKEND="Agg")
-        subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], env=env, check=False,
-                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
-        return folder
+        given = self.setup.get("matplotlib_cache")
+        if given and Path(given).is_dir():
+            shutil.copytree(given, folder, dirs_exist_ok=True)
+            return folder
+        return matplotlib_cache(folder)
 
     def _timing(self):
         return ", ".join(f"{k} {v:.1f} s" for k, v in self.timing.items())
+
+    def _stage(self, stage, started):
+        """Add the wall seconds since `started` to `stage` of this student's timing (see TIMED_STAGES)."""
+        self.timing[stage] = self.timing.get(stage, 0.0) + time.monotonic() - started
 
     def clear_slot(self):
         """No process of an earlier sandbox may still hold this job slot's uid (and its process count)."""
@@ -180,7 +180,7 @@ class Worker:
 
         student = job["student"]
         self.again = bool(job.get("again"))  # graded again, alone: its clean re-run could not finish in the batch
-        started = time.monotonic()
+        started, cpu = time.monotonic(), _cpu_seconds()
         self.timing = {}
         try:
             result, autograded_dir, html = self._grade(student, job.get("input_dir"))
@@ -193,9 +193,11 @@ class Worker:
             html = self._write_feedback(student, notebooks, {})
         result.seconds = round(time.monotonic() - started, 2)
         print(f"{student}: {result.status} in {result.seconds:.1f} s ({self._timing()})", file=sys.stderr, flush=True)
+        spent = [b - a for a, b in zip(cpu, _cpu_seconds(), strict=True)]
+        timing = _breakdown(self.timing, time.monotonic() - started, spent)
         # Learner text in it (an exception's message from the clean re-run) may hold lone surrogates: none leaves.
         return {"student": student, "result": readable.clean(result.to_dict()), "autograded_dir": autograded_dir,
-                "html": html}
+                "html": html, "timing": timing}
 
     def _grade(self, student, input_dir):
         import nbformat
@@ -239,7 +241,10 @@ class Worker:
                 error = self._autograde(student)
                 if "before replying to kernel_info" not in self.last_log:
                     break
-            self.timing["notebook run"] = time.monotonic() - started
+            self._stage("notebook run", started)
+            for info in execute.LAST_RUN.values():
+                for stage, seconds in info.get("seconds", {}).items():
+                    self.timing[f"notebook run: {stage}"] = self.timing.get(f"notebook run: {stage}", 0.0) + seconds
             for nbm in self.model.notebooks:
                 if nbm.name in present:
                     notebooks[nbm.name], page = self._judge(student, nbm, autograded, present[nbm.name], error)
@@ -248,7 +253,9 @@ class Worker:
         result = results.student_result(student, self.aid, ordered, timestamp=timestamp)
         _keep_only(autograded, {f"{n.name}.ipynb" for n in self.model.notebooks} | {"timestamp.txt", _SECRET})
         _check_secret(autograded / _SECRET)
+        started = time.monotonic()
         page = self._write_feedback(student, ordered, html)
+        self._stage("feedback", started)
         return result, str(autograded) if autograded.is_dir() else None, page
 
     def _copy_extras(self, input_dir, submitted):
@@ -368,15 +375,17 @@ class Worker:
         self.where.phase(position.CLEAN_RERUN, nbm.name)  # before its process starts
         clean = self._clean_run(code, sandbox, references, course_cells, self.cell_timeout, looped,
                                 self.where.clean_positions(nbm, code))
-        self.timing["clean re-run"] = time.monotonic() - started
+        self._stage("clean re-run", started)
         shutil.rmtree(rerun_dir, ignore_errors=True)
         result, findings = results.combine(nbm, executed, run_info if executed is not None else {}, clean, findings,
                                            again=self.again)
         if error and executed is None:
             result.status, result.error = Status.worst([result.status, Status.GRADER_ERROR]), error
         result.course_errors = [f"{label}: {message}" for label, message in clean.course_errors]
+        started = time.monotonic()
         page = (feedback.render(notebook, result.to_dict(), student, self.course_markdown.get(nbm.name, frozenset()))
                 if self.feedback_dir else None)
+        self._stage("feedback", started)
         if path.is_file() or path.is_symlink():  # what formgrader shows the instructor: through the sanitiser
             path.unlink()
             path.write_text(nbformat.writes(sanitise.notebook(notebook, self.course_markdown.get(nbm.name, ()))),
@@ -443,6 +452,33 @@ class Worker:
         return str(target)
 
 
+# What a worker's reply says of where one student's time went (wall seconds, and CPU seconds of the worker itself
+# and of its children it reaped: the judges, and the sandboxes' bwrap; not the kernel or the learner's process,
+# which a sandbox's kill leaves to the system). The bench reads them from the run's logs/timing.jsonl.
+TIMED_STAGES = ("notebook run", "notebook run: kernel start", "notebook run: cells", "notebook run: kernel stop",
+                "clean re-run", "feedback")
+
+
+def _cpu_seconds():
+    """(CPU seconds of this process, of its reaped children)."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+
+def _breakdown(timing, total, cpu):
+    """One student's timing: each stage's wall seconds, nbgrader's own part of the notebook run, the rest."""
+    out = {stage: round(timing.get(stage, 0.0), 3) for stage in TIMED_STAGES}
+    run = timing.get("notebook run", 0.0)
+    out["notebook run: nbgrader"] = round(max(0.0, run - sum(v for k, v in timing.items()
+                                                             if k.startswith("notebook run: "))), 3)
+    out["other"] = round(max(0.0, total - run - timing.get("clean re-run", 0.0) - timing.get("feedback", 0.0)), 3)
+    out["total"] = round(total, 3)
+    out["worker cpu"], out["reaped children cpu"] = round(cpu[0], 3), round(cpu[1], 3)
+    return out
+
+
 def _unreadable_findings(nb, nbm):
     """readable.screen on a submitted notebook: each code cell the grader cannot read, as a review finding."""
     from .. import readable
@@ -456,6 +492,19 @@ def _unreadable_findings(nb, nbm):
         findings.append(Flag("review", exercise_of.get(name), f"this cell could not be read: {why}; "
                              "it was graded as a cell that fails", where))
     return findings
+
+
+def matplotlib_cache(folder):
+    """Build matplotlib's font list in `folder` (a process of its own) and return the folder: every sandbox starts
+    with an empty home, and rebuilding the list costs each kernel that plots about a second."""
+    import subprocess
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, MPLCONFIGDIR=str(folder), MPLBACKEND="Agg")
+    subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], env=env, check=False,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=300)
+    return folder
 
 
 def _preload(mpl_cache):
