@@ -145,11 +145,14 @@ def _worker_files(setup, home):
     shutil.copyfile(setup["template_db"], files / "template.db")
     shutil.copyfile(Path(setup["course_root"]) / "nbgrader_config.py", files / "config" / "nbgrader_config.py")
     course.copy_tree(setup["release_dir"], files / "release")  # what a learner received: nothing of source/
-    course.copy_tree(setup["matplotlib_cache"], files / "matplotlib")  # built once for the run (_worker_setup)
+    given = {}
+    if setup.get("matplotlib_cache"):  # built once for the run (_worker_setup); a worker without one builds its own
+        course.copy_tree(setup["matplotlib_cache"], files / "matplotlib")
+        given["matplotlib_cache"] = str(files / "matplotlib")
     (home / "feedback").mkdir()
     (home / "scratch").mkdir()
     return {"template_db": str(files / "template.db"), "course_root": str(files / "config"),
-            "release_dir": str(files / "release"), "matplotlib_cache": str(files / "matplotlib"),
+            "release_dir": str(files / "release"), **given,
             "feedback_dir": str(home / "feedback") if setup["feedback_dir"] else None}
 
 
