@@ -1,0 +1,10 @@
+"""The learner's JupyterLab loads the course's stylesheet, custom/custom.css beside this file (which says why).
+
+JupyterLab reads custom.css only when LabApp.custom_css is on, from ServerApp.static_custom_path.
+"""
+
+import os
+
+c = get_config()  # noqa: F821 (provided by Jupyter when it loads this file)
+c.LabApp.custom_css = True
+c.ServerApp.static_custom_path = [os.path.join(os.path.dirname(os.path.abspath(__file__)), "custom")]
