@@ -9,9 +9,11 @@
 # many more parameters than one token pays for. This notebook builds that layer
 # from the FFN you know:
 #
-# $$r = x W_r, \qquad
-# \text{(indices, gates)} = \text{top-}k(r), \qquad
-# y = \sum_{j=1}^{k} \text{gate}_j \cdot \mathrm{FFN}_{\text{index}_j}(x).$$
+# $$r = x W_r,$$
+#
+# $$\text{(indices, gates)} = \text{top-}k(r),$$
+#
+# $$y = \sum_{j=1}^{k} \text{gate}_j \cdot \mathrm{FFN}_{\text{index}_j}(x).$$
 #
 # | symbol | shape | meaning |
 # |---|---|---|
