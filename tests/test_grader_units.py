@@ -875,3 +875,18 @@ def test_without_util_linux_the_unsandboxed_limits_are_set_by_python(monkeypatch
     assert argv[0] == sys.executable and "prlimit" not in argv
     out = subprocess.run(argv, capture_output=True, text=True, check=True).stdout.split()
     assert out == [str(3 * sandbox.GiB), "123", str(5 * sandbox.MiB)]
+
+
+def test_of_an_outputs_metadata_only_a_pngs_text_alternative_crosses_bounded():
+    """The grader's run keeps a figure's alt text (the pages show it), as a string of at most 1,500 characters;
+    nothing else of the kernel's output metadata, and nothing for an output without a PNG."""
+    from autograder.grading.execute import _image_alt
+
+    png = {"image/png": "iVBOR"}
+    assert _image_alt({"image/png": {"alt": "a plot", "width": '1" onerror="x'}, "x": 1}, png) == \
+        {"image/png": {"alt": "a plot"}}
+    assert _image_alt({"image/png": {"alt": "a" * 5000}}, png) == {"image/png": {"alt": "a" * 1500}}
+    for metadata in ({"image/png": {"alt": ["a plot"]}}, {"image/png": {"alt": ""}}, {"image/png": "alt"}, "alt",
+                     None, {"text/html": {"alt": "a plot"}}):
+        assert _image_alt(metadata, png) == {}, metadata
+    assert _image_alt({"image/png": {"alt": "a plot"}}, {"text/plain": "x"}) == {}
