@@ -51,6 +51,8 @@ from autograder.grading.feedback import NBCONVERT_TEMPLATE, NBCONVERT_TEMPLATES,
 c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, HideHiddenTests]
 c.GenerateFeedback.HTMLExporter.template_name = NBCONVERT_TEMPLATE
 c.GenerateFeedback.HTMLExporter.extra_template_basedirs = [str(NBCONVERT_TEMPLATES)]
+# nbformat's schema is checked once, after HideHiddenTests has made every cell id one it allows.
+c.GenerateFeedback.HTMLExporter.optimistic_validation = True
 # Code colours at 4.5 : 1 or more wherever nbconvert renders the course (autograder.pages.NOTEBOOK_CODE_STYLE).
 c.CSSHTMLHeaderPreprocessor.style = "xcode"
 
