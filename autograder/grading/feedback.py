@@ -5,7 +5,9 @@ included, and tracebacks quote the failing lines. Two fixes here:
 
 - `HideHiddenTests`, a preprocessor the course config adds to nbgrader's
   GenerateFeedback: test cells lose their hidden region, and a test cell's
-  error shows only its final "Error: message" line;
+  error shows only its final "Error: message" line; the course's own markdown
+  gets its formulas as MathML, for the course's template of that page
+  (templates/nbconvert/course_feedback: no script, WCAG 2.1 AA);
 - `render`, used by `python -m autograder grade`: the same, plus each test cell's
   verdict from the grader and a summary (score, status, flags, likely mistakes)
   at the top, as a plain self-contained page (templates/feedback.html).
