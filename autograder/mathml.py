@@ -10,7 +10,8 @@ nothing that links, loads or runs (no href, no style, no event handler, no
 import functools
 import html
 import re
-from html.parser import HTMLParser
+
+from .sanitise import TagCleaner
 
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 MAX_LATEX_CHARS = 2_000  # one formula
@@ -33,49 +34,16 @@ _SLOT = "\ue000{}\ue001"
 _SLOT_RE = re.compile("\ue000(\\d+)\ue001")
 
 
-class _MathCleaner(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.out, self.open, self.skip = [], [], 0
+class _MathCleaner(TagCleaner):
+    """MathML Core's presentation elements with plain attribute values; any other element goes with its content."""
 
-    def handle_starttag(self, tag, attrs):
-        if self.skip or tag not in _TAGS:
-            self.skip += tag not in _TAGS
-            return
-        kept = "".join(f' {name}="{html.escape(value, quote=True)}"' for name, value in attrs
-                       if name in _ATTRIBUTES and _VALUE.match(value or ""))
-        if tag == "math":
-            kept = f' xmlns="{MATHML_NS}"' + kept
-        self.out.append(f"<{tag}{kept}>")
-        self.open.append(tag)
+    ELEMENTS = frozenset(_TAGS)
 
-    def handle_startendtag(self, tag, attrs):
-        self.handle_starttag(tag, attrs)
-        if not self.skip and self.open and self.open[-1] == tag:
-            self.handle_endtag(tag)
-        elif tag not in _TAGS:
-            self.skip -= 1
+    def attribute(self, tag, name, value):
+        return value if name in _ATTRIBUTES and _VALUE.match(value) else None
 
-    def handle_endtag(self, tag):
-        if tag not in _TAGS:
-            self.skip = max(0, self.skip - 1)
-            return
-        if self.skip or tag not in self.open:
-            return
-        while self.open:
-            top = self.open.pop()
-            self.out.append(f"</{top}>")
-            if top == tag:
-                break
-
-    def handle_data(self, data):
-        if not self.skip:
-            self.out.append(html.escape(data, quote=False))
-
-    def close(self):
-        super().close()
-        self.out += [f"</{tag}>" for tag in reversed(self.open)]
-        return "".join(self.out)
+    def start(self, tag, attrs, kept):
+        return super().start(tag, attrs, [("xmlns", MATHML_NS), *kept] if tag == "math" else kept)
 
 
 def clean_mathml(markup):

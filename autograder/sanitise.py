@@ -232,54 +232,62 @@ def safe_url(url, image=False):
     return url if scheme.group(1).lower() in (("http", "https") if image else _SAFE_SCHEMES) else None
 
 
-class _Cleaner(HTMLParser):
+def _attributes(kept):
+    return "".join(f' {name}="{html.escape(value, quote=True)}"' for name, value in kept)
+
+
+class TagCleaner(HTMLParser):
+    """HTML (or MathML) rebuilt from a whitelist: kept elements with kept attributes, every text escaped again,
+    every element closed in order.
+
+    A subclass says what is kept: `ELEMENTS` (the tags), `VOID` (those without content), `attribute` (an
+    attribute's value, or None to leave it out), and `drops_content` (an element whose content goes with it;
+    any other tag outside `ELEMENTS` is left out and its text kept). `start` may write a kept tag otherwise.
+    """
+
+    ELEMENTS = frozenset()
+    VOID = frozenset()
+
     def __init__(self):
         super().__init__(convert_charrefs=True)
         self.out = []
-        self.skip = 0  # inside a tag dropped with its content
         self.open = []
+        self.skip = 0  # depth inside elements dropped with their content
+
+    def drops_content(self, tag):
+        return True
+
+    def attribute(self, tag, name, value):
+        return None
+
+    def start(self, tag, attrs, kept):
+        """The markup of a kept start tag (`kept`: its kept attributes, (name, value)), or None for no element."""
+        return f"<{tag}{_attributes(kept)}>"
 
     def handle_starttag(self, tag, attrs):
-        if tag in _DROP_WITH_CONTENT:
-            if tag not in _VOID:
-                self.skip += 1
+        if tag not in self.ELEMENTS and self.drops_content(tag):
+            self.skip += 1
             return
-        if self.skip or tag not in _ALLOWED:
+        if self.skip or tag not in self.ELEMENTS:
             return
-        kept = []
-        for name, value in attrs:
-            value = value or ""
-            if tag == "a" and name == "href":
-                value = safe_url(value)
-            elif tag == "img" and name == "src":
-                value = safe_url(value, image=True)
-            elif name in ("alt", "title") and tag in ("a", "img"):
-                pass
-            elif name == "style" and tag in ("th", "td"):
-                value = value if _ALIGN.match(value.strip().rstrip(";")) else None
-            elif name == "class" and tag in ("code", "pre", "span", "div"):
-                value = value if _CLASS.match(value) else None
-            elif name == "start" and tag == "ol":
-                value = value if value.isdigit() and len(value) < 8 else None
-            else:
-                value = None
-            if value is not None:
-                kept.append(f' {name}="{html.escape(value, quote=True)}"')
-        if tag == "img" and not any(k.startswith(" src=") for k in kept):
-            alt = dict(attrs).get("alt") or "an image"
-            self.out.append(html.escape(f"[{alt}]", quote=False))
+        kept = [(name, value) for name, value in ((n, self.attribute(tag, n, v or "")) for n, v in attrs)
+                if value is not None]
+        markup = self.start(tag, attrs, kept)
+        if markup is None:
             return
-        self.out.append(f"<{tag}{''.join(kept)}>")
-        if tag not in _VOID:
+        self.out.append(markup)
+        if tag not in self.VOID:
             self.open.append(tag)
 
     def handle_startendtag(self, tag, attrs):
         self.handle_starttag(tag, attrs)
-        if tag not in _VOID and tag in _ALLOWED and not self.skip and self.open and self.open[-1] == tag:
+        if tag not in self.ELEMENTS and self.drops_content(tag):
+            self.skip = max(0, self.skip - 1)  # `<x/>` has no content to drop
+        elif tag not in self.VOID and not self.skip and self.open and self.open[-1] == tag:
             self.handle_endtag(tag)
 
     def handle_endtag(self, tag):
-        if tag in _DROP_WITH_CONTENT:
+        if tag not in self.ELEMENTS and self.drops_content(tag):
             self.skip = max(0, self.skip - 1)
             return
         if self.skip or tag not in self.open:
@@ -296,9 +304,42 @@ class _Cleaner(HTMLParser):
 
     def close(self):
         super().close()
-        while self.open:
-            self.out.append(f"</{self.open.pop()}>")
+        self.out += [f"</{tag}>" for tag in reversed(self.open)]
+        self.open = []
         return "".join(self.out)
+
+
+class _Cleaner(TagCleaner):
+    """The markdown whitelist: plain formatting, safe links and images; script-like elements go with their content,
+    any other unknown tag keeps its text."""
+
+    ELEMENTS = frozenset(_ALLOWED)
+    VOID = frozenset(_VOID)
+
+    def drops_content(self, tag):
+        return tag in _DROP_WITH_CONTENT
+
+    def attribute(self, tag, name, value):
+        if tag == "a" and name == "href":
+            return safe_url(value)
+        if tag == "img" and name == "src":
+            return safe_url(value, image=True)
+        if name in ("alt", "title") and tag in ("a", "img"):
+            return value
+        if name == "style" and tag in ("th", "td"):
+            return value if _ALIGN.match(value.strip().rstrip(";")) else None
+        if name == "class" and tag in ("code", "pre", "span", "div"):
+            return value if _CLASS.match(value) else None
+        if name == "start" and tag == "ol":
+            return value if value.isdigit() and len(value) < 8 else None
+        return None
+
+    def start(self, tag, attrs, kept):
+        if tag == "img" and "src" not in dict(kept):  # an image whose address was refused: its alt as text
+            alt = dict(attrs).get("alt") or "an image"
+            self.out.append(html.escape(f"[{alt}]", quote=False))
+            return None
+        return super().start(tag, attrs, kept)
 
 
 def clean_html(fragment):

@@ -48,6 +48,9 @@ def test_values_file_gives_pods_the_same_jupyter_config_as_one_server():
         on_one_server = json.loads((HUB_DIR / path).read_text(encoding="utf-8"))
         on_one_server.get("disabledExtensions", {}).pop("@jupyterlab/apputils-extension:announcements", None)
         assert files[name]["data"] == on_one_server, f"values.yaml's {name} differs from deploy/jupyterhub/{path}"
+    for name, path in {"learner-css-config": "jupyter_server_config.py", "learner-css": "custom/custom.css"}.items():
+        on_one_server = (HUB_DIR.parents[1] / "jupyter" / "learner" / path).read_text(encoding="utf-8")
+        assert files[name]["stringData"] == on_one_server, f"values.yaml's {name} differs from jupyter/learner/{path}"
     for name, path in {"nbgrader-config": "nbgrader_config.py", "grader-nbgrader": "grader/nbgrader_config.py"}.items():
         assert _settings(files[name]["stringData"]).keys() == _settings((HUB_DIR / path).read_text()).keys(), name
 

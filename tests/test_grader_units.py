@@ -926,3 +926,18 @@ def test_the_timing_log_keeps_only_bounded_numbers_from_the_worker():
     first, second = map(json.loads, log.getvalue().splitlines())
     assert first == {"student": "s01", "stages": {"cells": 2.0, "k" * 60: 1.0, "publish": 0.125}}
     assert second == {"student": "s02", "stages": {"publish": 0.5}}
+
+
+def test_of_an_outputs_metadata_only_a_pngs_text_alternative_crosses_bounded():
+    """The grader's run keeps a figure's alt text (the pages show it), as a string of at most 1,500 characters;
+    nothing else of the kernel's output metadata, and nothing for an output without a PNG."""
+    from autograder.grading.execute import _image_alt
+
+    png = {"image/png": "iVBOR"}
+    assert _image_alt({"image/png": {"alt": "a plot", "width": '1" onerror="x'}, "x": 1}, png) == \
+        {"image/png": {"alt": "a plot"}}
+    assert _image_alt({"image/png": {"alt": "a" * 5000}}, png) == {"image/png": {"alt": "a" * 1500}}
+    for metadata in ({"image/png": {"alt": ["a plot"]}}, {"image/png": {"alt": ""}}, {"image/png": "alt"}, "alt",
+                     None, {"text/html": {"alt": "a plot"}}):
+        assert _image_alt(metadata, png) == {}, metadata
+    assert _image_alt({"image/png": {"alt": "a plot"}}, {"text/plain": "x"}) == {}

@@ -40,13 +40,21 @@ c.LimitOutput.max_lines = 200
 c.LimitOutput.max_traceback = 60
 
 # `nbgrader generate_feedback` would show each test cell whole, hidden tests included, and tracebacks
-# quoting them: HideHiddenTests strips both.
+# quoting them: HideHiddenTests strips both, and gives the course's formulas as MathML. nbgrader's own
+# template loads MathJax and jQuery from a CDN: the course's (for GenerateFeedback alone) runs no script,
+# fetches nothing and meets WCAG 2.1 AA like the pages `grade` writes.
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import GetGrades  # noqa: E402
 
-from autograder.grading.feedback import HideHiddenTests  # noqa: E402
+from autograder.grading.feedback import NBCONVERT_TEMPLATE, NBCONVERT_TEMPLATES, HideHiddenTests  # noqa: E402
 
 c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, HideHiddenTests]
+c.GenerateFeedback.HTMLExporter.template_name = NBCONVERT_TEMPLATE
+c.GenerateFeedback.HTMLExporter.extra_template_basedirs = [str(NBCONVERT_TEMPLATES)]
+# nbformat's schema is checked once, after HideHiddenTests has made every cell id one it allows.
+c.GenerateFeedback.HTMLExporter.optimistic_validation = True
+# Code colours at 4.5 : 1 or more wherever nbconvert renders the course (autograder.pages.NOTEBOOK_CODE_STYLE).
+c.CSSHTMLHeaderPreprocessor.style = "xcode"
 
 # `nbgrader zip_collect` (and `python -m autograder grade` given a .zip): how an LMS download names
 # files, here nbgrader's documented form <anything>_<student>_attempt_<YYYY-MM-DD-hh-mm-ss>_<notebook>.ipynb.

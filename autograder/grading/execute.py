@@ -98,6 +98,16 @@ def _error(ename, evalue):
     return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
+MAX_ALT_CHARS = 1_500  # sanitise.MAX_ALT_CHARS
+
+
+def _image_alt(metadata, data):
+    """{"image/png": {"alt": text}} when a kept PNG came with a string text alternative, else {}."""
+    png = metadata.get("image/png") if isinstance(metadata, dict) and "image/png" in data else None
+    alt = png.get("alt") if isinstance(png, dict) else None
+    return {"image/png": {"alt": alt[:MAX_ALT_CHARS]}} if isinstance(alt, str) and alt else {}
+
+
 def _cut(text, limit):
     text = text if isinstance(text, str) else str(text)
     return text if len(text) <= limit else text[:limit] + f" ... [cut by the grader at {limit:,} characters]"
@@ -406,7 +416,9 @@ class SandboxExecute(Execute):
             copies = 1
         self._count(cell_index, size * copies)
         bounded["data"] = kept
-        bounded["metadata"] = {}  # the kernel's say on how to show an output: nothing a grade needs
+        # Of the kernel's say on how to show an output, only a PNG's text alternative, as a bounded string (the
+        # pages' alt text: sanitise.image_alt makes it plain); nothing else a grade or a page needs.
+        bounded["metadata"] = _image_alt(content.get("metadata"), kept)
         return bounded
 
     def _bounded_error(self, content, cell, cell_index, bounded, room):

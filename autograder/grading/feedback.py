@@ -5,7 +5,9 @@ included, and tracebacks quote the failing lines. Two fixes here:
 
 - `HideHiddenTests`, a preprocessor the course config adds to nbgrader's
   GenerateFeedback: test cells lose their hidden region, and a test cell's
-  error shows only its final "Error: message" line;
+  error shows only its final "Error: message" line; the course's own markdown
+  gets its formulas as MathML, for the course's template of that page
+  (templates/nbconvert/course_feedback: no script, WCAG 2.1 AA);
 - `render`, used by `python -m autograder grade`: the same, plus each test cell's
   verdict from the grader and a summary (score, status, flags, likely mistakes)
   at the top, as a plain self-contained page (templates/feedback.html).
@@ -58,21 +60,65 @@ def hide_hidden_tests(cell):
     return cell
 
 
+NO_ALT = "a figure from this cell (it came without a description)"
+# The template of nbgrader's generate_feedback page (nbgrader_config.py): nbconvert's lab template made accessible.
+NBCONVERT_TEMPLATES = Path(__file__).parent / "templates" / "nbconvert"
+NBCONVERT_TEMPLATE = "course_feedback"
+
+
+def course_markdown_block(source):
+    """The course's own markdown as one line of HTML, formulas as MathML, that nbconvert's markdown renderer passes
+    on as it is (as sanitise.markdown_as_html_block does a learner's)."""
+    from .. import mathml
+
+    body = mathml.with_math(source, markdown_html)
+    return '<div class="course-markdown">' + body.replace("\r", "").replace("\n", "&#10;").replace("$", "&#36;") + \
+        "</div>"
+
+
+def course_source_markdown(config, assignment, notebook):
+    """The markdown of the course's source notebook source/<assignment>/<notebook>.ipynb (the instructor's, which no
+    submission can write); empty when there is none or the names could stand in no path."""
+    from nbgrader.coursedir import CourseDirectory
+
+    if not (_ID.match(str(assignment)) and _ID.match(str(notebook))):
+        return frozenset()
+    coursedir = CourseDirectory(config=config)
+    path = Path(coursedir.format_path(coursedir.source_directory, ".", assignment)) / f"{notebook}.ipynb"
+    try:
+        return course_markdown(nbformat.read(path, as_version=4))
+    except (OSError, ValueError):
+        return frozenset()
+
+
 class HideHiddenTests(NbGraderPreprocessor):
-    """For nbgrader's GenerateFeedback: feedback without hidden test source, and nothing that can run script.
+    """For nbgrader's GenerateFeedback: feedback without hidden test source, nothing that can run script, and the
+    course's formulas as MathML.
 
     nbconvert's HTML template shows text/html and SVG outputs raw and passes raw HTML in markdown through:
     outputs are reduced to text and valid PNGs (`safe_outputs`), and each markdown cell is replaced by its
-    cleaned HTML on one line (a single raw HTML block that nbconvert's markdown renderer passes on as is).
+    cleaned HTML on one line (a single raw HTML block that nbconvert's markdown renderer passes on as is); a cell
+    with exactly the text of one in the course's source notebook gets its formulas as MathML (mathml.with_math).
+    The course's template (`NBCONVERT_TEMPLATE`) reads `course_css`, `course_csp` and `course_no_alt` from the
+    resources.
     """
 
     def preprocess(self, nb, resources):
+        from .. import pages
+
         # Notebook metadata reaches the template too (widget state goes into a <script>): keep what it needs.
         nb.metadata = sanitise.notebook_metadata()
+        names = resources.get("nbgrader", {})
+        self.course_text = course_source_markdown(self.config, names.get("assignment"), names.get("notebook"))
+        resources.update(course_css=pages.NOTEBOOK_CSS, course_csp=CSP, course_no_alt=NO_ALT)
         return super().preprocess(nb, resources)
 
     def preprocess_cell(self, cell, resources, cell_index):
-        return sanitise.notebook_cell(hide_hidden_tests(cell), cell_index), resources
+        course_text = getattr(self, "course_text", frozenset())
+        cell = sanitise.notebook_cell(hide_hidden_tests(cell), cell_index, course_text)
+        if cell.get("cell_type") == "markdown" and cell.source in course_text:
+            cell.source = course_markdown_block(cell.source)
+        return cell, resources
 
 
 def _md_id(value):
@@ -169,7 +215,7 @@ def _outputs(cell, budget):
             part = {"css": "err", "text": text[:MAX_OUTPUT_CHARS], "png": None}
         elif "image/png" in data:  # checked by safe_outputs: strict base64 of a PNG
             part = {"css": None, "text": None, "png": data["image/png"],
-                    "alt": image_alt(out) or "a figure from this cell (it came without a description)"}
+                    "alt": image_alt(out) or NO_ALT}
         else:
             part = {"css": "out", "text": _ANSI.sub("", data.get("text/plain", "")), "png": None}
         budget[0] -= _MARKUP + len(part["png"] or markupsafe.escape(part["text"]))

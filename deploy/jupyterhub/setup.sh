@@ -96,6 +96,9 @@ sed -i "s|^EXCHANGE = .*|EXCHANGE = \"$FFN_EXCHANGE\"|" "$VENV/etc/jupyter/nbgra
 # Files, not `jupyter ... enable/disable` commands: the same effect, and each command takes seconds.
 install -m 644 "$HERE/learner/jupyter_server_config.json" "$VENV/etc/jupyter/jupyter_server_config.json"
 install -D -m 644 "$HERE/learner/labconfig/page_config.json" "$VENV/etc/jupyter/labconfig/page_config.json"
+# How JupyterLab shows the notebooks' mathematics: the course's stylesheet, the one `make lab` uses.
+install -m 644 "$HERE/../../jupyter/learner/jupyter_server_config.py" "$VENV/etc/jupyter/jupyter_server_config.py"
+install -D -m 644 "$HERE/../../jupyter/learner/custom/custom.css" "$VENV/etc/jupyter/custom/custom.css"
 
 # Instructors' own servers add nbgrader's course list, a link to the formgrader (jupyterhub_config.py
 # puts this folder on their JUPYTER_CONFIG_PATH).

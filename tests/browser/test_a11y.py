@@ -45,11 +45,13 @@ LAB_CONTEXT = {"include": [".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .
                "exclude": list(LAB_EXCLUDED)}
 
 # Serious findings NOT fixed yet, by notebook: each must still fire (axe.check), so its fix is noticed.
-LAB_KNOWN = {
-    "07_collapse_to_linear": {"scrollable-region-focusable": "a markdown cell's MathJax-rendered formulas overflow "
-                              "their cell in JupyterLab, which makes it a scrollable region no key reaches"},
-    "11_mixture_of_experts": {"scrollable-region-focusable": "as in 07: section 5's markdown overflows its cell"},
-}
+LAB_KNOWN = {}
+
+# A narrow window (800 px: the notebook's cells about 370 px wide), checked again after the normal one, for the
+# notebooks whose markdown is known to fit it: 07 and 11, whose formulas once overflowed their cells (the course's
+# custom.css and shorter display lines). The others still overflow some cell below about 1000 px.
+NARROW_WIDTH = 800
+NARROW_CHECKED = {"07_collapse_to_linear", "11_mixture_of_experts"}
 
 # nbconvert's lab template (moderate or minor only).
 NBCONVERT_ACCEPTED = {
@@ -168,7 +170,10 @@ def test_class_report_and_answers_to_look_at_meet_wcag_aa(page, tmp_path):
 
 def check_notebook(page, server, path, artifacts):
     """After Run All: axe on the notebook panel, then on the saved notebook as nbconvert's HTML."""
-    axe.check(page, LAB_ACCEPTED, context=LAB_CONTEXT, known=LAB_KNOWN.get(path.split("/")[-1][:-len(".ipynb")]))
+    name = path.split("/")[-1][:-len(".ipynb")]
+    axe.check(page, LAB_ACCEPTED, context=LAB_CONTEXT, known=LAB_KNOWN.get(name))
+    if name in NARROW_CHECKED:
+        _check_narrow(page, path)
     missing = notebook(page).locator(".jp-OutputArea-output img:not([alt])").count()
     assert missing == 0, f"{path}: {missing} image(s) without alt text in JupyterLab"
     page.keyboard.press("Control+s")
@@ -187,6 +192,20 @@ def check_notebook(page, server, path, artifacts):
         assert generic == 0, f"{path}: {generic} image(s) with nbconvert's generic alt text"
     finally:
         converted.close()
+
+
+def _check_narrow(page, path):
+    """axe again at NARROW_WIDTH, and no markdown cell wider than its box: every formula is read without scrolling."""
+    size = page.viewport_size
+    page.set_viewport_size({"width": NARROW_WIDTH, "height": size["height"]})
+    try:
+        page.wait_for_timeout(1500)  # JupyterLab lays the panel out again
+        axe.check(page, LAB_ACCEPTED, context=LAB_CONTEXT)
+        wide = notebook(page).evaluate("""n => [...n.querySelectorAll('.jp-MarkdownOutput')]
+            .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.slice(0, 60))""")
+        assert wide == [], f"{path}: markdown wider than its cell at {NARROW_WIDTH} px: {wide}"
+    finally:
+        page.set_viewport_size(size)
 
 
 @pytest.mark.parametrize("assignment", assignments())

@@ -70,8 +70,9 @@ def check_verdict(fn, args, expected, case, catalogue=()):
 #
 # Worked example W-7 has $d_\text{model} = d_\text{ff} = 2$ and
 #
-# $$W_1 = \begin{bmatrix} 1 & 2 \\ 0 & 1 \end{bmatrix},\quad b_1 = \begin{bmatrix} 1 & 0 \end{bmatrix},\quad
-# W_2 = \begin{bmatrix} 1 & 0 \\ 1 & 1 \end{bmatrix},\quad b_2 = \begin{bmatrix} 0 & 1 \end{bmatrix}.$$
+# $$W_1 = \begin{bmatrix} 1 & 2 \\ 0 & 1 \end{bmatrix},\quad b_1 = \begin{bmatrix} 1 & 0 \end{bmatrix},$$
+#
+# $$W_2 = \begin{bmatrix} 1 & 0 \\ 1 & 1 \end{bmatrix},\quad b_2 = \begin{bmatrix} 0 & 1 \end{bmatrix}.$$
 #
 # **Forecast.** Compute $W = W_1 W_2$ and $b = b_1 W_2 + b_2$ by hand. Then
 # push $x = [3, -1]$ through both routes: two steps, and the single map $x W + b$.

@@ -9,9 +9,11 @@
 # many more parameters than one token pays for. This notebook builds that layer
 # from the FFN you know:
 #
-# $$r = x W_r, \qquad
-# \text{(indices, gates)} = \text{top-}k(r), \qquad
-# y = \sum_{j=1}^{k} \text{gate}_j \cdot \mathrm{FFN}_{\text{index}_j}(x).$$
+# $$r = x W_r,$$
+#
+# $$\text{(indices, gates)} = \text{top-}k(r),$$
+#
+# $$y = \sum_{j=1}^{k} \text{gate}_j \cdot \mathrm{FFN}_{\text{index}_j}(x).$$
 #
 # | symbol | shape | meaning |
 # |---|---|---|
@@ -20,7 +22,7 @@
 # | $W_r$ | $(d_\text{model}, E)$ | the router's weights (no bias) |
 # | $r = x W_r$ | $(\dots, E)$ | the router's *logits*, one score per expert |
 # | $k$ | | how many experts each token uses, $1 \le k \le E$ |
-# | $\mathrm{FFN}_e$ | $(\dots, d_\text{model}) \to (\dots, d_\text{model})$ | expert $e$: here a ReLU FFN with its own $W_1, b_1, W_2, b_2$ |
+# | $\mathrm{FFN}_e$ | $(\dots, d_\text{model})$, in and out | expert $e$: here a ReLU FFN with its own $W_1, b_1, W_2, b_2$ |
 # | gates | $(\dots, k)$ | the weights of the $k$ chosen experts, summing to 1 |
 #
 # The rule used here is Mixtral's: keep the $k$ largest logits, and take the
