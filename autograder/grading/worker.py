@@ -460,11 +460,9 @@ TIMED_STAGES = ("notebook run", "notebook run: kernel start", "notebook run: cel
 
 
 def _cpu_seconds():
-    """(CPU seconds of this process, of its reaped children)."""
-    import resource
-
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+    """(CPU seconds of this process, of its reaped children): os.times, which Windows has too (no `resource`)."""
+    t = os.times()
+    return t.user + t.system, t.children_user + t.children_system
 
 
 def _breakdown(timing, total, cpu):
