@@ -246,6 +246,7 @@ def grade_all(config, model, found, setup, spec, timeout, version, record, remem
     import nbformat
 
     from . import feedback, gradebook
+    from .grade import again_line
 
     client, local = connect(spec)
     scratch = Path(setup["scratch"]) / "cluster"
@@ -263,8 +264,7 @@ def grade_all(config, model, found, setup, spec, timeout, version, record, remem
         with gradebook.open_gradebook(config) as gb:
             later = answer.collect(run, Progress(len(found)), gb, queue=list(found))
             if later:
-                print(f"grading {len(later)} submission(s) again, alone: their clean re-run could not finish a "
-                      "test", file=sys.stderr)
+                print(again_line(later), file=sys.stderr)
             for submission, first in later:
                 run.submit(submission, again=True)
                 answer.collect(run, None, gb, first)
@@ -284,7 +284,7 @@ class _Answers:
 
     def collect(self, run, progress, gb, first=None, queue=()):
         """Take every answer until no task is left; return [(submission, reply)] to grade again, alone."""
-        from .grade import unfinished
+        from .grade import later_line, unfinished
 
         later, queue = [], list(queue)
         if progress:
@@ -302,7 +302,7 @@ class _Answers:
                     reply = first
                 elif first is None and unfinished(reply):
                     later.append((submission, reply))
-                    progress.advance(f"{submission.student}: clean re-run unfinished, graded again after the batch")
+                    progress.advance(later_line(submission))
                     continue
                 self._publish(submission, reply, gb, progress)
             run.top_up(queue)
@@ -315,7 +315,9 @@ class _Answers:
         self.recorded.add(submission.student)
         self.remember(result)
         self.graded.append(result)
-        line = f"{result.student}: {result.status} {result.score:g}/{result.max_score:g}"
+        from .grade import result_line
+
+        line = result_line(result)
         if progress:
             progress.advance(line)
         else:

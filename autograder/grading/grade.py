@@ -446,13 +446,13 @@ def _grade_all(config, model, found, setup, jobs, timeout, out_dir):
         for submission, reply in run_pool(found, setup, jobs, timeout, log_dir, model, tick=progress.running):
             if unfinished(reply):
                 later.append((submission, reply))
-                progress.advance(f"{submission.student}: clean re-run unfinished, graded again after the batch")
+                progress.advance(later_line(submission))
                 continue
             started = time.monotonic()
             result = _record(config, model, submission, reply, out_dir, gb)
             _log_timing(timing, submission.student, reply, time.monotonic() - started)
             graded.append(result)
-            progress.advance(f"{result.student}: {result.status} {result.score:g}/{result.max_score:g}")
+            progress.advance(result_line(result))
         graded += _again_alone(config, model, later, setup, timeout, out_dir, gb)
     return graded
 
@@ -482,7 +482,20 @@ def _record(config, model, submission, reply, out_dir, gb):
         return result
 
 
+def result_line(result):
+    """What the progress line and the log say of one published result (one machine's and a cluster's alike)."""
+    return f"{result.student}: {result.status} {result.score:g}/{result.max_score:g}"
+
+
 # --- a clean re-run that could not finish: once more, alone --------------------------------------------------
+def later_line(submission):
+    return f"{submission.student}: clean re-run unfinished, graded again after the batch"
+
+
+def again_line(later):
+    return f"grading {len(later)} submission(s) again, alone: their clean re-run could not finish a test"
+
+
 def unfinished(reply):
     """True when a test of this result passed the notebook run but got no verdict from the clean re-run."""
     cells = (reply.get("result") or {}).get("cells") or []
@@ -495,7 +508,7 @@ def _again_alone(config, model, later, setup, timeout, out_dir, gb):
     withheld, with a `review` flag: the notebook run alone never earns points."""
     if not later:
         return []
-    _say(f"grading {len(later)} submission(s) again, alone: their clean re-run could not finish a test")
+    _say(again_line(later))
     scratch = Path(setup["scratch"]) / "again"
     scratch.mkdir(mode=0o711)
     log_dir = out_dir / "logs"
@@ -515,7 +528,7 @@ def _again_alone(config, model, later, setup, timeout, out_dir, gb):
         if reply is None or (reply.get("result") or {}).get("status") == Status.GRADER_ERROR:
             reply = first
         result = _record(config, model, submission, reply, out_dir, gb)
-        _say(f"  {result.student}: {result.status} {result.score:g}/{result.max_score:g}"
+        _say(f"  {result_line(result)}"
              + (" (a test still unfinished: withheld, for review)" if unfinished(reply) else ""))
         graded.append(result)
     return graded
