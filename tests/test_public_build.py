@@ -10,6 +10,7 @@ it took, and the honest exercise beside it keeps its points.
 import ast
 import importlib
 import sys
+import threading
 import time
 
 import nbformat
@@ -17,7 +18,7 @@ import numpy as np
 import pytest
 
 from autograder import cells
-from autograder.grading import integrity, public, rerun, sandbox
+from autograder.grading import integrity, public, rerun, sandbox, unsandboxed
 
 SETUP = ("import numpy as np\nimport ffn_helpers as ref\nfrom ffn_helpers import checks, norm\n"
          "from ffn_helpers import module as reference")
@@ -134,6 +135,28 @@ def test_calls_to_the_grader_in_a_loop_end_at_the_tests_deadline(tmp_path):
     assert (test.points, test.timed_out) == (0.0, True), test
     assert result.tests["test_linear_torch"].points == 1.0
     assert time.monotonic() - started < 60
+
+
+def test_an_interrupt_that_comes_after_its_cell_ended_stops_nothing_after_it(tmp_path, monkeypatch):
+    """The answer overruns its 1 s, then ends by itself (as a loop does when the grader stops serving its calls)
+    before the interrupt arrives, here 0.6 s late. The next cell must run whole, not take the interrupt."""
+    slow = "import time\n\ndef ffn_forward(x, W1, b1, W2, b2):\n    time.sleep(1.4)\n    return x\n"
+    busy = "import time\ntime.sleep(0.5)\n\n" + HONEST["linear_torch"]
+    send = unsandboxed.interrupt
+
+    def late(proc):
+        timer = threading.Timer(0.6, send, (proc,))
+        timer.start()
+        late.timers.append(timer)
+
+    late.timers = []
+    monkeypatch.setattr(unsandboxed, "interrupt", late)
+    result = _clean_run(tmp_path, {"ffn_forward": slow, "linear_torch": busy}, timeout=1.0)
+    for timer in late.timers:
+        timer.join()
+    assert len(late.timers) == 1
+    assert (result.tests["test_ffn_forward"].points, result.tests["test_ffn_forward"].timed_out) == (0.0, True)
+    assert result.cell_errors == [] and result.tests["test_linear_torch"].points == 1.0, result
 
 
 def test_another_exercises_reference_and_a_substitution_run_in_the_grader(tmp_path):

@@ -12,6 +12,7 @@ allowed-failures); a result is recorded once, and the ledger is saved after each
 started again skips what is done. A task past its time limit is a `timeout` for its student.
 """
 
+import contextlib
 import json
 import os
 import re
@@ -230,14 +231,38 @@ class _Run:
             yield submission, again, {"student": submission.student, "status": "timeout",
                                       "error": f"the cluster's worker gave no answer within {limit:g} s"}
 
+    def roll_call(self):
+        """Ask each worker in the cluster now whether it can grade, before any submission is sent: one that cannot
+        (no sandbox, another grader version) is named at once and given none. A worker that joins later is asked by
+        its first task (`refused`)."""
+        from distributed import wait
+
+        from .cluster_task import ready
+
+        asked = {w: self.client.submit(ready, self.data, pure=False, workers=[w], allow_other_workers=False,
+                                       key=f"ready-{os.urandom(4).hex()}") for w in sorted(self._workers())}
+        with contextlib.suppress(TimeoutError):  # a worker still busy: its first task asks it
+            wait(list(asked.values()), timeout=CONNECT_TIMEOUT)
+        for worker, future in asked.items():
+            try:
+                answer = future.result() if future.status == "finished" else {}
+            except Exception as exc:  # noqa: BLE001 (what the guard refused, raised by Dask)
+                answer = {"refused": f"its answer was refused: {exc}"}
+            future.release()
+            if isinstance(answer, dict) and answer.get("refused"):
+                self._refuse(worker, answer["refused"])
+
     def refused(self, answer, submission, again):
         """A worker refused (no sandbox, another grader version): say so once, send the task elsewhere."""
         worker = answer.get("worker") if answer.get("worker") in self._workers() else "(unknown)"
-        why = " ".join(str(answer.get("refused"))[:500].split())
+        self._refuse(worker, answer.get("refused"))
+        self.submit(submission, again)
+
+    def _refuse(self, worker, why):
+        why = " ".join(str(why)[:500].split())
         if worker not in self.refusing:
             print(f"worker {worker} refuses to grade: {why}", file=sys.stderr, flush=True)
         self.refusing[worker] = why
-        self.submit(submission, again)
 
 
 def grade_all(config, model, found, setup, spec, timeout, version, record, remember):
@@ -260,6 +285,7 @@ def grade_all(config, model, found, setup, spec, timeout, version, record, remem
         client.register_plugin(cluster_task.Cleanup())
         data = client.scatter(bundle(setup, timeout, version), broadcast=True, hash=False)
         run = _Run(client, data, timeout)
+        run.roll_call()
         answer = _Answers(model, markdown, scratch, record, remember)
         with gradebook.open_gradebook(config) as gb:
             later = answer.collect(run, Progress(len(found)), gb, queue=list(found))

@@ -160,6 +160,15 @@ def grade_one(bundle, student, files, again=False):
         return {"student": student, "error": f"the cluster task failed: {type(exc).__name__}: {exc}"[:2000]}
 
 
+def ready(bundle):
+    """The roll call before a run: {} when this worker can grade the assignment, else {"refused": why, "worker"}."""
+    try:
+        refusal = _assignment(bundle).refusal
+    except Exception as exc:  # noqa: BLE001 (said to the instructor as one line, as a refusal)
+        refusal = f"it could not prepare the assignment: {type(exc).__name__}: {exc}"
+    return {"refused": refusal[:2000], "worker": _worker_address()} if refusal else {}
+
+
 def _worker_address():
     return getattr(_dask_worker(), "address", "")
 

@@ -44,6 +44,7 @@ class Controlled:
 
     def __init__(self, control):
         self.control, self.peer = control, None
+        self.interrupts = 0  # sent to the process running now (rerun.CleanRun._interrupt_arrived)
 
     def _ask(self, op):
         self.control.sendall((json.dumps({"op": op}) + "\n").encode())
@@ -52,6 +53,7 @@ class Controlled:
         from . import rpc
 
         self.stop()
+        self.interrupts = 0
         self._ask("start")
         _, fds, _, _ = socket.recv_fds(self.control, 16, 1)
         if not fds:
@@ -59,6 +61,7 @@ class Controlled:
         self.peer = connect(socket.socket(fileno=fds[0]), on_reply, on_reference)
 
     def interrupt(self):
+        self.interrupts += 1
         self._ask("interrupt")
 
     def at(self, at):

@@ -98,9 +98,11 @@ class StudentProcess:
         public.stubbed()  # read ffn_helpers once here, before the judge forks: the build and the judge agree
         (self.sandbox, self.path), self.python = public.in_sandbox(sandbox), python
         self.proc = self.peer = None
+        self.interrupts = 0  # sent to the process running now
 
     def spawn(self):
         """Start the sandboxed process; return the grader's end of its channel."""
+        self.interrupts = 0
         if not self.sandbox.isolate:
             return self._spawn_connected()
         ours, theirs = socket.socketpair()
@@ -149,6 +151,7 @@ class StudentProcess:
 
     def interrupt(self):
         """SIGINT to the sandbox's process group: bwrap ignores it, the runner raises KeyboardInterrupt."""
+        self.interrupts += 1
         unsandboxed.interrupt(self.proc)
 
     def stop(self):
@@ -316,14 +319,36 @@ class CleanRun:
             self.student.interrupt()
             self.student.peer.deadline = time.monotonic() + INTERRUPT_GRACE
             try:
-                self.student.peer.await_reply(exc.request_id)
-                return True
+                try:
+                    self.student.peer.await_reply(exc.request_id)
+                except rpc.ChannelError:
+                    raise
+                except Exception:  # noqa: S110 (the interrupted request's error, KeyboardInterrupt: it stopped)
+                    pass
+                if self._interrupt_arrived():
+                    return True
             except rpc.ChannelError:
                 pass
-            except Exception:  # the interrupted request's error (KeyboardInterrupt): the process is responsive
-                return True
         self._start()
         return False
+
+    def _interrupt_arrived(self):
+        """Whether the process has received every interrupt sent to it. The request may have ended by itself
+        just before its interrupt came (a loop whose calls to the grader stop at its deadline); an interrupt still
+        on its way would stop the next cell instead. Waits at most until the peer's deadline."""
+        peer = self.student.peer
+        while True:
+            try:
+                count = peer.request({"op": "interrupts"})
+            except rpc.ChannelError:
+                raise
+            except Exception:  # noqa: BLE001 (the learner's code changed the runner: start a new process)
+                return False
+            if type(count) is int and count >= self.student.interrupts:
+                return True
+            if time.monotonic() > peer.deadline:
+                return False
+            time.sleep(0.02)
 
     def _audit(self, exercise):
         """Ask the student's process which guarded module attributes changed (only a hint: see the module doc)."""
