@@ -124,6 +124,31 @@ def test_local_cluster_grades_as_jobs_2_even_with_a_worker_killed(course_root, t
     assert not _dask_processes(), "the local cluster's processes outlived the run"
 
 
+@pytest.mark.grading
+@pytest.mark.sandbox
+def test_a_clean_re_run_that_failed_on_the_cluster_is_graded_again_alone_there(course_root, tmp_path, monkeypatch,
+                                                                             capsys):
+    """As on one machine (test_grader_timeouts): the first verdict is made unfinished here, the regrade is real."""
+    grading.write_submissions(tmp_path / "submitted", ASSIGNMENT, {"unlucky": nbtools.solution(ASSIGNMENT)})
+    real, replies = cluster_reply.reply, []
+
+    def double(data, student, *args):
+        reply = real(data, student, *args)
+        replies.append(student)
+        return grading.clean_run_failed(reply, "test_ffn_forward") if len(replies) == 1 else reply
+
+    monkeypatch.setattr(cluster_reply, "reply", double)
+    results = grading.run_batch(ASSIGNMENT, tmp_path / "submitted", tmp_path / "results", course_root, jobs=None,
+                                cluster="local:1")
+    err = capsys.readouterr().err
+    assert replies == ["unlucky", "unlucky"], replies
+    unlucky = results["unlucky"]
+    assert unlucky["score"] == unlucky["max_score"] > 0 and unlucky["status"] == "graded", unlucky["cells"]
+    assert "grading 1 submission(s) again, alone" in err, err[-2000:]
+    rows = (tmp_path / "results" / "grades.csv").read_text(encoding="utf-8").splitlines()[1:]
+    assert [r.split(",")[0] for r in rows] == ["unlucky"]
+
+
 def _hide(folders, also=""):
     """A command that runs the rest in a mount namespace of its own with `folders` covered by empty tmpfs."""
     mounts = " && ".join([*(f'mount -t tmpfs -o size=1m tmpfs "{f}"' for f in folders), *([also] if also else [])])

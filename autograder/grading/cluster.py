@@ -93,6 +93,9 @@ class LocalProcesses:
         raise RuntimeError("the local Dask scheduler did not start")
 
     def close(self):
+        """The workers end together (each runs its plugins' teardown), then the scheduler."""
+        for p in self.workers:
+            _terminate(p)
         for p in [*self.workers, self.scheduler]:
             _end(p)
         self.log.close()
@@ -101,10 +104,15 @@ class LocalProcesses:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
+def _terminate(proc):
+    with contextlib.suppress(OSError):
+        proc.terminate()
+
+
 def _end(proc):
     """SIGTERM to the process (a worker closes, its plugins' teardown runs), then SIGKILL to what is left of it."""
     try:
-        proc.terminate()
+        _terminate(proc)
         proc.wait(timeout=30)
     except subprocess.TimeoutExpired:
         pass
