@@ -378,6 +378,11 @@ def test_a_class_on_jupyterhub(hub, chromium):
     for path in ("formgrader", "formgrader/api/status", "formgraders"):
         r = student_session.get(f"{hub.url}/user/{STUDENTS[0]}/{path}", timeout=60)
         assert r.status_code == 404, f"{STUDENTS[0]}'s server answered {r.status_code} at {path}"
+    # ...and it serves the course's stylesheet (how JupyterLab shows the formulas): the hub's single-user server
+    # keeps the tornado_settings the course's jupyter_server_config.py gives it.
+    r = student_session.get(f"{hub.url}/user/{STUDENTS[0]}/custom/custom.css", timeout=60)
+    assert (r.status_code, r.text) == (200, (ROOT / "jupyter" / "learner" / "custom" / "custom.css").read_text()), \
+        f"{STUDENTS[0]}'s server answered {r.status_code} for the course's custom.css"
 
     # What one student can reach of the other's work, and of the course.
     submitted = {s: [p for p in (exchange / "inbound").iterdir() if p.name.startswith(f"{s}+{AID}+")]
@@ -402,6 +407,13 @@ def test_a_class_on_jupyterhub(hub, chromium):
     assert "--unsafe" not in grade.stdout + grade.stderr
     timings["collect and grade"] = time.perf_counter() - started
     _formgrader(hub, instructor, "generate_feedback")
+    # The formgrader's Generate Feedback read the course's nbgrader_config.py: its page is the course's template
+    # (a Content-Security-Policy, no script), not nbgrader's, which loads MathJax from a CDN.
+    made = sorted((hub.course / "autograder" / "course" / "feedback").glob(f"*/{AID}/{AID}.html"))
+    assert len(made) == len(STUDENTS), made
+    for page in made:
+        text = page.read_text(encoding="utf-8")
+        assert 'http-equiv="Content-Security-Policy"' in text and "<script" not in text.lower(), page
     _formgrader(hub, instructor, "release_feedback")
     assert _can(s1, f"import os; os.listdir({str(exchange / 'feedback')!r})") == "PermissionError"
 
