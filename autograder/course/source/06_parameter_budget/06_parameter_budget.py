@@ -15,10 +15,13 @@
 # | $W_2$ | $(d_\text{ff}, d_\text{model})$ | $d_\text{ff} \cdot d_\text{model}$ |
 # | $b_2$ | $(d_\text{model},)$ | $d_\text{model}$ |
 #
-# so its parameter count is
+# so its parameter count is, with biases,
 #
-# $$N = 2\, d_\text{model}\, d_\text{ff} + d_\text{ff} + d_\text{model}
-# \qquad\text{(with biases)}, \qquad N = 2\, d_\text{model}\, d_\text{ff} \qquad\text{(without)}.$$
+# $$N = 2\, d_\text{model}\, d_\text{ff} + d_\text{ff} + d_\text{model},$$
+#
+# and without them
+#
+# $$N = 2\, d_\text{model}\, d_\text{ff}.$$
 #
 # Memory is $N$ times the bytes per parameter of the storage type (the
 # *dtype*). A *FLOP* is one floating-point operation, an addition or a
@@ -296,7 +299,8 @@ checks.ok("param_bytes is right for every dtype.")
 # $d_\text{model} \cdot d_\text{ff}$ multiply-adds, one per weight; $W_2$ takes
 # as many again. Each multiply-add is 2 FLOPs, so one token costs
 #
-# $$\text{FLOPs per token} = 2 \cdot 2\, d_\text{model}\, d_\text{ff} = 4\, d_\text{model}\, d_\text{ff}$$
+# $$\begin{array}{l} \text{FLOPs per token} \\
+#   \qquad = 2 \cdot 2\, d_\text{model}\, d_\text{ff} = 4\, d_\text{model}\, d_\text{ff} \end{array}$$
 #
 # (the biases and the activation add $O(d_\text{ff})$ and are left out, as is usual).
 # Put differently: about 2 FLOPs per weight per token.
