@@ -194,13 +194,14 @@ def check_notebook(page, server, path, artifacts):
 
 
 def _check_narrow(page, path):
-    """axe again at NARROW_WIDTH, and no markdown cell wider than its box: every formula is read without scrolling."""
+    """axe again at NARROW_WIDTH, and no markdown (a markdown cell's, or markdown a code cell displays) wider than
+    its box: every formula and table is read without scrolling."""
     size = page.viewport_size
     page.set_viewport_size({"width": NARROW_WIDTH, "height": size["height"]})
     try:
         page.wait_for_timeout(1500)  # JupyterLab lays the panel out again
         axe.check(page, LAB_ACCEPTED, context=LAB_CONTEXT)
-        wide = notebook(page).evaluate("""n => [...n.querySelectorAll('.jp-MarkdownOutput')]
+        wide = notebook(page).evaluate("""n => [...n.querySelectorAll('.jp-MarkdownOutput, .jp-OutputArea-output.jp-RenderedMarkdown')]
             .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.slice(0, 60))""")
         assert wide == [], f"{path}: markdown wider than its cell at {NARROW_WIDTH} px: {wide}"
     finally:
