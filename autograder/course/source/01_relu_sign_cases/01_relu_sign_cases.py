@@ -6,7 +6,9 @@
 # weights $w \in \mathbb{R}^{d}$ (column $j$ of $W_1$) and bias $b$ (entry $j$ of
 # $b_1$), and passes the result through ReLU:
 #
-# $$z = x \cdot w + b = \sum_{i=1}^{d} x_i w_i + b, \qquad h = \mathrm{ReLU}(z) = \max(0, z).$$
+# $$z = x \cdot w + b = \sum_{i=1}^{d} x_i w_i + b,$$
+#
+# $$h = \mathrm{ReLU}(z) = \max(0, z).$$
 #
 # $z$ is the unit's **pre-activation**, $h$ its **output**. What ReLU does depends
 # only on the sign of $z$, which gives the course's first three scenario cells:
@@ -43,7 +45,11 @@ from ffn_helpers.examples import W_1
 #
 # $$w = [0.5,\ 0.2,\ -0.3,\ 0.4], \qquad b = 0.1,$$
 #
-# $$x_A = [1,\ 0,\ -1,\ 2], \qquad x_B = [-2,\ 0,\ 1,\ 0], \qquad x_C = [0.2,\ -1,\ -0.3,\ 0].$$
+# $$x_A = [1,\ 0,\ -1,\ 2],$$
+#
+# $$x_B = [-2,\ 0,\ 1,\ 0],$$
+#
+# $$x_C = [0.2,\ -1,\ -0.3,\ 0].$$
 #
 # **Forecast.** Compute $z_A = x_A \cdot w + b$ by hand (four products, one sum,
 # one bias). Then guess the signs of $z_B$ and $z_C$.
@@ -157,7 +163,10 @@ assert math.isclose(dot_C + W_1.published_b_C, W_1.z_C_with_published_b)  # -0.1
 # ### "Exactly zero" in floating point
 #
 # **Forecast.** With the corrected bias, does float64 arithmetic give exactly
-# `0.0` for $z_C = 0.2 \cdot 0.5 + (-1)(0.2) + (-0.3)(-0.3) + 0 \cdot 0.4 + 0.01$,
+# `0.0` for
+#
+# $$\begin{array}{l} z_C = 0.2 \cdot 0.5 + (-1)(0.2) \\ \qquad + (-0.3)(-0.3) + 0 \cdot 0.4 + 0.01, \end{array}$$
+#
 # added from left to right?
 #
 # **Step.** `rounding.dot_in_order` adds the products one by one from the left,

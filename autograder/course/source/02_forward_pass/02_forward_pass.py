@@ -5,7 +5,9 @@
 # side, and the FFN adds a second layer that maps their outputs back to the
 # token's width $d_\text{model}$:
 #
-# $$z = x W_1 + b_1, \qquad h = \mathrm{ReLU}(z), \qquad y = h W_2 + b_2 = \mathrm{FFN}(x).$$
+# $$z = x W_1 + b_1, \qquad h = \mathrm{ReLU}(z),$$
+#
+# $$y = h W_2 + b_2 = \mathrm{FFN}(x).$$
 #
 # | symbol | shape | meaning |
 # |---|---|---|
@@ -347,7 +349,9 @@ checks.ok("linear_torch follows nn.Linear on any batch shape, with or without bi
 # (cases B and C). Over a batch of $N$ tokens, the share of inactive outputs is
 #
 # $$\text{dead fraction} = \frac{1}{N\, d_\text{ff}} \sum_{n=1}^{N} \sum_{j=1}^{d_\text{ff}}
-#   \mathbb{1}\left[h_{nj} = 0\right], \qquad h = \mathrm{ReLU}(x W_1 + b_1),$$
+#   \mathbb{1}\left[h_{nj} = 0\right],$$
+#
+# $$h = \mathrm{ReLU}(x W_1 + b_1),$$
 #
 # where $\mathbb{1}[\cdot]$ is 1 when the condition holds and 0 otherwise. For one
 # token it is the share of its $d_\text{ff}$ units that are off. (A *dead unit*
@@ -488,8 +492,9 @@ checks.ok("dead_fraction counts every (token, unit) pair, exact zeros included."
 # %% [markdown]
 # ## Summary
 #
-# - $x\,(\dots, d_\text{model}) \xrightarrow{W_1, b_1} z\,(\dots, d_\text{ff})
-#   \xrightarrow{\mathrm{ReLU}} h\,(\dots, d_\text{ff}) \xrightarrow{W_2, b_2} y\,(\dots, d_\text{model})$:
+# - $x\,(\dots, d_\text{model}) \xrightarrow{W_1, b_1} z\,(\dots, d_\text{ff})$
+#   $\xrightarrow{\mathrm{ReLU}} h\,(\dots, d_\text{ff})$
+#   $\xrightarrow{W_2, b_2} y\,(\dots, d_\text{model})$:
 #   only the last axis changes; every leading axis is a batch axis, so
 #   $[2, 10, 256] \to [2, 10, 1024] \to [2, 10, 256]$.
 # - W-2 gives $y = [0.453, -0.512, 0.698]$ with one unit off; W-3 gives

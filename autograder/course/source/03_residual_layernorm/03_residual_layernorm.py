@@ -18,14 +18,17 @@
 #
 # For one token $x = (x_1, \dots, x_d)$:
 #
-# $$\mu = \frac{1}{d}\sum_{i=1}^{d} x_i, \qquad
-# \sigma^2 = \frac{1}{d}\sum_{i=1}^{d} (x_i - \mu)^2, \qquad
-# \mathrm{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta,$$
+# $$\mu = \frac{1}{d}\sum_{i=1}^{d} x_i,$$
+#
+# $$\sigma^2 = \frac{1}{d}\sum_{i=1}^{d} (x_i - \mu)^2,$$
+#
+# $$\mathrm{LN}(x) = \gamma \odot \frac{x - \mu}{\sqrt{\sigma^2 + \varepsilon}} + \beta,$$
 #
 # where $\odot$ multiplies entry by entry. The two ways of wrapping $F$:
 #
-# $$\text{post-LN: } y = \mathrm{LN}\big(x + F(x)\big), \qquad
-# \text{pre-LN: } y = x + F\big(\mathrm{LN}(x)\big).$$
+# $$\text{post-LN: } y = \mathrm{LN}\big(x + F(x)\big),$$
+#
+# $$\text{pre-LN: } y = x + F\big(\mathrm{LN}(x)\big).$$
 #
 # Post-LN is the order of the original Transformer (2017); pre-LN is the order
 # of GPT-2 and most models since.

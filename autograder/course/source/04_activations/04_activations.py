@@ -12,14 +12,19 @@
 # | name | $g(z)$ | formula |
 # |---|---|---|
 # | ReLU | step: 0 for $z \le 0$, 1 for $z > 0$ | $\max(0, z)$ |
-# | GELU (exact) | $\Phi(z)$, the standard normal CDF | $z\,\Phi(z)$, with $\Phi(z) = \tfrac12\big(1 + \operatorname{erf}(z/\sqrt2)\big)$ |
-# | SiLU (also called swish) | $\operatorname{sigmoid}(z) = 1/(1 + e^{-z})$ | $z \operatorname{sigmoid}(z)$ |
+# | GELU (exact) | $\Phi(z)$, the standard normal CDF | $z\,\Phi(z)$ |
+# | SiLU (also called swish) | $\operatorname{sigmoid}(z)$ $= 1/(1 + e^{-z})$ | $z \operatorname{sigmoid}(z)$ |
 #
 # Here $\Phi(z)$ is the probability that a standard normal variable is at most
-# $z$, and $\operatorname{erf}$ is the error function. GELU also has a
+# $z$,
+#
+# $$\Phi(z) = \tfrac12\big(1 + \operatorname{erf}(z/\sqrt2)\big),$$
+#
+# where $\operatorname{erf}$ is the error function. GELU also has a
 # widely used **tanh approximation**:
 #
-# $$\mathrm{GELU}_{\tanh}(z) = \tfrac12\, z \Big(1 + \tanh\!\big(\sqrt{2/\pi}\,(z + 0.044715\, z^3)\big)\Big).$$
+# $$\begin{array}{l} \mathrm{GELU}_{\tanh}(z) = \tfrac12\, z \Big(1 + {} \\
+#   \qquad \tanh\!\big(\sqrt{2/\pi}\,(z + 0.044715\, z^3)\big)\Big). \end{array}$$
 #
 # The last section builds **SwiGLU**, a gated FFN with three weight matrices.
 #
@@ -367,7 +372,8 @@ checks.ok("silu agrees with the reference, for any shape.")
 #
 # Many recent models (LLaMA among them) replace the FFN by a **gated** one:
 #
-# $$\mathrm{SwiGLU}(x) = \big(\mathrm{SiLU}(x W_\text{gate}) \odot (x W_\text{up})\big)\, W_\text{down},$$
+# $$\begin{array}{l} \mathrm{SwiGLU}(x) = {} \\
+#   \qquad \big(\mathrm{SiLU}(x W_\text{gate}) \odot (x W_\text{up})\big)\, W_\text{down}, \end{array}$$
 #
 # with $W_\text{gate}$ and $W_\text{up}$ of shape $(d_\text{model}, d_\text{ff})$,
 # $W_\text{down}$ of shape $(d_\text{ff}, d_\text{model})$, $\odot$ the entrywise

@@ -6,7 +6,10 @@
 # feed-forward sublayer applies **the same function, with the same weights, to
 # every row on its own**:
 #
-# $$\mathrm{FFN}(X)_i = \mathrm{FFN}(x_i) = \mathrm{ReLU}(x_i W_1 + b_1)\, W_2 + b_2 \qquad i = 0, \dots, n-1.$$
+# $$\begin{array}{l} \mathrm{FFN}(X)_i = \mathrm{FFN}(x_i) \\
+#   \qquad = \mathrm{ReLU}(x_i W_1 + b_1)\, W_2 + b_2 \end{array}$$
+#
+# for $i = 0, \dots, n-1$.
 #
 # That is what *position-wise* means. Attention is the sublayer that moves
 # information between positions; the FFN never does. This notebook (scenario
@@ -53,8 +56,9 @@ def check_verdict(fn, args, expected, case, catalogue=()):
 # Worked example W-4 has $d_\text{model} = 2$, $d_\text{ff} = 3$ and
 #
 # $$W_1 = \begin{bmatrix} 1 & 0 & 2 \\ 0 & 1 & -1 \end{bmatrix},\quad
-# b_1 = \begin{bmatrix} 0 & 0 & 0.5 \end{bmatrix},\quad
-# W_2 = \begin{bmatrix} 1 & -1 \\ 0 & 1 \\ 1 & 0 \end{bmatrix},\quad
+# b_1 = \begin{bmatrix} 0 & 0 & 0.5 \end{bmatrix},$$
+#
+# $$W_2 = \begin{bmatrix} 1 & -1 \\ 0 & 1 \\ 1 & 0 \end{bmatrix},\quad
 # b_2 = \begin{bmatrix} 0 & 1 \end{bmatrix}.$$
 #
 # Put two tokens in a sequence: $x_0 = [1, 0]$ and $x_1 = [0, 2]$.

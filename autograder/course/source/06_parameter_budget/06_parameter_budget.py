@@ -15,10 +15,13 @@
 # | $W_2$ | $(d_\text{ff}, d_\text{model})$ | $d_\text{ff} \cdot d_\text{model}$ |
 # | $b_2$ | $(d_\text{model},)$ | $d_\text{model}$ |
 #
-# so its parameter count is
+# so its parameter count is, with biases,
 #
-# $$N = 2\, d_\text{model}\, d_\text{ff} + d_\text{ff} + d_\text{model}
-# \qquad\text{(with biases)}, \qquad N = 2\, d_\text{model}\, d_\text{ff} \qquad\text{(without)}.$$
+# $$N = 2\, d_\text{model}\, d_\text{ff} + d_\text{ff} + d_\text{model},$$
+#
+# and without them
+#
+# $$N = 2\, d_\text{model}\, d_\text{ff}.$$
 #
 # Memory is $N$ times the bytes per parameter of the storage type (the
 # *dtype*). A *FLOP* is one floating-point operation, an addition or a
@@ -296,7 +299,8 @@ checks.ok("param_bytes is right for every dtype.")
 # $d_\text{model} \cdot d_\text{ff}$ multiply-adds, one per weight; $W_2$ takes
 # as many again. Each multiply-add is 2 FLOPs, so one token costs
 #
-# $$\text{FLOPs per token} = 2 \cdot 2\, d_\text{model}\, d_\text{ff} = 4\, d_\text{model}\, d_\text{ff}$$
+# $$\begin{array}{l} \text{FLOPs per token} \\
+#   \qquad = 2 \cdot 2\, d_\text{model}\, d_\text{ff} = 4\, d_\text{model}\, d_\text{ff} \end{array}$$
 #
 # (the biases and the activation add $O(d_\text{ff})$ and are left out, as is usual).
 # Put differently: about 2 FLOPs per weight per token.
@@ -506,39 +510,39 @@ checks.ok("swiglu_param_count is right for every size.")
 # %% [markdown]
 # ## 7. The models side by side
 #
-# The numbers of sections 1 to 6, for five models in one table: per layer, for
+# The numbers of sections 1 to 6, for five models in one list: per layer, for
 # all FFN layers, in bytes for two dtypes, and in forward FLOPs per token.
 #
 # **Forecast.** LLaMA-7B's FFN layers against BERT-base's: how many times the
-# parameters? And for every row, how do the FLOPs per token compare with the
+# parameters? And for every model, how do the FLOPs per token compare with the
 # number of weights?
 #
-# **Step.** Build the table from the presets.
+# **Step.** Build the list from the presets, one entry per model.
 
 # %%
-rows = ["| model | $d_\\text{model}$ | $d_\\text{ff}$ | layers | FFN parameters per layer | all FFN layers "
-        "| float32 | bfloat16 | forward FLOPs per token (all FFN layers) |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+rows = []  # a list, not a nine-column table: it stays readable in a narrow window
 for key in ("transformer-base", "bert-base", "gpt2-small", "libtorch-example", "llama-7b"):
     m = preset(key)
     flops_m = m.n_layers * reference_flops(m.d_model, m.d_ff, gated=m.gated)
     note = {"transformer-base": f" (its encoder; the decoder has {m.n_layers} more FFN layers)",
             "llama-7b": " (gated, no biases)"}.get(key, "")
-    rows.append(f"| {m.name}{note} | {m.d_model:,} | {m.d_ff:,} | {m.n_layers} "
-                f"| {m.ffn_params_per_layer:,} | {m.ffn_params_total:,} "
-                f"| {reference_bytes(m.ffn_params_total, 'float32') / MiB:,.1f} MiB "
-                f"| {reference_bytes(m.ffn_params_total, 'bfloat16') / MiB:,.1f} MiB | {flops_m:,} |")
+    rows.append(f"- **{m.name}**{note}: $d_\\text{{model}}$ {m.d_model:,}, $d_\\text{{ff}}$ {m.d_ff:,}, "
+                f"{m.n_layers} {'layer' if m.n_layers == 1 else 'layers'}. FFN parameters: {m.ffn_params_per_layer:,} per layer, "
+                f"{m.ffn_params_total:,} in all layers; "
+                f"{reference_bytes(m.ffn_params_total, 'float32') / MiB:,.1f} MiB in float32, "
+                f"{reference_bytes(m.ffn_params_total, 'bfloat16') / MiB:,.1f} MiB in bfloat16. "
+                f"Forward FLOPs per token (all FFN layers): {flops_m:,}.")
 Markdown("\n".join(rows))
 
 # %% [markdown]
-# *The table: FFN parameters, memory and forward FLOPs per token for five
+# *The list: FFN parameters, memory and forward FLOPs per token for five
 # models; the gated layer's FLOPs count three matrices, $6\, d_\text{model}\, d_\text{ff}$ per token.*
 #
 # **Why.** A layer's count grows with $d_\text{model} \cdot d_\text{ff}$ and the
 # model's with the number of layers, so LLaMA-7B's 32 gated layers hold about
-# 76 times the FFN parameters of BERT-base's 12. The FLOPs column follows the
+# 76 times the FFN parameters of BERT-base's 12. The FLOPs follow the
 # weights exactly: every weight takes part in one multiply-add per token, two
-# FLOPs, so the FLOPs per token are twice the number of weights in every row
+# FLOPs, so the FLOPs per token are twice the number of weights for every model
 # (biases and the activation left out). Memory follows the dtype: bfloat16 is
 # half of float32.
 #

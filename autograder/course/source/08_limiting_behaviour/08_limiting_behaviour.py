@@ -6,8 +6,9 @@
 # a diverging training run all produce it. This notebook (scenario cell J)
 # looks at the three activations of the course at both ends of the real line:
 #
-# $$\mathrm{ReLU}(z) = \max(0, z), \qquad
-# \mathrm{SiLU}(z) = z\,s(z), \qquad
+# $$\mathrm{ReLU}(z) = \max(0, z),$$
+#
+# $$\mathrm{SiLU}(z) = z\,s(z), \qquad
 # \mathrm{GELU}(z) = z\,\Phi(z),$$
 #
 # | symbol | meaning |
@@ -71,9 +72,9 @@ for z, r, s_, g in zip(z_up, relu(z_up), silu(z_up), gelu(z_up), strict=True):
 # $\mathrm{SiLU}(z) \approx z$ and $\mathrm{GELU}(z) \approx z$. The gap is
 # itself a tail. Because $s(z) + s(-z) = 1$ and $\Phi(z) + \Phi(-z) = 1$,
 #
-# $$\sigma(z) - \sigma(-z) = z \quad\text{for } \sigma \in \{\mathrm{ReLU}, \mathrm{SiLU}, \mathrm{GELU}\},$$
+# $$\sigma(z) - \sigma(-z) = z$$
 #
-# so $z - \sigma(z) = -\sigma(-z)$: how close $\sigma$ gets to the identity at
+# for each $\sigma \in \{\mathrm{ReLU}, \mathrm{SiLU}, \mathrm{GELU}\}$, so $z - \sigma(z) = -\sigma(-z)$: how close $\sigma$ gets to the identity at
 # $+z$ is exactly how close it gets to 0 at $-z$. At $z = 10$ the SiLU gap is
 # $4.54 \times 10^{-4}$ (W-8: $\mathrm{SiLU}(10) = 9.999546$), while the GELU gap,
 # $7.6 \times 10^{-23}$, is far below the spacing of float64 numbers near 10
@@ -117,7 +118,7 @@ plots.tails_plot(("relu", "silu", "gelu", "gelu_tanh"))
 # - $s(z) = e^{z}/(1 + e^{z}) \approx e^{z}$, so $\mathrm{SiLU}(z) \approx z\,e^{z}$: an
 #   exponential tail, $\log|\mathrm{SiLU}(z)| \approx z + \log|z|$.
 # - $\Phi(z) \approx \varphi(z)/|z|$ (the leading term of the normal tail), so
-#   $\mathrm{GELU}(z) = z\,\Phi(z) \approx -\varphi(z) = -e^{-z^2/2}/\sqrt{2\pi}$: a Gaussian
+#   $\mathrm{GELU}(z) = z\,\Phi(z) \approx -\varphi(z)$, which is $-e^{-z^2/2}/\sqrt{2\pi}$: a Gaussian
 #   tail, $\log|\mathrm{GELU}(z)| \approx -z^2/2$, far faster.
 #
 # At $z = -10$ (W-5, W-8): $\mathrm{SiLU}(-10) = -4.5397868702 \times 10^{-4}$ and

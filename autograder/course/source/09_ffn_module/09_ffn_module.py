@@ -8,21 +8,35 @@
 # computes its own gradients. Then you check those gradients against numerical
 # differentiation.
 #
-# $$\mathrm{FFN}(x) = \sigma(x W_1 + b_1)\, W_2 + b_2, \qquad z = x W_1 + b_1, \qquad h = \sigma(z), \qquad y = h W_2 + b_2$$
+# $$\mathrm{FFN}(x) = \sigma(x W_1 + b_1)\, W_2 + b_2,$$
+#
+# $$z = x W_1 + b_1, \qquad h = \sigma(z),$$
+#
+# $$y = h W_2 + b_2$$
 #
 # You build it in steps. Each of sections 1 to 4 explains one part and has you
 # write it as a function of the parameters, checked right below it; section 5
 # assembles the class from those functions in a few lines; section 6 writes the
 # numerical gradient that checks a backward pass.
 #
-# | section | what you write | contract |
-# |---|---|---|
-# | 1 | `xavier_init(d_model, d_ff, use_bias=True, seed=None)` | `(W1, b1, W2, b2)`, shapes $(d_\text{model}, d_\text{ff})$, $(d_\text{ff},)$, $(d_\text{ff}, d_\text{model})$, $(d_\text{model},)$; `b1`, `b2` are `None` without biases |
-# | 2 | `count_parameters(W1, b1, W2, b2)` | how many numbers training adjusts, an `int` |
-# | 3 | `ffn_module_forward(x, W1, b1, W2, b2, activation="relu")` | $\mathrm{FFN}(x)$ for `x` of shape $(\dots, d_\text{model})$; `activation` is `"relu"`, `"gelu"` or `"silu"` |
-# | 4 | `ffn_module_backward(x, grad_out, W1, b1, W2, b2, activation="relu")` | the gradients of $L = \sum$ `grad_out` $\odot\, \mathrm{FFN}(x)$, a dict with keys `"W1" "b1" "W2" "b2" "x"` |
-# | 5 | `FeedForwardNetwork(d_model, d_ff, activation="relu", use_bias=True, seed=None)` | attributes `W1, b1, W2, b2`; `model(x)`, `model.num_parameters()`, `model.backward(x, grad_out)`, each with the *current* attributes |
-# | 6 | `numerical_gradient(f, x, h=1e-5)` | centred differences of a scalar function `f` at `x` |
+# What you write, section by section, and what it must return:
+#
+# 1. `xavier_init(d_model, d_ff, use_bias=True, seed=None)`: `(W1, b1, W2, b2)`,
+#    of shapes $(d_\text{model}, d_\text{ff})$, $(d_\text{ff},)$,
+#    $(d_\text{ff}, d_\text{model})$, $(d_\text{model},)$; `b1`, `b2` are `None`
+#    without biases.
+# 2. `count_parameters(W1, b1, W2, b2)`: how many numbers training adjusts, an `int`.
+# 3. `ffn_module_forward(x, W1, b1, W2, b2, activation="relu")`: $\mathrm{FFN}(x)$
+#    for `x` of shape $(\dots, d_\text{model})$; `activation` is `"relu"`,
+#    `"gelu"` or `"silu"`.
+# 4. `ffn_module_backward(x, grad_out, W1, b1, W2, b2, activation="relu")`: the
+#    gradients of $L = \sum$ `grad_out` $\odot\, \mathrm{FFN}(x)$, a dict with keys
+#    `"W1" "b1" "W2" "b2" "x"`.
+# 5. `FeedForwardNetwork(d_model, d_ff, activation="relu", use_bias=True, seed=None)`:
+#    attributes `W1, b1, W2, b2`; `model(x)`, `model.num_parameters()`,
+#    `model.backward(x, grad_out)`, each with the *current* attributes.
+# 6. `numerical_gradient(f, x, h=1e-5)`: centred differences of a scalar function
+#    `f` at `x`.
 #
 # Parameters, outputs and gradients are float64 arrays; the checks compare them
 # with the reference to a relative $10^{-7}$.
@@ -158,8 +172,9 @@ def check_model(model, d_model, d_ff, activation, use_bias, seed, x, grad_out):
 # way forward, and that of the gradient by about $n_\text{out} v$ on the way
 # back. Xavier (Glorot) initialisation compromises between keeping both near 1:
 #
-# $$W_{ij} \sim \mathcal N\!\left(0,\ \mathrm{std}^2\right), \qquad
-# \mathrm{std} = \sqrt{\frac{2}{n_\text{in} + n_\text{out}}} = \sqrt{\frac{2}{d_\text{model} + d_\text{ff}}}$$
+# $$W_{ij} \sim \mathcal N\!\left(0,\ \mathrm{std}^2\right),$$
+#
+# $$\mathrm{std} = \sqrt{\frac{2}{n_\text{in} + n_\text{out}}} = \sqrt{\frac{2}{d_\text{model} + d_\text{ff}}}$$
 #
 # for both $W_1$ ($d_\text{model} \to d_\text{ff}$) and $W_2$ ($d_\text{ff} \to
 # d_\text{model}$). Biases start at 0. A seed makes the draws reproducible; the
@@ -521,12 +536,14 @@ checks.ok("the forward pass is right for every batch shape, activation and bias 
 #
 # $$\frac{\partial L}{\partial W_2} = h^\top G, \quad
 # \frac{\partial L}{\partial b_2} = G, \quad
-# \frac{\partial L}{\partial h} = G\, W_2^\top, \quad
-# \frac{\partial L}{\partial z} = \frac{\partial L}{\partial h} \odot \sigma'(z),$$
+# \frac{\partial L}{\partial h} = G\, W_2^\top,$$
+#
+# $$\frac{\partial L}{\partial z} = \frac{\partial L}{\partial h} \odot \sigma'(z),$$
 #
 # $$\frac{\partial L}{\partial W_1} = x^\top \frac{\partial L}{\partial z}, \quad
-# \frac{\partial L}{\partial b_1} = \frac{\partial L}{\partial z}, \quad
-# \frac{\partial L}{\partial x} = \frac{\partial L}{\partial z}\, W_1^\top.$$
+# \frac{\partial L}{\partial b_1} = \frac{\partial L}{\partial z},$$
+#
+# $$\frac{\partial L}{\partial x} = \frac{\partial L}{\partial z}\, W_1^\top.$$
 #
 # Here $h^\top G$ is an outer product, $(d_\text{ff}, 1) \times (1, d_\text{model})$:
 # each gradient has the shape of what it differentiates. With many tokens the

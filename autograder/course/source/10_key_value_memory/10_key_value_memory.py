@@ -4,7 +4,8 @@
 # Read the feed-forward sublayer one hidden unit at a time. Call column $j$ of
 # $W_1$ a **key** $k_j$ and row $j$ of $W_2$ a **value** $v_j$. Then
 #
-# $$\mathrm{FFN}(x) = \sigma(x W_1 + b_1)\, W_2 + b_2 = \sum_{j=0}^{d_\text{ff}-1} \sigma(x \cdot k_j + b_{1,j})\; v_j \;+\; b_2 :$$
+# $$\begin{array}{l} \mathrm{FFN}(x) = \sigma(x W_1 + b_1)\, W_2 + b_2 \\
+#   \quad = \sum_{j=0}^{d_\text{ff}-1} \sigma(x \cdot k_j + b_{1,j})\; v_j \;+\; b_2 : \end{array}$$
 #
 # unit $j$ compares the input with its key, and if the match is strong enough
 # to fire, it adds its value to the output, weighted by how strongly it fired.
@@ -24,7 +25,7 @@
 # | $v_j = W_2[j, :]$ | $(d_\text{model},)$ | value $j$ |
 # | $K$, $V$ | $(n, d_\text{model})$ | $n$ keys and $n$ values, one pair per row |
 # | $\theta$ | number in $[0, 1)$ | the threshold a match must pass to fire: $b_{1,j} = -\theta$ |
-# | $h_j = \mathrm{ReLU}(x \cdot k_j + b_{1,j})$ | number | how strongly memory $j$ fires for input $x$ (its coefficient) |
+# | $h_j$ | number | how strongly memory $j$ fires for input $x$ (its coefficient), $\mathrm{ReLU}(x \cdot k_j + b_{1,j})$ |
 #
 # *Where to run it:* in JupyterLab, in the browser through the **launch binder**
 # badge of the repository's README, or locally after `make lab`. How the checks
@@ -113,7 +114,9 @@ print(f"{int((h > 0).sum())} of {len(h)} memories fired, and their values add up
 # To store $n$ pairs $(k_i, v_i)$, give the FFN one hidden unit per pair
 # ($d_\text{ff} = n$) and set
 #
-# $$W_1 = K^\top,\qquad b_1 = -\theta,\qquad W_2 = \frac{V}{1 - \theta},\qquad b_2 = 0 .$$
+# $$W_1 = K^\top,\qquad b_1 = -\theta,$$
+#
+# $$W_2 = \frac{V}{1 - \theta},\qquad b_2 = 0 .$$
 #
 # W-9 has $d_\text{model} = 3$, the three orthonormal keys $K = I$, the values
 # $V = \begin{bmatrix} 1 & 2 & 0 \\ 0 & -1 & 3 \\ 2 & 0 & 1 \end{bmatrix}$ and

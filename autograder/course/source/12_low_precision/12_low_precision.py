@@ -8,12 +8,19 @@
 # This notebook shows what the saving costs the FFN,
 # $\mathrm{FFN}(x) = \mathrm{ReLU}(x W_1 + b_1) W_2 + b_2$:
 #
-# | format | bits: sign, exponent, mantissa | largest | spacing above 1 ($\varepsilon$) | what goes wrong |
-# |---|---|---|---|---|
-# | float32 | 1, 8, 23 | $3.40 \times 10^{38}$ | $2^{-23} \approx 1.19 \times 10^{-7}$ | little |
-# | float16 | 1, 5, 10 | 65504 | $2^{-10} \approx 9.77 \times 10^{-4}$ | range: the $d_\text{ff}$-wide hidden layer overflows |
-# | bfloat16 | 1, 8, 7 | $3.39 \times 10^{38}$ | $2^{-7} = 0.0078125$ | precision: about 2 to 3 significant digits |
-# | int8 (+ a scale) | 8-bit integers $-127 \dots 127$ | set by the scale | set by the scale | one scale per column must fit all of its weights |
+# For each format: its bits (sign, exponent, mantissa), its largest number, its
+# spacing $\varepsilon$ just above 1, and what goes wrong.
+#
+# - **float32**: bits 1, 8, 23; largest $3.40 \times 10^{38}$;
+#   $\varepsilon = 2^{-23} \approx 1.19 \times 10^{-7}$. Little goes wrong.
+# - **float16**: bits 1, 5, 10; largest 65504;
+#   $\varepsilon = 2^{-10} \approx 9.77 \times 10^{-4}$. Range: the
+#   $d_\text{ff}$-wide hidden layer overflows.
+# - **bfloat16**: bits 1, 8, 7; largest $3.39 \times 10^{38}$;
+#   $\varepsilon = 2^{-7} = 0.0078125$. Precision: about 2 to 3 significant digits.
+# - **int8 (+ a scale)**: 8-bit integers $-127 \dots 127$; the largest number and
+#   the spacing are set by the scale. One scale per column must fit all of its
+#   weights.
 #
 # You will write the float16 forward pass that overflows and its fix, bfloat16
 # rounding bit by bit, int8 quantisation of $W_1$ and $W_2$, and an FFN that
@@ -425,7 +432,9 @@ checks.ok("to_bfloat16 matches PyTorch's rounding bit for bit on every kind of f
 # and a scale: $W \approx q \cdot \text{scale}$. **Symmetric** quantisation uses
 # $-127 \dots 127$ (so $q$ and $-q$ both exist) and, **per output column** $j$,
 #
-# $$\text{scale}_j = \frac{\max_i |W_{ij}|}{127}, \qquad q_{ij} = \mathrm{round}\!\left(\frac{W_{ij}}{\text{scale}_j}\right) \text{ clipped to } [-127, 127].$$
+# $$\text{scale}_j = \frac{\max_i |W_{ij}|}{127},$$
+#
+# $$q_{ij} = \mathrm{round}\!\left(\frac{W_{ij}}{\text{scale}_j}\right) \text{ clipped to } [-127, 127].$$
 #
 # Why per column: in $x W$, column $j$ of $W$ makes output $j$, so its scale
 # comes out of the sum, $\sum_i x_i\, q_{ij}\, \text{scale}_j = \text{scale}_j
@@ -556,7 +565,9 @@ checks.ok("dequantize is right on square and tall matrices.")
 #
 # With $W_1 \approx q_1 \cdot s_1$ and $W_2 \approx q_2 \cdot s_2$ (per column),
 #
-# $$z = (x\, q_1) \odot s_1 + b_1, \qquad h = \mathrm{ReLU}(z), \qquad y = (h\, q_2) \odot s_2 + b_2:$$
+# $$z = (x\, q_1) \odot s_1 + b_1, \qquad h = \mathrm{ReLU}(z),$$
+#
+# $$y = (h\, q_2) \odot s_2 + b_2:$$
 #
 # the matrix products use the integer weights, each output column is then
 # multiplied by its scale, and the biases (kept in float64, they are few) are
