@@ -201,7 +201,8 @@ def _check_narrow(page, path):
     try:
         page.wait_for_timeout(1500)  # JupyterLab lays the panel out again
         axe.check(page, LAB_ACCEPTED, context=LAB_CONTEXT)
-        wide = notebook(page).evaluate("""n => [...n.querySelectorAll('.jp-MarkdownOutput, .jp-OutputArea-output.jp-RenderedMarkdown')]
+        wide = notebook(page).evaluate("""n => [...n.querySelectorAll(
+                '.jp-MarkdownOutput, .jp-OutputArea-output.jp-RenderedMarkdown')]
             .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent.slice(0, 60))""")
         assert wide == [], f"{path}: markdown wider than its cell at {NARROW_WIDTH} px: {wide}"
     finally:
