@@ -146,7 +146,7 @@ def test_a_clean_re_run_that_failed_on_the_cluster_is_graded_again_alone_there(c
     assert unlucky["score"] == unlucky["max_score"] > 0 and unlucky["status"] == "graded", unlucky["cells"]
     assert "grading 1 submission(s) again, alone" in err, err[-2000:]
     rows = (tmp_path / "results" / "grades.csv").read_text(encoding="utf-8").splitlines()[1:]
-    assert [r.split(",")[0] for r in rows] == ["unlucky"]
+    assert [r.split(",")[0] for r in rows].count("unlucky") == 1  # recorded once (the course holds other students)
 
 
 def _hide(folders, also=""):
