@@ -94,33 +94,25 @@ class LocalProcesses:
 
     def close(self):
         """The workers end together (each runs its plugins' teardown), then the scheduler."""
-        for p in self.workers:
-            _terminate(p)
-        for p in [*self.workers, self.scheduler]:
-            _end(p)
+        _end(self.workers)
+        _end([self.scheduler])
         self.log.close()
         import shutil
 
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _terminate(proc):
-    with contextlib.suppress(OSError):
-        proc.terminate()
-
-
-def _end(proc):
-    """SIGTERM to the process (a worker closes, its plugins' teardown runs), then SIGKILL to what is left of it."""
-    try:
-        _terminate(proc)
+def _end(procs):
+    """SIGTERM to each process (a worker closes, its plugins' teardown runs), then SIGKILL to what is left of them."""
+    for proc in procs:
+        with contextlib.suppress(OSError):
+            proc.terminate()
+    for proc in procs:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=30)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        pass
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
-    proc.wait(timeout=30)
 
 
 def connect(spec, workers=1):

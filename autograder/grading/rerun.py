@@ -318,25 +318,24 @@ class CleanRun:
         if isinstance(exc, rpc.ChannelTimeout) and exc.request_id is not None:
             self.student.interrupt()
             self.student.peer.deadline = time.monotonic() + INTERRUPT_GRACE
-            try:
-                try:
-                    self.student.peer.await_reply(exc.request_id)
-                except rpc.ChannelError:
-                    raise
-                except Exception:  # noqa: S110 (the interrupted request's error, KeyboardInterrupt: it stopped)
-                    pass
-                if self._interrupt_arrived():
+            with contextlib.suppress(rpc.ChannelError):
+                if self._stopped(exc.request_id):
                     return True
-            except rpc.ChannelError:
-                pass
         self._start()
         return False
 
-    def _interrupt_arrived(self):
-        """Whether the process has received every interrupt sent to it. The request may have ended by itself
-        just before its interrupt came (a loop whose calls to the grader stop at its deadline); an interrupt still
-        on its way would stop the next cell instead. Waits at most until the peer's deadline."""
+    def _stopped(self, request_id):
+        """Whether the interrupted request has ended and the process has received every interrupt sent to it. The
+        request may have ended by itself just before its interrupt came (a loop whose calls to the grader stop at
+        its deadline); an interrupt still on its way would stop the next cell instead. Waits at most until the
+        peer's deadline; a channel failure is raised."""
         peer = self.student.peer
+        try:
+            peer.await_reply(request_id)
+        except rpc.ChannelError:
+            raise
+        except Exception:  # noqa: S110 (the interrupted request's error, KeyboardInterrupt: it stopped)
+            pass
         while True:
             try:
                 count = peer.request({"op": "interrupts"})
