@@ -37,7 +37,7 @@ def rows():
     from autograder.grading import course
 
     aid = _assignment()
-    submissions = dict(list(_submissions(aid).items())[:N_SUBMISSIONS])
+    submissions = _submissions(aid, N_SUBMISSIONS)
     with tempfile.TemporaryDirectory(prefix="ffn-bench-cluster-") as tmp:
         tmp = Path(tmp)
         _course(tmp / "template", aid)

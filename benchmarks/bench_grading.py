@@ -49,8 +49,8 @@ def _assignment():
     raise RuntimeError("no graded assignment to benchmark")
 
 
-def _submissions(aid):
-    """student id -> notebook: the learner version with answers filled in."""
+def _submissions(aid, n=N_SUBMISSIONS):
+    """student id -> notebook, `n` of them: the learner version with answers filled in."""
     import nbformat
 
     from autograder import NOTEBOOKS_DIR, SOLUTIONS_DIR
@@ -60,7 +60,7 @@ def _submissions(aid):
                 for c in nbformat.read(SOLUTIONS_DIR / f"{aid}.ipynb", as_version=4).cells}
     kinds = ["correct", *_WRONG] if aid == ASSIGNMENT else ["correct", "learner"]
     out = {}
-    for i in range(N_SUBMISSIONS):
+    for i in range(n):
         kind = kinds[i % len(kinds)]
         nb = copy.deepcopy(learner)
         for cell in nb.cells:

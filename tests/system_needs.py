@@ -7,7 +7,9 @@ the operating system:
   `prlimit` and `setpriv` from util-linux, as `autograder.grading.sandbox.probe` checks;
 - tests marked `browser` drive JupyterLab in Debian's Chromium, through Playwright;
 - tests marked `hub` (tests/hub/) deploy the course on JupyterHub with system users they
-  create: they need root and JupyterHub's proxy, `configurable-http-proxy` from npm.
+  create: they need root and JupyterHub's proxy, `configurable-http-proxy` from npm;
+- tests marked `namespaces` start Dask workers in network and mount namespaces of their own:
+  they need root, `ip` from iproute2 and `unshare` from util-linux (FFN_REQUIRE_SANDBOX).
 
 Where one is missing, the run says so once (conftest's report header) and those tests
 skip with the same one-line reason. CI must never pass by skipping: it sets
@@ -73,6 +75,13 @@ def missing():
     if set(tools) - {"bwrap"}:  # prlimit, setpriv: on every Debian, but not in every container image
         found.append(Missing("util-linux", "the grading sandbox's limits", "apt-get install util-linux",
                              "sandbox", "FFN_REQUIRE_SANDBOX"))
+    if os.geteuid() != 0:
+        found.append(Missing("root privileges", "the cluster test's network namespaces",
+                             "sudo .venv/bin/python -m pytest tests/test_grader_cluster.py", "namespaces",
+                             "FFN_REQUIRE_SANDBOX"))
+    if shutil.which("ip") is None or shutil.which("unshare") is None:
+        found.append(Missing("iproute2 and util-linux", "the cluster test's network namespaces",
+                             "apt-get install iproute2 util-linux", "namespaces", "FFN_REQUIRE_SANDBOX"))
     if not Path(chromium()).is_file():
         found.append(Missing("chromium", "the browser tests of JupyterLab", "apt-get install chromium",
                              "browser", "FFN_REQUIRE_BROWSER"))

@@ -3,8 +3,11 @@
 - a scheduler and 2 workers on 127.0.0.1 grade honest and adversarial submissions of 02_forward_pass, one of
   the workers killed mid-batch: every score, status and flag equals `--jobs 2`, each student recorded once,
   and a run started again skips what is done (the ledger);
-- workers that cannot see the course folder (their own mount namespace) grade correctly; a worker without
-  bubblewrap refuses with one line, which the instructor's run shows;
+- workers in network namespaces of their own (a private bridge to the scheduler) that cannot see the course
+  folder (their own mount namespace) grade correctly; a worker without bubblewrap refuses with one line, which
+  the instructor's run shows;
+- with mutual TLS (the guide's "Securing a real cluster"), the instructor's certificate grades and a client
+  without a certificate of the course's CA is refused;
 - the instructor's process never unpickles what a worker sends (dask_guard);
 - what a task sends back is validated as data (cluster_reply), and a task past its limit is a timeout.
 """
@@ -155,32 +158,142 @@ def _hide(folders, also=""):
     return ["unshare", "--mount", "--propagation", "private", "sh", "-c", f'{mounts} && exec "$@"', "sh"]
 
 
+@contextlib.contextmanager
+def _network(names):
+    """A bridge of its own and a network namespace per name, each on the bridge by a veth pair: yields the bridge's
+    address (for the scheduler) and {name: (namespace, its address)}. Nothing else reaches the bridge's subnet,
+    and the namespaces see nothing of this machine's network but it."""
+    tag = f"{os.getpid() % 100000}"
+    subnet = f"10.231.{os.getpid() % 250}"
+    bridge, spaces, commands = f"ffnb{tag}", {}, []
+    commands += [f"link add {bridge} type bridge", f"addr add {subnet}.1/24 dev {bridge}", f"link set {bridge} up"]
+    for k, name in enumerate(names):
+        space, outer, inner = f"ffn-{tag}-{k}", f"ffnh{tag}{k}", f"ffnn{tag}{k}"
+        spaces[name] = (space, f"{subnet}.{k + 2}")
+        commands += [f"netns add {space}", f"link add {outer} type veth peer name {inner} netns {space}",
+                     f"link set {outer} master {bridge}", f"link set {outer} up",
+                     f"-n {space} addr add {subnet}.{k + 2}/24 dev {inner}", f"-n {space} link set {inner} up",
+                     f"-n {space} link set lo up"]
+    try:
+        for command in commands:
+            subprocess.run(["ip", *command.split()], check=True, capture_output=True, text=True)
+        yield f"{subnet}.1", spaces
+    finally:
+        for space, _ in spaces.values():
+            subprocess.run(["ip", "netns", "del", space], capture_output=True)
+        subprocess.run(["ip", "link", "del", bridge], capture_output=True)
+
+
 @pytest.mark.grading
 @pytest.mark.sandbox
-def test_workers_that_cannot_see_the_course_grade_and_one_without_bubblewrap_refuses(course_root, tmp_path, capsys):
-    shutil.which("unshare") or pytest.fail("unshare (util-linux) is needed to give a worker its own mounts")
+@pytest.mark.namespaces
+def test_workers_in_namespaces_of_their_own_grade_without_the_course_and_one_without_bubblewrap_refuses(
+        course_root, tmp_path, capsys):
+    """Three workers, each in a network namespace of its own (on a private bridge with the scheduler) and a mount
+    namespace where the course is empty: nothing crosses but Dask's messages. Two grade; the third has no bwrap."""
     students = {"solution": nbtools.solution(ASSIGNMENT), "learner": nbtools.learner(ASSIGNMENT)}
     grading.write_submissions(tmp_path / "submitted", ASSIGNMENT, students)
     base = Path(course_root).parent  # the course, and beside it nothing a worker needs
-    local = cluster.LocalProcesses(2, wrap=_hide((base, tmp_path)))
+    hidden = _hide((base, tmp_path))
     no_bwrap = _hide((base, tmp_path), also=f"mount --bind /dev/null {shutil.which('bwrap')}")
-    local.workers.append(local._start([*no_bwrap, *local.worker_command("no-bwrap")]))
-    try:
-        client, _ = cluster.connect(local.address, workers=3)
-        try:  # what each worker sees of the course: nothing
-            seen = client.run(os.path.exists, str(Path(course_root) / "gradebook.db"))
+    with _network(("w0", "w1", "no-bwrap")) as (bridge, spaces):
+        local = cluster.LocalProcesses(0, host=bridge)
+        try:
+            for name, (space, address) in spaces.items():
+                wrap = no_bwrap if name == "no-bwrap" else hidden
+                local.workers.append(local._start(["ip", "netns", "exec", space, *wrap,
+                                                   *local.worker_command(name, host=address)]))
+            client, _ = cluster.connect(local.address, workers=3)
+            try:  # what each worker sees: its own network, and nothing of the course
+                seen = client.run(os.path.exists, str(Path(course_root) / "gradebook.db"))
+                networks = client.run(os.readlink, "/proc/self/ns/net")
+            finally:
+                client.close()
+            assert len(seen) == 3 and not any(seen.values()), seen
+            assert len(set(networks.values()) | {os.readlink("/proc/self/ns/net")}) == 4, networks
+            assert sorted(w.split(":")[1][2:] for w in networks) == sorted(a for _, a in spaces.values()), networks
+            results = grading.run_batch(ASSIGNMENT, tmp_path / "submitted", tmp_path / "results", course_root,
+                                        jobs=None, cluster=local.address)
         finally:
-            client.close()
-        assert len(seen) == 3 and not any(seen.values()), seen
-        results = grading.run_batch(ASSIGNMENT, tmp_path / "submitted", tmp_path / "results", course_root,
-                                    jobs=None, cluster=local.address)
-    finally:
-        local.close()
+            local.close()
     err = capsys.readouterr().err
     assert results["solution"]["score"] == results["solution"]["max_score"] > 0
     assert results["learner"]["score"] == 0 and results["learner"]["status"] == "graded"
     refusals = [line for line in err.splitlines() if "refuses to grade" in line]
     assert len(refusals) == 1 and "bwrap" in refusals[0], err[-3000:]
+
+
+def _certificates(folder):
+    """A CA of the course's, a certificate it signed for the cluster's processes and one for the instructor's,
+    and a stranger's CA with a certificate of its own: {name: path} of PEM files (openssl, EC keys)."""
+    shutil.which("openssl") or pytest.fail("openssl is needed to make the test cluster's certificates")
+    out = {}
+
+    def run(*args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True, cwd=folder)
+
+    for ca in ("ca", "stranger-ca"):
+        run("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+            "-keyout", f"{ca}.key", "-out", f"{ca}.pem", "-subj", f"/CN=ffn-test-{ca}")
+        out[ca] = folder / f"{ca}.pem"
+    for name, ca in (("cluster", "ca"), ("instructor", "ca"), ("stranger", "stranger-ca")):
+        run("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+            f"{name}.key", "-out", f"{name}.csr", "-subj", f"/CN=ffn-test-{name}")
+        run("x509", "-req", "-in", f"{name}.csr", "-CA", f"{ca}.pem", "-CAkey", f"{ca}.key", "-CAcreateserial",
+            "-days", "1", "-out", f"{name}.pem")
+        out[name], out[f"{name}-key"] = folder / f"{name}.pem", folder / f"{name}.key"
+    return out
+
+
+def _tls(ca, cert, key, *roles):
+    """Dask's configuration for mutual TLS, as environment variables, for the given roles' certificate."""
+    env = {"DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION": "True", "DASK_DISTRIBUTED__COMM__DEFAULT_SCHEME": "tls",
+           "DASK_DISTRIBUTED__COMM__TLS__CA_FILE": str(ca)}
+    for role in roles:
+        env |= {f"DASK_DISTRIBUTED__COMM__TLS__{role}__CERT": str(cert),
+                f"DASK_DISTRIBUTED__COMM__TLS__{role}__KEY": str(key)}
+    return env
+
+
+def _refused(address, env):
+    """Does a client with Dask's configuration `env` fail to connect to `address`? (in a process of its own)"""
+    probe = ("import sys, distributed\ntry:\n    distributed.Client(sys.argv[1], timeout=10).close()\n"
+             "except Exception:\n    sys.exit(3)\n")
+    run = subprocess.run([sys.executable, "-c", probe, address], env={**os.environ, **env}, capture_output=True,
+                         timeout=120)
+    return run.returncode == 3
+
+
+@pytest.mark.grading
+@pytest.mark.sandbox
+def test_a_cluster_with_mutual_tls_grades_and_lets_no_stranger_in(course_root, tmp_path, monkeypatch):
+    """The guide's "Securing a real cluster", run: scheduler and workers with the course CA's certificate, the
+    instructor's `grade --cluster tls://...` with its own; no client without one, or with a stranger's, gets in."""
+    import dask
+
+    certs = _certificates(tmp_path)
+    students = {"solution": nbtools.solution(ASSIGNMENT), "learner": nbtools.learner(ASSIGNMENT)}
+    grading.write_submissions(tmp_path / "submitted", ASSIGNMENT, students)
+    local = cluster.LocalProcesses(2, env={**os.environ, **_tls(certs["ca"], certs["cluster"],
+                                                                 certs["cluster-key"], "SCHEDULER", "WORKER")})
+    try:
+        assert local.address.startswith("tls://127.0.0.1:"), local.address
+        instructor = _tls(certs["ca"], certs["instructor"], certs["instructor-key"], "CLIENT")
+        assert not _refused(local.address, instructor), "the instructor's certificate did not get in"
+        assert _refused(local.address, _tls(certs["ca"], None, None)), "a client with no certificate connected"
+        assert _refused(local.address, _tls(certs["ca"], certs["stranger"], certs["stranger-key"], "CLIENT")), \
+            "a client with a certificate of another CA connected"
+        for name, value in instructor.items():
+            monkeypatch.setenv(name, value)
+        dask.config.refresh()
+        results = grading.run_batch(ASSIGNMENT, tmp_path / "submitted", tmp_path / "results", course_root,
+                                    jobs=None, cluster=local.address)
+    finally:
+        local.close()
+        monkeypatch.undo()
+        dask.config.refresh()
+    assert results["solution"]["score"] == results["solution"]["max_score"] > 0
+    assert results["learner"]["score"] == 0 and results["learner"]["status"] == "graded"
 
 
 class _Evil:

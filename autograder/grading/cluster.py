@@ -55,26 +55,28 @@ def parse(spec):
 class LocalProcesses:
     """A Dask scheduler and `n` workers (one grading at a time each), processes of their own on 127.0.0.1.
 
-    `wrap`: a command each worker is started through (the tests give each its own mount namespace)."""
+    `wrap`: a command each worker is started through (the tests give each its own mount namespace); `host`: the
+    address the scheduler listens on (the tests' network namespaces reach it on a bridge of their own)."""
 
-    def __init__(self, n, wrap=(), env=None):
+    def __init__(self, n, wrap=(), env=None, host="127.0.0.1"):
         self.folder = Path(tempfile.mkdtemp(prefix="ffn-dask-"))
         self.file = self.folder / "scheduler.json"
         self.env = dict(env or os.environ, DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="1",
                         DASK_DISTRIBUTED__WORKER__DAEMON="False")  # a worker starts processes (the grading worker)
         self.log = open(self.folder / "dask.log", "ab")  # noqa: SIM115 (closed in close())
-        py = sys.executable
-        self.scheduler = self._start([py, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+        self.scheduler = self._start([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", host,
                                       "--port", "0", "--no-dashboard", "--dashboard-address", "127.0.0.1:0",
                                       "--scheduler-file", str(self.file)])
-        self.workers = [self._start([*wrap, *self.worker_command(f"local-{k}")]) for k in range(n)]
+        self.workers = []
         self.address = self._address()
+        self.workers = [self._start([*wrap, *self.worker_command(f"local-{k}")]) for k in range(n)]
 
-    def worker_command(self, name):
-        """`dask worker` for this scheduler: one thread (one student at a time), everything on 127.0.0.1."""
-        return [sys.executable, "-m", "distributed.cli.dask_worker", "--scheduler-file", str(self.file), "--host",
-                "127.0.0.1", "--nthreads", "1", "--nworkers", "1", "--no-dashboard", "--dashboard-address",
-                "127.0.0.1:0", "--memory-limit", "0", "--name", name, "--local-directory", str(self.folder / name)]
+    def worker_command(self, name, host="127.0.0.1"):
+        """`dask worker` for this scheduler, given its address (no file shared with it): one thread (one student
+        at a time), listening on `host`."""
+        return [sys.executable, "-m", "distributed.cli.dask_worker", self.address, "--host", host, "--nthreads",
+                "1", "--nworkers", "1", "--no-dashboard", "--dashboard-address", "127.0.0.1:0", "--memory-limit",
+                "0", "--name", name, "--local-directory", str(self.folder / name)]
 
     def _start(self, command):
         return subprocess.Popen(command, cwd=self.folder, env=self.env, stdout=self.log, stderr=self.log,
