@@ -74,13 +74,10 @@ class CpuGroup:
 
 def _grade(tmp, aid, n):
     """Grade n submissions with one job; (timing.jsonl's records, wall seconds, CPU seconds or None)."""
-    import itertools
-
     from autograder.grading import course
 
     _course(tmp / "course", aid)
-    variants = itertools.islice(itertools.cycle(_submissions(aid).items()), n)
-    _write(tmp / "submitted", aid, {f"p{i:03d}-{kind.split('-', 1)[1]}": nb for i, (kind, nb) in enumerate(variants)})
+    _write(tmp / "submitted", aid, _submissions(aid, n))
     course.ensure_bin_on_path()
     cmd = [sys.executable, "-m", "autograder", "grade", aid, str(tmp / "submitted"), "--out", str(tmp / "results"),
            "--jobs", "1", "--course", str(tmp / "course")]

@@ -46,7 +46,7 @@ def _cell_timeout(course):
 def _looping_rows(tmp):
     import nbformat
 
-    students = dict(list(_submissions(ASSIGNMENT).items())[:N_BATCH])
+    students = _submissions(ASSIGNMENT, N_BATCH)
     looping = []
     for student in [s for s in students if s.endswith("-correct")][:N_LOOPING]:
         nb = nbformat.from_dict(json.loads(nbformat.writes(students.pop(student))))
@@ -73,7 +73,7 @@ def _looping_rows(tmp):
 
 
 def _busy_rows(tmp):
-    students = dict(list(_submissions(ASSIGNMENT).items())[:N_BUSY])
+    students = _submissions(ASSIGNMENT, N_BUSY)
     course = tmp / "busy" / "course"
     _course(course, ASSIGNMENT)
     hogs = [subprocess.Popen([sys.executable, "-c", BUSY]) for _ in range(2)]

@@ -158,6 +158,18 @@ def _hide(folders, also=""):
     return ["unshare", "--mount", "--propagation", "private", "sh", "-c", f'{mounts} && exec "$@"', "sh"]
 
 
+def _write_solution_and_learner(folder):
+    """The small batch of the namespace and TLS tests: the worked solution and the untouched learner notebook."""
+    grading.write_submissions(folder, ASSIGNMENT, {"solution": nbtools.solution(ASSIGNMENT),
+                                                   "learner": nbtools.learner(ASSIGNMENT)})
+
+
+def _solution_and_learner_graded(results):
+    """Full marks for the solution, 0 for the learner notebook, both graded (not refused, not an error)."""
+    assert results["solution"]["score"] == results["solution"]["max_score"] > 0
+    assert results["learner"]["score"] == 0 and results["learner"]["status"] == "graded"
+
+
 @contextlib.contextmanager
 def _network(names):
     """A bridge of its own and a network namespace per name, each on the bridge by a veth pair: yields the bridge's
@@ -191,8 +203,7 @@ def test_workers_in_namespaces_of_their_own_grade_without_the_course_and_one_wit
         course_root, tmp_path, capsys):
     """Three workers, each in a network namespace of its own (on a private bridge with the scheduler) and a mount
     namespace where the course is empty: nothing crosses but Dask's messages. Two grade; the third has no bwrap."""
-    students = {"solution": nbtools.solution(ASSIGNMENT), "learner": nbtools.learner(ASSIGNMENT)}
-    grading.write_submissions(tmp_path / "submitted", ASSIGNMENT, students)
+    _write_solution_and_learner(tmp_path / "submitted")
     base = Path(course_root).parent  # the course, and beside it nothing a worker needs
     hidden = _hide((base, tmp_path))
     no_bwrap = _hide((base, tmp_path), also=f"mount --bind /dev/null {shutil.which('bwrap')}")
@@ -217,8 +228,7 @@ def test_workers_in_namespaces_of_their_own_grade_without_the_course_and_one_wit
         finally:
             local.close()
     err = capsys.readouterr().err
-    assert results["solution"]["score"] == results["solution"]["max_score"] > 0
-    assert results["learner"]["score"] == 0 and results["learner"]["status"] == "graded"
+    _solution_and_learner_graded(results)
     refusals = [line for line in err.splitlines() if "refuses to grade" in line]
     assert len(refusals) == 1 and "bwrap" in refusals[0], err[-3000:]
 
@@ -272,8 +282,7 @@ def test_a_cluster_with_mutual_tls_grades_and_lets_no_stranger_in(course_root, t
     import dask
 
     certs = _certificates(tmp_path)
-    students = {"solution": nbtools.solution(ASSIGNMENT), "learner": nbtools.learner(ASSIGNMENT)}
-    grading.write_submissions(tmp_path / "submitted", ASSIGNMENT, students)
+    _write_solution_and_learner(tmp_path / "submitted")
     local = cluster.LocalProcesses(2, env={**os.environ, **_tls(certs["ca"], certs["cluster"],
                                                                  certs["cluster-key"], "SCHEDULER", "WORKER")})
     try:
@@ -292,8 +301,7 @@ def test_a_cluster_with_mutual_tls_grades_and_lets_no_stranger_in(course_root, t
         local.close()
         monkeypatch.undo()
         dask.config.refresh()
-    assert results["solution"]["score"] == results["solution"]["max_score"] > 0
-    assert results["learner"]["score"] == 0 and results["learner"]["status"] == "graded"
+    _solution_and_learner_graded(results)
 
 
 class _Evil:
