@@ -21,6 +21,9 @@ def _grading_options(parser, unsafe="grade even when the bubblewrap sandbox cann
     parser.add_argument("--unsafe", action="store_true", help=unsafe)
     parser.add_argument("--cell-timeout", type=float, default=None, metavar="SECONDS",
                         help="time limit per cell (default: the course's Execute.timeout)")
+    parser.add_argument("--draw-figures", action="store_true",
+                        help="keep the course's figures as images in the graded notebook and its feedback "
+                             "(default: each figure's text description, which is much faster to grade)")
 
 
 def _jobs(text):

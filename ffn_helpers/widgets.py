@@ -18,7 +18,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from .ffn import ffn_trace
-from .plots import INACTIVE_FACE, INACTIVE_TEXT, ffn_dataflow, image_html
+from .plots import INACTIVE_FACE, INACTIVE_TEXT, as_text, drawn_as_text, ffn_dataflow, image_html
 
 STAGES = ("input x", "pre-activation z = x W1 + b1", "hidden h = ReLU(z)", "output y = h W2 + b2")
 
@@ -121,6 +121,8 @@ class InteractiveFFN(widgets.VBox):
         # Add a static picture of the final stage: front ends without the
         # widget renderer (nbconvert's HTML, a console) show that instead.
         data = super()._repr_mimebundle_(**kwargs)
+        if drawn_as_text():
+            return {**data, **as_text(ffn_dataflow(self.x, *self.params).alt)}
         data["image/png"], alt = _static_png(self.x, self.params)
         data["text/html"] = image_html(data["image/png"], alt)
         return data, {"image/png": {"alt": alt}}

@@ -87,6 +87,7 @@ def test_the_guides_cycle_with_zip_collect(tmp_path):
     page = html.unescape((course_root / "feedback" / "bo" / ASSIGNMENT / f"{ASSIGNMENT}.html").read_text())
     hidden = _hidden_lines()
     assert hidden and not [line for line in hidden if line in page]
+    assert "[Figure (not drawn while grading): Diagram: W-2" in page and "src=\"data:image/png" not in page
 
     run = nbtools.nbgrader("export", "--to", tmp_path / "export.csv", cwd=course_root)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -98,12 +99,14 @@ def test_the_guides_cycle_with_zip_collect(tmp_path):
 
 
 def test_grade_takes_an_lms_zip_directly(tmp_path):
+    """... and with --draw-figures, the graded notebook keeps the course's figures as images."""
     course_root = grading.make_course(tmp_path / "course", ASSIGNMENT)
     _lms_zip(tmp_path / "download.zip", {("cy", "2024-05-03-09-15-00"): nbtools.completed_learner(ASSIGNMENT)})
     run = _autograder("grade", ASSIGNMENT, tmp_path / "download.zip", "--out", tmp_path / "results",
-                      "--course", course_root)
+                      "--course", course_root, "--draw-figures")
     assert run.returncode == 0, run.stderr[-3000:]
     cy = json.loads((tmp_path / "results" / "cy.json").read_text())
     assert cy["status"] == "graded" and cy["score"] == cy["max_score"]
     assert (course_root / "submitted" / "cy" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
-    assert (course_root / "autograded" / "cy" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb").is_file()
+    graded = nbformat.read(course_root / "autograded" / "cy" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
+    assert sum(map(nbtools.images, graded.cells)) >= 3

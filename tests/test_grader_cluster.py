@@ -164,10 +164,15 @@ def _write_solution_and_learner(folder):
                                                    "learner": nbtools.learner(ASSIGNMENT)})
 
 
-def _solution_and_learner_graded(results):
-    """Full marks for the solution, 0 for the learner notebook, both graded (not refused, not an error)."""
+def _solution_and_learner_graded(results, out, drawn=False):
+    """Full marks for the solution, 0 for the learner notebook, both graded (not refused, not an error); the
+    solution's feedback holds its figures as images when `drawn` (--draw-figures), else their descriptions."""
     assert results["solution"]["score"] == results["solution"]["max_score"] > 0
     assert results["learner"]["score"] == 0 and results["learner"]["status"] == "graded"
+    page = (out / "solution.html").read_text(encoding="utf-8")
+    images, described = page.count('<img alt="'), page.count("[Figure (not drawn while grading): ")
+    assert (images, described) == ((images, 0) if drawn else (0, described)) and images + described > 0, \
+        (drawn, images, described)
 
 
 @contextlib.contextmanager
@@ -228,7 +233,7 @@ def test_workers_in_namespaces_of_their_own_grade_without_the_course_and_one_wit
         finally:
             local.close()
     err = capsys.readouterr().err
-    _solution_and_learner_graded(results)
+    _solution_and_learner_graded(results, tmp_path / "results")
     refusals = [line for line in err.splitlines() if "refuses to grade" in line]
     assert len(refusals) == 1 and "bwrap" in refusals[0], err[-3000:]
 
@@ -296,12 +301,12 @@ def test_a_cluster_with_mutual_tls_grades_and_lets_no_stranger_in(course_root, t
             monkeypatch.setenv(name, value)
         dask.config.refresh()
         results = grading.run_batch(ASSIGNMENT, tmp_path / "submitted", tmp_path / "results", course_root,
-                                    jobs=None, cluster=local.address)
+                                    jobs=None, cluster=local.address, draw_figures=True)
     finally:
         local.close()
         monkeypatch.undo()
         dask.config.refresh()
-    _solution_and_learner_graded(results)
+    _solution_and_learner_graded(results, tmp_path / "results", drawn=True)
 
 
 class _Evil:

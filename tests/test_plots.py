@@ -553,3 +553,38 @@ def test_a_figure_without_alt_text_is_a_bare_png():
     fig.subplots()
     bundle = fig._repr_mimebundle_()
     assert isinstance(bundle, dict) and set(bundle) == {"image/png"}
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_in_a_graded_run_a_figure_is_its_text_alternative_and_nothing_is_drawn(name, monkeypatch):
+    """The grader's kernel sets FFN_FIGURES=text: IPython's display then gets the alt text alone, as plain text
+    saying the figure was not drawn, and no format of it draws the figure."""
+    from IPython.core.formatters import DisplayFormatter
+
+    fig = FIGURES[name]()
+    monkeypatch.setenv(plots.FIGURES_ENV, "text")
+    monkeypatch.setattr(Figure, "savefig", lambda *a, **k: pytest.fail("a figure was drawn in text mode"))
+    data, metadata = DisplayFormatter().format(fig)
+    assert set(data) == {"text/plain"} and not metadata, (data.keys(), metadata)
+    assert data["text/plain"] == f"[Figure (not drawn while grading): {fig.alt}]"
+
+
+def test_a_figure_is_drawn_unless_the_text_mode_is_asked_for_by_name(monkeypatch):
+    from IPython.core.formatters import DisplayFormatter
+
+    fig = plots.ffn_dataflow(ex.W_2.x, *ex.W_2.params)
+    for value in (None, "", "png", "TEXT", "1"):
+        if value is None:
+            monkeypatch.delenv(plots.FIGURES_ENV, raising=False)
+        else:
+            monkeypatch.setenv(plots.FIGURES_ENV, value)
+        data, metadata = DisplayFormatter().format(fig)
+        assert "image/png" in data and metadata["image/png"]["alt"] == fig.alt, value
+
+
+def test_a_figure_without_alt_text_in_text_mode_says_it_has_none(monkeypatch):
+    fig = plots.CourseFigure(figsize=(2, 2))
+    fig.subplots()
+    monkeypatch.setenv(plots.FIGURES_ENV, "text")
+    assert fig._repr_mimebundle_() == {"text/plain": "[Figure (not drawn while grading): a figure without a text "
+                                                     "alternative]"}

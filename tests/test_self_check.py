@@ -123,3 +123,27 @@ def test_full_marks_exit_0_and_json_for_tools(tmp_path):
     result = json.loads(run.stdout)
     assert result["score"] == result["max_score"] == 10
     assert "SAWarning" not in run.stderr
+
+
+@pytest.mark.grading
+@pytest.mark.sandbox
+def test_feedback_describes_each_figure_in_words_unless_asked_to_draw_it(tmp_path):
+    """A graded run draws no figure: each one's place holds its text alternative, saying it was not drawn.
+    --draw-figures keeps the images, with the same text alternatives as their alt attributes."""
+    import html
+    import re
+
+    solution = nbtools.SOLUTIONS_DIR / f"{ASSIGNMENT}.ipynb"
+    pages = {}
+    for name, extra in (("text", ()), ("drawn", ("--draw-figures",))):
+        run = _check(solution, "--feedback", tmp_path / f"{name}.html", *extra)
+        assert run.returncode == check.FULL_MARKS, run.stderr[-3000:]
+        pages[name] = (tmp_path / f"{name}.html").read_text(encoding="utf-8")
+    described = [html.unescape(a) for a in re.findall(r"\[Figure \(not drawn while grading\): (.*?)\]</pre>",
+                                                         pages["text"], flags=re.S)]
+    drawn = [html.unescape(a) for a in re.findall(r'<img alt="([^"]*)" src="data:image/png', pages["drawn"])]
+    def words(texts):  # the page's alt attributes hold no quotes, and one space for a run of them
+        return [re.sub(r"[\s'\"]+", " ", t) for t in texts]
+
+    assert described and words(described) == words(drawn), (described, drawn)
+    assert "<img" not in pages["text"] and "not drawn while grading" not in pages["drawn"]

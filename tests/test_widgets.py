@@ -72,6 +72,20 @@ def test_without_a_widget_front_end_the_output_carries_a_static_png():
     assert bundle["text/html"].startswith(f'<img alt="{html.escape(alt)}"')
 
 
+def test_in_a_graded_run_the_static_figure_is_its_text_alternative(monkeypatch):
+    from matplotlib.figure import Figure
+
+    from ffn_helpers import plots
+
+    monkeypatch.setenv(plots.FIGURES_ENV, "text")
+    monkeypatch.setattr(Figure, "savefig", lambda *a, **k: pytest.fail("a figure was drawn in text mode"))
+    bundle = interactive_ffn(W2.x, *W2.params)._repr_mimebundle_()
+    assert "image/png" not in bundle and "text/html" not in bundle
+    alt = plots.ffn_dataflow(W2.x, *W2.params).alt
+    assert bundle["text/plain"] == f"[Figure (not drawn while grading): {alt}]"
+    assert "application/vnd.jupyter.widget-view+json" in bundle  # a widget front end still shows the widget
+
+
 def test_one_token_only():
     with pytest.raises(ValueError, match=r"shape \(d_model,\)"):
         interactive_ffn(np.zeros((2, 3)), *W2.params)

@@ -82,7 +82,7 @@ def use_sandbox(limits, say=print):
 
 
 def check(notebook, limits=None, unsafe=False, cell_timeout=None, feedback=None, student="learner",
-          assignment=None, say=print):
+          assignment=None, say=print, draw_figures=False):
     """The result of one notebook, as `grade` writes it to <student>.json (schema.StudentResult.to_dict).
 
     Raises BadInput for a path, file or name it cannot check. `unsafe` skips the sandbox
@@ -100,7 +100,8 @@ def check(notebook, limits=None, unsafe=False, cell_timeout=None, feedback=None,
         "hidden ones included (under a minute)...")
     # Windows cannot delete a file still open (the throw-away gradebook nbgrader keeps connected): left, not a crash.
     with tempfile.TemporaryDirectory(prefix="ffn-check-", ignore_cleanup_errors=True) as tmp, _quiet():
-        return _grade(notebook, assignment_id, Path(tmp), limits, isolate, cell_timeout, feedback, student)
+        return _grade(notebook, assignment_id, Path(tmp), limits, isolate, cell_timeout, feedback, student,
+                      draw_figures)
 
 
 @contextlib.contextmanager
@@ -116,7 +117,7 @@ def _quiet():
         raise
 
 
-def _grade(notebook, assignment_id, tmp, limits, isolate, cell_timeout, feedback, student):
+def _grade(notebook, assignment_id, tmp, limits, isolate, cell_timeout, feedback, student, draw_figures):
     import nbformat
 
     from ..authoring import build
@@ -143,7 +144,7 @@ def _grade(notebook, assignment_id, tmp, limits, isolate, cell_timeout, feedback
         "course_notebooks": course.source_texts(config, assignment_id),
         "template_db": str(course.db_path(config)),  # the course's own release: its data files, if any
         "release_dir": str(course.copy_release(instructor, assignment_id, tmp / "release")),
-        "course_root": str(root), "cell_timeout": cell_timeout,
+        "course_root": str(root), "cell_timeout": cell_timeout, "draw_figures": draw_figures,
         "offering_seed": offering.seed(instructor),
     }
     worker = Worker(setup)
@@ -214,7 +215,7 @@ def main(args):
         lambda text: print(text, flush=True))
     try:
         result = check(args.notebook, limits=limits, unsafe=args.unsafe, cell_timeout=args.cell_timeout,
-                       feedback=args.feedback, assignment=args.assignment, say=say)
+                       feedback=args.feedback, assignment=args.assignment, say=say, draw_figures=args.draw_figures)
     except BadInput as exc:
         print(f"error: {exc}", file=sys.stderr)
         return BAD_INPUT

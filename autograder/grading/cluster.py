@@ -142,6 +142,7 @@ def bundle(setup, timeout, version):
     release = Path(setup["release_dir"])
     return {"model": setup["model"], "course_notebooks": setup["course_notebooks"], "limits": setup["limits"],
             "isolate": setup["isolate"], "cell_timeout": setup["cell_timeout"], "timeout": float(timeout),
+            "draw_figures": bool(setup.get("draw_figures")),
             "offering_seed": setup["offering_seed"], "version": version,
             "template_db": Path(setup["template_db"]).read_bytes(),
             "nbgrader_config": (root / "nbgrader_config.py").read_bytes() if (root / "nbgrader_config.py").is_file()

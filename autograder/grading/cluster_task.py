@@ -69,6 +69,7 @@ class _Assignment:
                 "hidden": sorted(hidden), "feedback_dir": None, "course_notebooks": b["course_notebooks"],
                 "template_db": str(files / "template.db"), "release_dir": str(files / "release"),
                 "course_root": str(files / "config"), "cell_timeout": b["cell_timeout"],
+                "draw_figures": bool(b.get("draw_figures")),
                 "uid_base": sandbox.uid_base(), "offering_seed": b["offering_seed"]}
 
     def take(self):

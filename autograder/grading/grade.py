@@ -305,12 +305,14 @@ def _publish(config, model, submission, reply, out_dir, gb):
 
 
 def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limits=None, unsafe=False,
-          course_root=None, cell_timeout=None, timeout=900.0, force=False, cluster=None):
+          course_root=None, cell_timeout=None, timeout=900.0, force=False, cluster=None, draw_figures=False):
     """Grade a class; return the student results graded in this run (StudentResult.to_dict's), by student.
 
     `out_dir` defaults to <course>/results/<assignment>; submissions graded before with the
     same files and course version are skipped unless `force`. grades.csv holds the whole class.
     `cluster`: grade on a Dask cluster (cluster.py: a scheduler's address, or local:N), each worker sandboxed.
+    `draw_figures`: the graded notebooks (and so the feedback) hold the course's figures as PNGs, not as their
+    text alternatives (slower; no point depends on it).
     """
     course.ensure_bin_on_path()
     limits = limits or sandbox.Limits()
@@ -330,6 +332,7 @@ def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limi
         graded = []
         if found:
             setup = _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, cell_timeout)
+            setup["draw_figures"] = draw_figures
             if cluster:
                 graded = _on_cluster(config, model, found, setup, cluster, timeout, out_dir, versions)
             else:
@@ -555,7 +558,7 @@ def main(args):
     try:
         grade(args.assignment, args.submitted, args.out, jobs=args.jobs, students=args.student, limits=limits,
               unsafe=args.unsafe, course_root=args.course, cell_timeout=args.cell_timeout, timeout=args.timeout,
-              force=args.force, cluster=args.cluster)
+              force=args.force, cluster=args.cluster, draw_figures=args.draw_figures)
     except (FileNotFoundError, RuntimeError, ValueError) as exc:
         _say(f"error: {exc}")
         return 2

@@ -113,6 +113,7 @@ class Worker:
         self.mpl_cache = self._matplotlib_cache()
         _preload(self.mpl_cache)
         self.cell_timeout = setup.get("cell_timeout") or self.config.Execute.get("timeout", 30) or 30
+        self.figures = "png" if setup.get("draw_figures") else "text"  # each figure drawn, or its text alternative
         self._configure()
         from . import execute
 
@@ -300,6 +301,8 @@ class Worker:
         from nbgrader.coursedir import CourseDirectory
         from traitlets.config import Config
 
+        from ffn_helpers.plots import FIGURES_ENV
+
         from .kernel import sandbox_to_json
 
         work = self._workdir(student, "work")
@@ -314,7 +317,8 @@ class Worker:
         startup.mkdir(parents=True)
         (startup / "00-grader.py").write_text(_KERNEL_STARTUP, encoding="utf-8")
         sandbox = self.sandbox(work, writable=(work, runtime)).with_(env=(
-            ("NBGRADER_EXECUTION", "autograde"), ("MPLCONFIGDIR", str(mpl)), ("IPYTHONDIR", str(runtime / "ipython"))))
+            ("NBGRADER_EXECUTION", "autograde"), ("MPLCONFIGDIR", str(mpl)), ("IPYTHONDIR", str(runtime / "ipython")),
+            (FIGURES_ENV, self.figures)))
         config.SandboxedKernelManager.sandbox_json = sandbox_to_json(sandbox, runtime)
         capture = io.StringIO()  # nbgrader reports some failures only in its log
         handler = logging.StreamHandler(capture)

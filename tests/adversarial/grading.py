@@ -62,10 +62,11 @@ def write_submissions(folder, assignment_id, submissions):
 
 
 def run_batch(assignment_id, submitted, out, course_root, jobs=2, memory="2G", cell_timeout=10.0, timeout=600.0,
-              cluster=None):
+              cluster=None, draw_figures=False):
     """`python -m autograder grade` in this process: {student: result}."""
     results = grade.grade(assignment_id, submitted, out, jobs=jobs, course_root=course_root, cell_timeout=cell_timeout,
-                          limits=sandbox.Limits(memory=sandbox.parse_size(memory)), timeout=timeout, cluster=cluster)
+                          limits=sandbox.Limits(memory=sandbox.parse_size(memory)), timeout=timeout, cluster=cluster,
+                          draw_figures=draw_figures)
     return {r["student"]: r for r in results}
 
 
