@@ -4,6 +4,7 @@ Every function builds a fresh `CourseFigure` (a `matplotlib.figure.Figure`) and
 returns it: nothing goes through pyplot, so no global figure state leaks, nothing
 is shown twice in a notebook, and it all works headless. A notebook cell that
 ends with the figure displays it as a PNG; `fig.savefig(path)` writes a file.
+In a graded run (FIGURES_ENV) it displays its text alternative instead.
 
 Colours come from the Okabe–Ito palette, which stays distinguishable under the
 common colour-vision deficiencies; every colour is named once below.

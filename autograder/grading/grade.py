@@ -331,8 +331,8 @@ def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limi
         found, versions = _to_grade(config, model, found, out_dir, force)
         graded = []
         if found:
-            setup = _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, cell_timeout)
-            setup["draw_figures"] = draw_figures
+            setup = _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, cell_timeout,
+                                  draw_figures)
             if cluster:
                 graded = _on_cluster(config, model, found, setup, cluster, timeout, out_dir, versions)
             else:
@@ -421,7 +421,7 @@ def _chosen(found, students, submitted):
     return [s for s in found if s.student in set(students)]
 
 
-def _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, cell_timeout):
+def _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, cell_timeout, draw_figures=False):
     """What every worker is told at start: the assignment, the limits, and the folders student code must not see."""
     template = scratch / "template.db"
     course.copy_database(course.db_path(config), template)
@@ -431,7 +431,8 @@ def _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, ce
         "hidden": sorted({str(root), str(Path(submitted).resolve()), str(out_dir), str(scratch)}),
         "feedback_dir": str(out_dir), "course_notebooks": course.source_texts(config, model.name),
         "template_db": str(template), "release_dir": str(course.copy_release(config, model.name, scratch / "release")),
-        "course_root": str(root), "cell_timeout": cell_timeout, "uid_base": sandbox.uid_base(),
+        "course_root": str(root), "cell_timeout": cell_timeout, "draw_figures": draw_figures,
+        "uid_base": sandbox.uid_base(),
         "offering_seed": offering.seed(config),
         # matplotlib's font list, built once here rather than by each worker (and each worker started again)
         "matplotlib_cache": str(worker.matplotlib_cache(scratch / "matplotlib")),
