@@ -1,7 +1,8 @@
 """nbgrader's own feedback page (`nbgrader generate_feedback`, what `release_feedback` hands students), made with
 the course's configuration: the same bar as the grader's pages. WCAG 2.1 AA in Chromium (axe), the course's
-formulas as MathML with nothing fetched and no script, each figure's text alternative from its output metadata;
-and, built from a hostile notebook by the same configured exporter, the feedback pages' safety audit.
+formulas as MathML with nothing fetched and no script, each figure's text alternative (in place of the figure, as
+`grade` leaves it, or from its output metadata with `grade --draw-figures`); and, built from a hostile notebook by
+the same configured exporter, the feedback pages' safety audit.
 """
 
 import json
@@ -25,17 +26,15 @@ MISSING_B1 = "def ffn_forward(x, W1, b1, W2, b2):\n    return np.maximum(x @ W1,
 pytestmark = pytest.mark.grading
 
 
-@pytest.fixture(scope="module")
-def graded_course(tmp_path_factory):
+def _graded(tmp, *options):
     """A scratch course where one student, with the bias b1 forgotten, was graded by `python -m autograder grade`
-    and given nbgrader's feedback by `nbgrader generate_feedback`."""
-    tmp = tmp_path_factory.mktemp("nbgrader-feedback")
+    (with `options`) and given nbgrader's feedback by `nbgrader generate_feedback`: (course root, the page)."""
     root = grading.make_course(tmp / "course", AID)
     learner = nbtools.with_answers(nbtools.completed_learner(AID), {"ffn_forward": MISSING_B1})
     with zipfile.ZipFile(tmp / "download.zip", "w") as zf:
         zf.writestr(f"FFN02_bo_attempt_2024-05-02-11-30-00_{AID}.ipynb", nbformat.writes(learner))
     run = subprocess.run([sys.executable, "-m", "autograder", "grade", AID, str(tmp / "download.zip"), "--out",
-                          str(tmp / "results"), "--course", str(root)], capture_output=True, text=True,
+                          str(tmp / "results"), "--course", str(root), *options], capture_output=True, text=True,
                          env=nbtools.nbgrader_env(), timeout=1800)
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads((tmp / "results" / "bo.json").read_text())
@@ -45,8 +44,20 @@ def graded_course(tmp_path_factory):
     return root, root / "feedback" / "bo" / AID / f"{AID}.html"
 
 
-def test_nbgraders_feedback_page_meets_wcag_aa_with_mathml_and_alt_text(browser, graded_course, artifacts):
-    _, path = graded_course
+@pytest.fixture(scope="module")
+def graded_course(tmp_path_factory):
+    """Graded as `grade` does by default: each figure described in words."""
+    return _graded(tmp_path_factory.mktemp("nbgrader-feedback"))
+
+
+@pytest.fixture(scope="module")
+def graded_course_drawn(tmp_path_factory):
+    return _graded(tmp_path_factory.mktemp("nbgrader-feedback-drawn"), "--draw-figures")
+
+
+@pytest.mark.parametrize("figures", ["described", "drawn"])
+def test_nbgraders_feedback_page_meets_wcag_aa_with_mathml_and_alt_text(browser, figures, request, artifacts):
+    _, path = request.getfixturevalue("graded_course_drawn" if figures == "drawn" else "graded_course")
     page_html = path.read_text(encoding="utf-8")
     assert "<script" not in page_html.lower() and "mathjax" not in page_html.lower()
     fetched = []  # every address a page asked for, but its own file and data: URLs
@@ -66,11 +77,17 @@ def test_nbgraders_feedback_page_meets_wcag_aa_with_mathml_and_alt_text(browser,
             course_text = page.locator(".course-markdown").all_inner_texts()
             assert course_text and not [t for t in course_text if re.search(r"\$|\\(text|mathrm|frac)", t)]
             alts = page.eval_on_selector_all("img", "imgs => imgs.map(i => i.alt)")
-            assert alts and all(len(a) > 40 and "without a description" not in a for a in alts), alts
+            described = re.findall(r"\[Figure \(not drawn while grading\): (.{40,}?)\]$",
+                                   page.locator("body").inner_text(), flags=re.M)
+            if figures == "drawn":
+                assert alts and not described and all(len(a) > 40 and "without a description" not in a
+                                                      for a in alts), alts
+            else:
+                assert len(described) >= 5 and not alts, (described, alts)
             assert page.locator(".course-score").count() >= 5  # every graded cell's score beside it
             assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
             assert fetched == [], fetched
-            page.screenshot(path=str(artifacts / f"nbgrader-feedback-{width}.png"))
+            page.screenshot(path=str(artifacts / f"nbgrader-feedback-{figures}-{width}.png"))
         finally:
             context.close()
 
