@@ -4,28 +4,23 @@ Every function builds a fresh `CourseFigure` (a `matplotlib.figure.Figure`) and
 returns it: nothing goes through pyplot, so no global figure state leaks, nothing
 is shown twice in a notebook, and it all works headless. A notebook cell that
 ends with the figure displays it as a PNG; `fig.savefig(path)` writes a file.
-In a graded run (FIGURES_ENV) it displays its text alternative instead.
+Each function works out its text alternative (`alt`) from the data, then draws.
+
+In a graded run (FIGURES_ENV) a function returns a `DescribedFigure` instead: it
+displays the text alternative, and matplotlib (imported by `_course_figure`
+only) is never loaded unless code asks the figure for more.
 
 Colours come from the Okabe–Ito palette, which stays distinguishable under the
 common colour-vision deficiencies; every colour is named once below.
 """
 
-import base64
-import functools
 import html
-import io
 import math
 import os
 import re
 from collections.abc import Mapping
 
 import numpy as np
-from cycler import cycler
-from matplotlib import rc_context
-from matplotlib.figure import Figure
-from matplotlib.lines import Line2D
-from matplotlib.patches import FancyBboxPatch, Patch
-from matplotlib.ticker import MaxNLocator, NullLocator
 
 from ._arrays import as_float
 from .activations import get_activation, relu
@@ -69,18 +64,6 @@ ACTIVATION_STYLES = {
 ACTIVATION_SYMBOLS = {"relu": "ReLU", "gelu": "GELU", "gelu_tanh": "GELU_tanh", "silu": "SiLU",
                       "sigmoid": "sigmoid", "identity": "identity"}
 
-_STYLE = {
-    "font.size": 11,
-    "axes.titlesize": 12,
-    "axes.labelsize": 11,
-    "figure.titlesize": 13,
-    "legend.fontsize": 10,
-    "axes.spines.top": False,
-    "axes.spines.right": False,
-    "axes.prop_cycle": cycler(color=OKABE_ITO),
-    "savefig.dpi": 110,
-}
-
 # Subnormal floats reach 5e-324; a log axis cannot start below a positive float.
 _LOG10_TINY = -320
 
@@ -91,38 +74,11 @@ MAX_LABELLED_BARS = 16
 MAX_DATAFLOW_D_MODEL = 8
 MAX_DATAFLOW_D_FF = 16
 
-
-class CourseFigure(Figure):
-    """A `Figure` that Jupyter shows as a PNG with its text alternative, even when pyplot was never imported.
-
-    `alt` says in words what the figure shows (every function below sets it). Jupyter gets the PNG with the
-    alt text in its output metadata, and an HTML `<img>` that carries it: JupyterLab's and nbconvert's image
-    renderers read no alt text from metadata, their HTML renderers keep the attribute.
-    """
-
-    alt = None
-
-    def _repr_png_(self):
-        if drawn_as_text():
-            return None  # IPython asks for each format apart from the bundle: no PNG is drawn for it either
-        buf = io.BytesIO()
-        self.savefig(buf, format="png", bbox_inches="tight")
-        return buf.getvalue()
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        if drawn_as_text():
-            return as_text(self.alt)
-        png = base64.b64encode(self._repr_png_()).decode("ascii")
-        if not self.alt:  # no text alternative: a plain PNG, which the course's tests refuse
-            return {"image/png": png}
-        data = {"image/png": png, "text/html": image_html(png, self.alt)}
-        return data, {"image/png": {"alt": self.alt}}
-
-
 MAX_ALT_CHARS = 1500  # a text alternative long enough for a figure's numbers, short enough to listen to
 
 # Set to "text" by the grader in the kernel of a graded run: each figure is shown by its text alternative instead of
-# a PNG. Drawing one costs 0.1-0.3 s, most of a graded notebook's own time, and no point depends on it.
+# a PNG. Drawing one costs 0.1-0.3 s, and importing matplotlib 0.3-0.5 s, most of a graded notebook's own time;
+# no point depends on a figure.
 FIGURES_ENV = "FFN_FIGURES"
 
 
@@ -142,32 +98,61 @@ def image_html(png_base64, alt):
     return f'<img alt="{html.escape(alt[:MAX_ALT_CHARS], quote=True)}" src="data:image/png;base64,{png_base64}">'
 
 
+class DescribedFigure:
+    """A course figure built in text mode: its text alternative, and the figure itself only if code asks for it.
+
+    Displayed, it is its text alternative (`as_text`), without matplotlib. Any public attribute (`fig.axes`,
+    `fig.savefig`, ...) draws the `CourseFigure` once and is that figure's; `figure` is the figure itself.
+    """
+
+    def __init__(self, alt, build):
+        self.alt = alt
+        self._build, self._drawn = build, None
+
+    @property
+    def figure(self):
+        if self._drawn is None:
+            self._drawn = self._build()
+        return self._drawn
+
+    def __getattr__(self, name):
+        # IPython probes _repr_png_, _repr_html_ ... and a canary name: none of them may draw the figure.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self.figure, name)
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        if drawn_as_text():
+            return as_text(self.alt)
+        return self.figure._repr_mimebundle_(include=include, exclude=exclude)
+
+
+def __getattr__(name):
+    if name == "CourseFigure":  # importing it imports matplotlib: only when a notebook draws a figure of its own
+        from ._course_figure import CourseFigure
+
+        return CourseFigure
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def _figure(size, kind, title, text, draw_on):
+    """What every function returns: a CourseFigure of `size` (inches) drawn by `draw_on(fig)`, or in text mode a
+    DescribedFigure; either way with the text alternative "kind: title. text"."""
+    alt = (f"{kind}: {title}. {text}" if title else f"{kind}. {text}")[:MAX_ALT_CHARS]
+
+    def build():
+        from ._course_figure import draw
+
+        return draw(size, alt, draw_on)
+
+    return DescribedFigure(alt, build) if drawn_as_text() else build()
+
+
 def _values(a, limit=12):
     """Up to `limit` values as the figures print them, in brackets; '…' when there are more."""
     a = np.ravel(a)
     shown = ", ".join(fmt(v) for v in a[:limit])
     return f"[{shown}{', …' if a.size > limit else ''}]"
-
-
-def _describe(fig, kind, title, text):
-    """Set the figure's text alternative: what kind of figure, its title, then what it shows."""
-    fig.alt = (f"{kind}: {title}. {text}" if title else f"{kind}. {text}")[:MAX_ALT_CHARS]
-    return fig
-
-
-def _styled(fn):
-    """Build the figure under the course's rc settings without changing the caller's."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        with rc_context(_STYLE):
-            return fn(*args, **kwargs)
-
-    return wrapper
-
-
-def _new_figure(width, height):
-    return CourseFigure(figsize=(width, height), layout="constrained")
 
 
 def fmt(v):
@@ -236,6 +221,8 @@ ZERO_HATCH = "..."
 
 
 def _sign_legend():
+    from matplotlib.patches import Patch
+
     return [Patch(facecolor=POSITIVE, label="positive"),
             Patch(facecolor=NEGATIVE, hatch=NEGATIVE_HATCH, edgecolor="white", label="negative"),
             Patch(facecolor=ZERO, hatch=ZERO_HATCH, edgecolor="white", label="exactly 0")]
@@ -261,7 +248,6 @@ def _value_bars(ax, values, ticks, tick_labels, ylim):
     return bars
 
 
-@_styled
 def preactivation_bars(z, h=None, labels=None, title="Pre-activation z and hidden h = ReLU(z)",
                        h_name="ReLU", xlabel="hidden unit j"):
     """Two bar panels: z and h, coloured by sign (positive, negative, exactly 0); z, h: (d_ff,).
@@ -284,30 +270,30 @@ def preactivation_bars(z, h=None, labels=None, title="Pre-activation z and hidde
     span = (hi - lo) or 1.0
     ylim = (lo - 0.15 * span if lo < 0 else -0.08 * span, hi + 0.15 * span)
 
-    fig = _new_figure(min(max(7.0, 0.5 * z.size + 5.0), 14.0), 3.8)
-    ax_z, ax_h = fig.subplots(1, 2, sharey=True)
-    _value_bars(ax_z, z, ticks, labels, ylim)
-    _value_bars(ax_h, h, ticks, labels, ylim)
-    ax_z.set_title("before: pre-activation z")
-    ax_h.set_title(f"after: h = {h_name}(z)")
-    ax_z.set_ylabel("value")
-    ax_h.set_ylabel("value")
-    ax_h.tick_params(labelleft=True)
-    ax_z.set_xlabel(xlabel)
-    ax_h.set_xlabel(xlabel)
-    fig.suptitle(title)
-    fig.legend(handles=_sign_legend(), loc="outside lower center", ncols=3, frameon=False)
-    return _describe(fig, "Two bar charts", title,
-                     f"Left, the pre-activation z of {z.size} hidden units ({_signs(z)}): {_values(z, 16)}; "
-                     f"right, h = {h_name}(z) ({_signs(h)}): {_values(h, 16)}. Bars by {xlabel}, "
-                     "coloured and patterned by sign.")
+    def draw_on(fig):
+        ax_z, ax_h = fig.subplots(1, 2, sharey=True)
+        _value_bars(ax_z, z, ticks, labels, ylim)
+        _value_bars(ax_h, h, ticks, labels, ylim)
+        ax_z.set_title("before: pre-activation z")
+        ax_h.set_title(f"after: h = {h_name}(z)")
+        ax_z.set_ylabel("value")
+        ax_h.set_ylabel("value")
+        ax_h.tick_params(labelleft=True)
+        ax_z.set_xlabel(xlabel)
+        ax_h.set_xlabel(xlabel)
+        fig.suptitle(title)
+        fig.legend(handles=_sign_legend(), loc="outside lower center", ncols=3, frameon=False)
+
+    return _figure((min(max(7.0, 0.5 * z.size + 5.0), 14.0), 3.8), "Two bar charts", title,
+                   f"Left, the pre-activation z of {z.size} hidden units ({_signs(z)}): {_values(z, 16)}; "
+                   f"right, h = {h_name}(z) ({_signs(h)}): {_values(h, 16)}. Bars by {xlabel}, "
+                   "coloured and patterned by sign.", draw_on)
 
 
 def _signs(a):
     return f"{int(np.sum(a > 0))} positive, {int(np.sum(a < 0))} negative, {int(np.sum(a == 0))} exactly 0"
 
 
-@_styled
 def preactivation_histogram(z, bins=40, title=None):
     """Histogram of pre-activations z (any shape, all entries), split at 0; the inactive share is z <= 0."""
     z = np.ravel(_finite(z, "z"))
@@ -325,72 +311,78 @@ def preactivation_histogram(z, bins=40, title=None):
     edges = np.arange(k_lo, max(k_hi, k_lo + 1) + 1) * width
     counts, _ = np.histogram(z[z != 0], bins=edges)
     centres = (edges[:-1] + edges[1:]) / 2
+    title = title or f"Pre-activations: {share_text} of hidden units inactive under ReLU"
 
-    fig = _new_figure(8.0, 4.4)
-    ax = fig.subplots()
-    ax.axvline(0.0, color=BLACK, linewidth=1.0, zorder=2)
-    share_handle, = ax.plot([], [], linestyle="none", label=f"inactive (z ≤ 0, so h = 0): {share_text}")
-    neg = centres < 0
-    # Legend entries are explicit patches: an empty bar group (no z > 0, say)
-    # would otherwise get the colour cycle's default swatch.
-    handles = [share_handle, Patch(facecolor=NEGATIVE, hatch=NEGATIVE_HATCH, edgecolor="white",
-                                   label=f"z < 0: {n_neg} of {n}")]
-    ax.bar(centres[neg], counts[neg], width=width, color=NEGATIVE, edgecolor="white", linewidth=0.5,
-           hatch=NEGATIVE_HATCH)
-    if n_zero:
-        # A separate narrow bar: an exact zero belongs to neither side's bins.
-        ax.bar([0.0], [n_zero], width=0.5 * width, color=ZERO, hatch=ZERO_HATCH, edgecolor="white", zorder=3)
-        handles.append(Patch(facecolor=ZERO, hatch=ZERO_HATCH, edgecolor="white",
-                             label=f"z = 0 exactly: {n_zero} of {n}"))
-    ax.bar(centres[~neg], counts[~neg], width=width, color=POSITIVE, edgecolor="white", linewidth=0.5)
-    handles.append(Patch(facecolor=POSITIVE, label=f"z > 0: {int(np.sum(z > 0))} of {n}"))
-    ax.set_xlabel("pre-activation z")
-    ax.set_ylabel("count")
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax.set_title(title or f"Pre-activations: {share_text} of hidden units inactive under ReLU")
-    fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False, handlelength=1.2,
-               columnspacing=1.0, fontsize=9.5)
-    ax.margins(y=0.05)
-    return _describe(fig, "Histogram", ax.get_title(),
-                     f"{n} pre-activations z from {fmt(z.min())} to {fmt(z.max())}, split at 0: {n_neg} below 0, "
-                     f"{n_zero} exactly 0, {int(np.sum(z > 0))} above 0; {share_text} inactive under ReLU.")
+    def draw_on(fig):
+        from matplotlib.patches import Patch
+        from matplotlib.ticker import MaxNLocator
+
+        ax = fig.subplots()
+        ax.axvline(0.0, color=BLACK, linewidth=1.0, zorder=2)
+        share_handle, = ax.plot([], [], linestyle="none", label=f"inactive (z ≤ 0, so h = 0): {share_text}")
+        neg = centres < 0
+        # Legend entries are explicit patches: an empty bar group (no z > 0, say)
+        # would otherwise get the colour cycle's default swatch.
+        handles = [share_handle, Patch(facecolor=NEGATIVE, hatch=NEGATIVE_HATCH, edgecolor="white",
+                                       label=f"z < 0: {n_neg} of {n}")]
+        ax.bar(centres[neg], counts[neg], width=width, color=NEGATIVE, edgecolor="white", linewidth=0.5,
+               hatch=NEGATIVE_HATCH)
+        if n_zero:
+            # A separate narrow bar: an exact zero belongs to neither side's bins.
+            ax.bar([0.0], [n_zero], width=0.5 * width, color=ZERO, hatch=ZERO_HATCH, edgecolor="white", zorder=3)
+            handles.append(Patch(facecolor=ZERO, hatch=ZERO_HATCH, edgecolor="white",
+                                 label=f"z = 0 exactly: {n_zero} of {n}"))
+        ax.bar(centres[~neg], counts[~neg], width=width, color=POSITIVE, edgecolor="white", linewidth=0.5)
+        handles.append(Patch(facecolor=POSITIVE, label=f"z > 0: {int(np.sum(z > 0))} of {n}"))
+        ax.set_xlabel("pre-activation z")
+        ax.set_ylabel("count")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax.set_title(title)
+        fig.legend(handles=handles, loc="outside lower center", ncols=len(handles), frameon=False,
+                   handlelength=1.2, columnspacing=1.0, fontsize=9.5)
+        ax.margins(y=0.05)
+
+    return _figure((8.0, 4.4), "Histogram", title,
+                   f"{n} pre-activations z from {fmt(z.min())} to {fmt(z.max())}, split at 0: {n_neg} below 0, "
+                   f"{n_zero} exactly 0, {int(np.sum(z > 0))} above 0; {share_text} inactive under ReLU.", draw_on)
 
 
 # --- activation functions ---------------------------------------------------
 
 
-@_styled
 def activation_curves(names=("relu", "gelu", "gelu_tanh", "silu"), z_range=(-4, 4), zoom=(-6, -0.5),
                       n_points=801, title="Activation functions σ(z)"):
     """σ(z) for each activation over `z_range`, and a second panel zoomed (linearly) on the negative `zoom`."""
     names = _names(names)
     z_range = _interval(z_range, "z_range")
     zoom = _interval(zoom, "zoom")
-    fig = _new_figure(10.0, 4.2)
-    ax_all, ax_zoom = fig.subplots(1, 2)
-    for ax, (lo, hi) in ((ax_all, z_range), (ax_zoom, zoom)):
-        z = np.linspace(lo, hi, n_points)
-        for name in names:
-            line, = ax.plot(z, get_activation(name)(z), linewidth=2, **_activation_style(name))
-            line.set_gid(name if isinstance(name, str) else line.get_label())
-        ax.axhline(0.0, color=GREY, linewidth=0.8, zorder=0)
-        ax.set_xlim(lo, hi)
-        ax.set_xlabel("pre-activation z")
-        ax.set_ylabel("σ(z)")
-        ax.grid(color="#E6E6E6", linewidth=0.8)
-    if z_range[0] < 0 < z_range[1]:
-        ax_all.axvline(0.0, color=GREY, linewidth=0.8, zorder=0)
-    ax_all.set_title(f"z from {fmt(z_range[0])} to {fmt(z_range[1])}")
-    ax_zoom.set_title(f"zoom (linear scale): z from {fmt(zoom[0])} to {fmt(zoom[1])}")
-    ax_all.legend(frameon=False)
-    fig.suptitle(title)
+
+    def draw_on(fig):
+        ax_all, ax_zoom = fig.subplots(1, 2)
+        for ax, (lo, hi) in ((ax_all, z_range), (ax_zoom, zoom)):
+            z = np.linspace(lo, hi, n_points)
+            for name in names:
+                line, = ax.plot(z, get_activation(name)(z), linewidth=2, **_activation_style(name))
+                line.set_gid(name if isinstance(name, str) else line.get_label())
+            ax.axhline(0.0, color=GREY, linewidth=0.8, zorder=0)
+            ax.set_xlim(lo, hi)
+            ax.set_xlabel("pre-activation z")
+            ax.set_ylabel("σ(z)")
+            ax.grid(color="#E6E6E6", linewidth=0.8)
+        if z_range[0] < 0 < z_range[1]:
+            ax_all.axvline(0.0, color=GREY, linewidth=0.8, zorder=0)
+        ax_all.set_title(f"z from {fmt(z_range[0])} to {fmt(z_range[1])}")
+        ax_zoom.set_title(f"zoom (linear scale): z from {fmt(zoom[0])} to {fmt(zoom[1])}")
+        ax_all.legend(frameon=False)
+        fig.suptitle(title)
+
     probes = [v for v in (-3.0, -1.0, 0.0, 1.0, 3.0) if z_range[0] <= v <= z_range[1]]
     values = "; ".join(f"{_activation_style(n)['label']}: " + ", ".join(
         f"σ({fmt(v)}) = {fmt(get_activation(n)(np.array(v)))}" for v in probes) for n in names)
-    return _describe(fig, "Two line plots", title,
-                     f"Each activation's σ(z) for z from {fmt(z_range[0])} to {fmt(z_range[1])} (left) and zoomed "
-                     f"on z from {fmt(zoom[0])} to {fmt(zoom[1])} (right); lines differ by colour and style. "
-                     f"{values}.")
+    return _figure((10.0, 4.2), "Two line plots", title,
+                   f"Each activation's σ(z) for z from {fmt(z_range[0])} to {fmt(z_range[1])} (left) and zoomed "
+                   f"on z from {fmt(zoom[0])} to {fmt(zoom[1])} (right); lines differ by colour and style. "
+                   f"{values}.", draw_on)
 
 
 def _zero_note(z, zero):
@@ -402,7 +394,6 @@ def _zero_note(z, zero):
     return f"exactly 0 at {int(zero.sum())} of {z.size} points, not shown"
 
 
-@_styled
 def tails_plot(names=("relu", "silu", "gelu", "gelu_tanh"), z=None, title="How fast σ(z) vanishes as z → -∞"):
     """|σ(z)| on a log axis for the negative entries of z (default -40 ... -0.1).
 
@@ -414,52 +405,61 @@ def tails_plot(names=("relu", "silu", "gelu", "gelu_tanh"), z=None, title="How f
     z = np.sort(z[z < 0])
     if z.size == 0:
         raise ValueError("tails_plot shows negative inputs; z should contain at least one value < 0")
-    fig = _new_figure(7.5, 4.5)
-    ax = fig.subplots()
-    ax.set_yscale("log")
-    drawn = []
+    curves = []  # (name, line style with its legend label, |σ(z)|, where it is exactly 0)
     for name in names:
         mag = np.abs(get_activation(name)(z))
         zero = mag == 0
         style = _activation_style(name)
         if zero.any():
             style["label"] = f"{style['label']}: {_zero_note(z, zero)}"
-        if zero.all():
-            # Nothing positive to draw: an empty line keeps the legend entry without
-            # handing the log axis an all-zero series (which it warns about).
-            line, = ax.plot([], [], linewidth=2, **style)
+        curves.append((name, style, mag, zero))
+
+    def draw_on(fig):
+        from matplotlib.ticker import NullLocator
+
+        ax = fig.subplots()
+        ax.set_yscale("log")
+        drawn = []
+        for name, style, mag, zero in curves:
+            if zero.all():
+                # Nothing positive to draw: an empty line keeps the legend entry without
+                # handing the log axis an all-zero series (which it warns about).
+                line, = ax.plot([], [], linewidth=2, **style)
+            else:
+                line, = ax.plot(z, np.where(zero, np.nan, mag), linewidth=2, **style)
+                drawn.append(mag[~zero])
+            line.set_gid(name if isinstance(name, str) else line.get_label())
+        if drawn:
+            lo = math.floor(math.log10(min(float(m.min()) for m in drawn)))
+            hi = math.ceil(math.log10(max(float(m.max()) for m in drawn)))
         else:
-            line, = ax.plot(z, np.where(zero, np.nan, mag), linewidth=2, **style)
-            drawn.append(mag[~zero])
-        line.set_gid(name if isinstance(name, str) else line.get_label())
-    if drawn:
-        lo = math.floor(math.log10(min(float(m.min()) for m in drawn)))
-        hi = math.ceil(math.log10(max(float(m.max()) for m in drawn)))
-    else:
-        lo, hi = -300, 0
-    hi = max(hi, lo + 1)
-    # Round decades (every 1, 2, 5, 10, 20, 50 or 100) instead of the locator's odd steps like 10^-38.
-    step = next(s for s in (1, 2, 5, 10, 20, 50, 100, 1000) if (hi - lo) / s <= 8)
-    lo = max(step * math.floor(lo / step), _LOG10_TINY)
-    ax.set_yticks([10.0**e for e in range(step * math.ceil(lo / step), hi + 1, step)])
-    ax.yaxis.set_minor_locator(NullLocator())
-    ax.set_ylim(10.0**lo, 10.0**hi)
-    ax.set_xlim(z[0], z[-1])
-    ax.set_xlabel("pre-activation z (negative)")
-    ax.set_ylabel("|σ(z)| (log scale)")
-    ax.set_title(title)
-    ax.grid(color="#E6E6E6", linewidth=0.8, which="major")
-    ax.legend(frameon=False, loc="lower right")
-    ends = "; ".join(f"{line.get_label()}: |σ({fmt(z[0])})| = {fmt(abs(get_activation(n)(np.array(z[0]))))}"
-                     for n, line in zip(names, ax.get_lines(), strict=False))
-    return _describe(fig, "Line plot on a log scale", title,
-                     f"|σ(z)| for z from {fmt(z[0])} to {fmt(z[-1])}, one line per activation. {ends}.")
+            lo, hi = -300, 0
+        hi = max(hi, lo + 1)
+        # Round decades (every 1, 2, 5, 10, 20, 50 or 100) instead of the locator's odd steps like 10^-38.
+        step = next(s for s in (1, 2, 5, 10, 20, 50, 100, 1000) if (hi - lo) / s <= 8)
+        lo = max(step * math.floor(lo / step), _LOG10_TINY)
+        ax.set_yticks([10.0**e for e in range(step * math.ceil(lo / step), hi + 1, step)])
+        ax.yaxis.set_minor_locator(NullLocator())
+        ax.set_ylim(10.0**lo, 10.0**hi)
+        ax.set_xlim(z[0], z[-1])
+        ax.set_xlabel("pre-activation z (negative)")
+        ax.set_ylabel("|σ(z)| (log scale)")
+        ax.set_title(title)
+        ax.grid(color="#E6E6E6", linewidth=0.8, which="major")
+        ax.legend(frameon=False, loc="lower right")
+
+    ends = "; ".join(f"{style['label']}: |σ({fmt(z[0])})| = {fmt(abs(get_activation(name)(np.array(z[0]))))}"
+                     for name, style, _, _ in curves)
+    return _figure((7.5, 4.5), "Line plot on a log scale", title,
+                   f"|σ(z)| for z from {fmt(z[0])} to {fmt(z[-1])}, one line per activation. {ends}.", draw_on)
 
 
 # --- the forward pass -------------------------------------------------------
 
 
 def _node(ax, x, y, text, face, edge, text_colour, gid, width, height, linestyle="-"):
+    from matplotlib.patches import FancyBboxPatch
+
     box = FancyBboxPatch((x - width / 2, y - height / 2), width, height, boxstyle="round,pad=0.02,rounding_size=0.12",
                          facecolor=face, edgecolor=edge, linewidth=1.4, linestyle=linestyle, zorder=3)
     box.set_gid(gid)
@@ -474,7 +474,6 @@ def _rows(n):
     return (n - 1) / 2 - np.arange(n)
 
 
-@_styled
 def ffn_dataflow(x, W1, b1, W2, b2, activation="relu", title=None):
     """One token through a small FFN: x (d_model) → z, h (d_ff) → y (d_model).
 
@@ -500,67 +499,74 @@ def ffn_dataflow(x, W1, b1, W2, b2, activation="relu", title=None):
     w_io, w_h, height = 1.25, 1.55, 0.74
     y_in, y_hid, y_out = _rows(d_model), 1.08 * _rows(d_ff) if d_ff > 1 else _rows(1), _rows(d_out)
     rows = max(d_model, d_ff, d_out)
-    fig = _new_figure(8.4, 1.0 + 0.78 * rows + 1.4)
-    ax = fig.subplots()
-
-    max_w = max(float(np.abs(W1).max()), float(np.abs(W2).max())) or 1.0
-    for W, (c0, w0, ys0), (c1, w1, ys1), layer in (
-        (W1, (col_x, w_io, y_in), (col_h, w_h, y_hid), 1),
-        (W2, (col_h, w_h, y_hid), (col_y, w_io, y_out), 2),
-    ):
-        for i, j in np.ndindex(W.shape):
-            w = W[i, j]
-            if w == 0:
-                continue  # a zero weight carries nothing; leaving it out keeps the picture honest
-            silent = layer == 2 and trace.h[i] == 0
-            ax.plot([c0 + w0 / 2, c1 - w1 / 2], [ys0[i], ys1[j]],
-                    color=GREY if silent else (POSITIVE if w > 0 else NEGATIVE),
-                    linestyle=":" if silent else "-" if w > 0 else "--", alpha=0.55 if silent else 0.75,
-                    linewidth=0.6 + 2.6 * abs(w) / max_w, zorder=1, solid_capstyle="round",
-                    gid=f"W{layer}[{i},{j}]")
-
-    for i in range(d_model):
-        _node(ax, col_x, y_in[i], f"x[{i}] = {fmt(trace.x[i])}", INPUT_FACE, BLACK, NODE_TEXT, f"x-{i}", w_io, height)
-    for j in range(d_ff):
-        inactive = trace.h[j] == 0
-        _node(ax, col_h, y_hid[j], f"z[{j}] = {fmt(trace.z[j])}\nh[{j}] = {fmt(trace.h[j])}",
-              INACTIVE_FACE if inactive else ACTIVE_FACE, GREY if inactive else BLUE,
-              INACTIVE_TEXT if inactive else NODE_TEXT, f"hidden-{j}", w_h, height, "--" if inactive else "-")
-    for k in range(d_out):
-        _node(ax, col_y, y_out[k], f"y[{k}] = {fmt(trace.y[k])}", OUTPUT_FACE, ORANGE, NODE_TEXT, f"y-{k}", w_io,
-              height)
-
-    half = max(y_hid.max(), y_in.max(), y_out.max()) + height / 2 + 0.15
-    ax.set_xlim(col_x - w_io / 2 - 0.15, col_y + w_io / 2 + 0.15)
-    ax.set_ylim(-half, half)
-    ax.set_xticks([col_x, col_h, col_y], [f"input x\nd_model = {d_model}", f"hidden: z, h = {sigma}(z)\nd_ff = {d_ff}",
-                                          f"output y\nd_model = {d_out}"])
-    ax.set_yticks([])
-    ax.tick_params(axis="x", length=0)
-    for side in ("left", "right", "top", "bottom"):
-        ax.spines[side].set_visible(False)
-    ax.set_xlabel("stage of the forward pass: z = x W1 + b1,  h = σ(z),  y = h W2 + b2")
-    ax.set_ylabel("units (index from the top)")
     n_off = int(np.sum(trace.h == 0))
-    ax.set_title(title or f"One token through the FFN: {n_off} of {d_ff} hidden units inactive (grey)")
-    key = [Patch(facecolor=ACTIVE_FACE, edgecolor=BLUE, label="active unit")]
-    if n_off:
-        key.append(Patch(facecolor=INACTIVE_FACE, edgecolor=GREY, linestyle="--", label="inactive (h = 0)"))
-    key += [Line2D([], [], color=POSITIVE, linewidth=2, label="weight > 0"),
-            Line2D([], [], color=NEGATIVE, linewidth=2, linestyle="--", label="weight < 0")]
-    if n_off:
-        key.append(Line2D([], [], color=GREY, linewidth=1.5, linestyle=":", label="carries 0 (from h = 0)"))
-    fig.legend(handles=key, loc="outside lower center", ncols=len(key), frameon=False, fontsize=9, handlelength=1.6,
-               columnspacing=1.2)
+    title = title or f"One token through the FFN: {n_off} of {d_ff} hidden units inactive (grey)"
+
+    def draw_on(fig):
+        from matplotlib.lines import Line2D
+        from matplotlib.patches import Patch
+
+        ax = fig.subplots()
+        max_w = max(float(np.abs(W1).max()), float(np.abs(W2).max())) or 1.0
+        for W, (c0, w0, ys0), (c1, w1, ys1), layer in (
+            (W1, (col_x, w_io, y_in), (col_h, w_h, y_hid), 1),
+            (W2, (col_h, w_h, y_hid), (col_y, w_io, y_out), 2),
+        ):
+            for i, j in np.ndindex(W.shape):
+                w = W[i, j]
+                if w == 0:
+                    continue  # a zero weight carries nothing; leaving it out keeps the picture honest
+                silent = layer == 2 and trace.h[i] == 0
+                ax.plot([c0 + w0 / 2, c1 - w1 / 2], [ys0[i], ys1[j]],
+                        color=GREY if silent else (POSITIVE if w > 0 else NEGATIVE),
+                        linestyle=":" if silent else "-" if w > 0 else "--", alpha=0.55 if silent else 0.75,
+                        linewidth=0.6 + 2.6 * abs(w) / max_w, zorder=1, solid_capstyle="round",
+                        gid=f"W{layer}[{i},{j}]")
+
+        for i in range(d_model):
+            _node(ax, col_x, y_in[i], f"x[{i}] = {fmt(trace.x[i])}", INPUT_FACE, BLACK, NODE_TEXT, f"x-{i}", w_io,
+                  height)
+        for j in range(d_ff):
+            inactive = trace.h[j] == 0
+            _node(ax, col_h, y_hid[j], f"z[{j}] = {fmt(trace.z[j])}\nh[{j}] = {fmt(trace.h[j])}",
+                  INACTIVE_FACE if inactive else ACTIVE_FACE, GREY if inactive else BLUE,
+                  INACTIVE_TEXT if inactive else NODE_TEXT, f"hidden-{j}", w_h, height, "--" if inactive else "-")
+        for k in range(d_out):
+            _node(ax, col_y, y_out[k], f"y[{k}] = {fmt(trace.y[k])}", OUTPUT_FACE, ORANGE, NODE_TEXT, f"y-{k}", w_io,
+                  height)
+
+        half = max(y_hid.max(), y_in.max(), y_out.max()) + height / 2 + 0.15
+        ax.set_xlim(col_x - w_io / 2 - 0.15, col_y + w_io / 2 + 0.15)
+        ax.set_ylim(-half, half)
+        ax.set_xticks([col_x, col_h, col_y], [f"input x\nd_model = {d_model}",
+                                              f"hidden: z, h = {sigma}(z)\nd_ff = {d_ff}",
+                                              f"output y\nd_model = {d_out}"])
+        ax.set_yticks([])
+        ax.tick_params(axis="x", length=0)
+        for side in ("left", "right", "top", "bottom"):
+            ax.spines[side].set_visible(False)
+        ax.set_xlabel("stage of the forward pass: z = x W1 + b1,  h = σ(z),  y = h W2 + b2")
+        ax.set_ylabel("units (index from the top)")
+        ax.set_title(title)
+        key = [Patch(facecolor=ACTIVE_FACE, edgecolor=BLUE, label="active unit")]
+        if n_off:
+            key.append(Patch(facecolor=INACTIVE_FACE, edgecolor=GREY, linestyle="--", label="inactive (h = 0)"))
+        key += [Line2D([], [], color=POSITIVE, linewidth=2, label="weight > 0"),
+                Line2D([], [], color=NEGATIVE, linewidth=2, linestyle="--", label="weight < 0")]
+        if n_off:
+            key.append(Line2D([], [], color=GREY, linewidth=1.5, linestyle=":", label="carries 0 (from h = 0)"))
+        fig.legend(handles=key, loc="outside lower center", ncols=len(key), frameon=False, fontsize=9,
+                   handlelength=1.6, columnspacing=1.2)
+
     off = [j for j in range(d_ff) if trace.h[j] == 0]
-    return _describe(fig, "Diagram", ax.get_title(),
-                     f"One token through an FFN with d_model = {d_model}, d_ff = {d_ff}, left to right. "
-                     f"Input x = {_values(trace.x)}; pre-activation z = {_values(trace.z, 16)}; "
-                     f"hidden h = {sigma}(z) = {_values(trace.h, 16)}"
-                     + (f", {'units' if len(off) > 1 else 'unit'} {', '.join(map(str, off))} inactive" if off
-                        else ", every unit active")
-                     + f"; output y = {_values(trace.y)}. Lines are the weights: solid blue positive, "
-                       "dashed vermilion negative, thicker for larger magnitude.")
+    return _figure((8.4, 1.0 + 0.78 * rows + 1.4), "Diagram", title,
+                   f"One token through an FFN with d_model = {d_model}, d_ff = {d_ff}, left to right. "
+                   f"Input x = {_values(trace.x)}; pre-activation z = {_values(trace.z, 16)}; "
+                   f"hidden h = {sigma}(z) = {_values(trace.h, 16)}"
+                   + (f", {'units' if len(off) > 1 else 'unit'} {', '.join(map(str, off))} inactive" if off
+                      else ", every unit active")
+                   + f"; output y = {_values(trace.y)}. Lines are the weights: solid blue positive, "
+                     "dashed vermilion negative, thicker for larger magnitude.", draw_on)
 
 
 def shape_trace(x, W1, b1, W2, b2, activation="relu"):
@@ -579,7 +585,6 @@ def shape_trace(x, W1, b1, W2, b2, activation="relu"):
 _SHAPE_RE = re.compile(r"^\(\d*(, ?\d+)*,?\)$")
 
 
-@_styled
 def shape_trace_table(stages, title="Shapes through the FFN"):
     """A table figure of (stage name, shape or array) rows, e.g. from `shape_trace`."""
     rows = []
@@ -598,28 +603,29 @@ def shape_trace_table(stages, title="Shapes through the FFN"):
     if not rows:
         raise ValueError("stages is empty; expected at least one (stage name, shape) pair")
 
-    fig = _new_figure(5.6, 0.55 + 0.36 * (len(rows) + 1))
-    ax = fig.subplots()
-    ax.set_axis_off()
-    table = ax.table(cellText=rows, colLabels=["stage", "shape"], colWidths=[0.62, 0.38], cellLoc="left",
-                     bbox=[0.0, 0.0, 1.0, 1.0])
-    table.auto_set_font_size(False)
-    table.set_fontsize(11)
-    for (r, _c), cell in table.get_celld().items():
-        cell.set_edgecolor("#BBBBBB")
-        if r == 0:
-            cell.set_facecolor("#E8E8E8")
-            cell.get_text().set_fontweight("bold")
-        else:
-            cell.get_text().set_fontfamily("monospace")
-    ax.set_title(title)
-    return _describe(fig, "Table", title, "; ".join(f"{name}: shape {shape}" for name, shape in rows) + ".")
+    def draw_on(fig):
+        ax = fig.subplots()
+        ax.set_axis_off()
+        table = ax.table(cellText=rows, colLabels=["stage", "shape"], colWidths=[0.62, 0.38], cellLoc="left",
+                         bbox=[0.0, 0.0, 1.0, 1.0])
+        table.auto_set_font_size(False)
+        table.set_fontsize(11)
+        for (r, _c), cell in table.get_celld().items():
+            cell.set_edgecolor("#BBBBBB")
+            if r == 0:
+                cell.set_facecolor("#E8E8E8")
+                cell.get_text().set_fontweight("bold")
+            else:
+                cell.get_text().set_fontfamily("monospace")
+        ax.set_title(title)
+
+    return _figure((5.6, 0.55 + 0.36 * (len(rows) + 1)), "Table", title,
+                   "; ".join(f"{name}: shape {shape}" for name, shape in rows) + ".", draw_on)
 
 
 # --- budgets and training ---------------------------------------------------
 
 
-@_styled
 def params_bar(items, title=None, xlabel="parameters"):
     """Horizontal bars of a parameter count per part: `items` maps name -> count (top to bottom)."""
     if not isinstance(items, Mapping) or not items:
@@ -632,41 +638,41 @@ def params_bar(items, title=None, xlabel="parameters"):
         names.append(str(name))
         counts.append(int(count))
     total = sum(counts)
-    fig = _new_figure(8.0, 1.2 + 0.5 * len(names))
-    ax = fig.subplots()
-    ypos = np.arange(len(names))
-    ax.barh(ypos, counts, height=0.6, color=BLUE)
-    top = max(counts) or 1
-    for yp, c in zip(ypos, counts, strict=True):
-        pct = 100 * c / total if total else 0.0
-        share = "" if not total else f" ({pct:.1f}%)" if pct >= 1 or pct == 0 else f" ({pct:.2g}%)"
-        ax.text(c + 0.01 * top, yp, f"{c:,}{share}", va="center", ha="left", fontsize=10)
-    ax.set_yticks(ypos, names)
-    ax.invert_yaxis()
-    ax.set_xlim(0, top * 1.35)
-    if top >= 1e9:  # billions written out collide on the axis: 10B, 20B, ...
-        ax.xaxis.set_major_formatter(lambda v, _pos: f"{v / 1e9:g}B" if v else "0")
-    else:
-        ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:,.0f}")
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel("part")
-    ax.set_title(title or f"Where the parameters go: {total:,} in all")
-    ax.grid(axis="x", color="#E6E6E6", linewidth=0.8)
-    ax.set_axisbelow(True)
+    title = title or f"Where the parameters go: {total:,} in all"
+
+    def draw_on(fig):
+        ax = fig.subplots()
+        ypos = np.arange(len(names))
+        ax.barh(ypos, counts, height=0.6, color=BLUE)
+        top = max(counts) or 1
+        for yp, c in zip(ypos, counts, strict=True):
+            pct = 100 * c / total if total else 0.0
+            share = "" if not total else f" ({pct:.1f}%)" if pct >= 1 or pct == 0 else f" ({pct:.2g}%)"
+            ax.text(c + 0.01 * top, yp, f"{c:,}{share}", va="center", ha="left", fontsize=10)
+        ax.set_yticks(ypos, names)
+        ax.invert_yaxis()
+        ax.set_xlim(0, top * 1.35)
+        if top >= 1e9:  # billions written out collide on the axis: 10B, 20B, ...
+            ax.xaxis.set_major_formatter(lambda v, _pos: f"{v / 1e9:g}B" if v else "0")
+        else:
+            ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:,.0f}")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("part")
+        ax.set_title(title)
+        ax.grid(axis="x", color="#E6E6E6", linewidth=0.8)
+        ax.set_axisbelow(True)
+
     parts = "; ".join(f"{name}: {c:,}" for name, c in zip(names, counts, strict=True))
-    return _describe(fig, "Horizontal bar chart", ax.get_title(), f"{xlabel} per part, {total:,} in all. {parts}.")
+    return _figure((8.0, 1.2 + 0.5 * len(names)), "Horizontal bar chart", title,
+                   f"{xlabel} per part, {total:,} in all. {parts}.", draw_on)
 
 
-@_styled
 def loss_curves(curves, title="Training loss", xlabel="step", ylabel="loss (log scale)"):
     """Loss against step on a log y axis; `curves` maps label -> sequence of losses (> 0; exact 0 is masked)."""
     if not isinstance(curves, Mapping) or not curves:
         raise ValueError(f"curves should be a non-empty mapping label -> sequence of losses, got {curves!r}")
-    fig = _new_figure(7.0, 4.2)
-    ax = fig.subplots()
-    ax.set_yscale("log")
-    styles, markers = ("-", "--", "-.", ":"), "osD^v<>p"
-    for k, (label, losses) in enumerate(curves.items()):
+    lines = []  # (legend label, losses, where they are exactly 0)
+    for label, losses in curves.items():
         loss = as_float(losses, f"curves[{label!r}]")
         if loss.ndim != 1 or loss.size == 0:
             raise ValueError(f"curves[{label!r}] should be a non-empty 1-D sequence of losses, got shape {loss.shape}")
@@ -676,18 +682,26 @@ def loss_curves(curves, title="Training loss", xlabel="step", ylabel="loss (log 
             raise ValueError(f"curves[{label!r}] should hold finite losses >= 0, got {loss[step]} at step {step}")
         zero = loss == 0
         text = str(label) + (f" ({int(zero.sum())} exact zeros not shown on the log axis)" if zero.any() else "")
-        ax.plot(np.arange(loss.size), np.where(zero, np.nan, loss), linewidth=1.8,
-                color=OKABE_ITO[k % len(OKABE_ITO)], linestyle=styles[k % len(styles)],
-                marker=markers[k % len(markers)], markevery=0.1, markersize=4, label=text)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(color="#E6E6E6", linewidth=0.8, which="major")
-    ax.legend(frameon=False)
+        lines.append((text, loss, zero))
+
+    def draw_on(fig):
+        ax = fig.subplots()
+        ax.set_yscale("log")
+        styles, markers = ("-", "--", "-.", ":"), "osD^v<>p"
+        for k, (text, loss, zero) in enumerate(lines):
+            ax.plot(np.arange(loss.size), np.where(zero, np.nan, loss), linewidth=1.8,
+                    color=OKABE_ITO[k % len(OKABE_ITO)], linestyle=styles[k % len(styles)],
+                    marker=markers[k % len(markers)], markevery=0.1, markersize=4, label=text)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(color="#E6E6E6", linewidth=0.8, which="major")
+        ax.legend(frameon=False)
+
     ends = "; ".join(f"{label}: from {fmt(np.ravel(v)[0])} to {fmt(np.ravel(v)[-1])} over {np.size(v)} {xlabel}s"
                      for label, v in curves.items())
-    return _describe(fig, "Line plot on a log scale", title, f"{ylabel} against {xlabel}, one line per curve "
-                     f"(colour and line style differ). {ends}.")
+    return _figure((7.0, 4.2), "Line plot on a log scale", title, f"{ylabel} against {xlabel}, one line per curve "
+                   f"(colour and line style differ). {ends}.", draw_on)
 
 
 # --- low precision ------------------------------------------------------------
@@ -700,7 +714,6 @@ FORMAT_STYLES = {
 }
 
 
-@_styled
 def precision_error_plot(widths, errors, title="FFN output error against float64, by format and width"):
     """Relative error (log scale) against d_model (log scale), one line per format.
 
@@ -711,12 +724,8 @@ def precision_error_plot(widths, errors, title="FFN output error against float64
         raise ValueError(f"widths should be positive, got {widths.tolist()}")
     if not isinstance(errors, Mapping) or not errors:
         raise ValueError(f"errors should be a non-empty mapping format -> relative errors, got {errors!r}")
-    fig = _new_figure(7.5, 4.5)
-    ax = fig.subplots()
-    ax.set_xscale("log", base=2)
-    ax.set_yscale("log")
     spare = [c for c in OKABE_ITO if c not in {st["color"] for st in FORMAT_STYLES.values()}]
-    others = 0
+    lines = []  # (format, relative errors, line style)
     for fmt_name, values in errors.items():
         err = _vector(values, f"errors[{fmt_name!r}]")
         if err.shape != widths.shape or np.any(err <= 0):
@@ -724,21 +733,31 @@ def precision_error_plot(widths, errors, title="FFN output error against float64
                              f"got {err.tolist()}")
         style = FORMAT_STYLES.get(fmt_name)
         if style is None:  # another format: a colour no named format uses
+            others = sum(name not in FORMAT_STYLES for name, _, _ in lines)
             style = dict(color=spare[others % len(spare)], marker="o", linestyle=":", label=str(fmt_name))
-            others += 1
-        line, = ax.plot(widths, err, linewidth=1.8, markersize=6, **style)
-        line.set_gid(str(fmt_name))
-    ax.set_xticks(widths, [f"{w:g}" for w in widths])
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xlabel("model width d_model (d_ff = 4·d_model)")
-    ax.set_ylabel("relative error ‖y - y₆₄‖ / ‖y₆₄‖ (log scale)")
-    ax.set_title(title)
-    ax.grid(color="#E6E6E6", linewidth=0.8, which="major")
-    ax.legend(frameon=False, loc="center right")
+        lines.append((fmt_name, err, style))
+
+    def draw_on(fig):
+        from matplotlib.ticker import NullLocator
+
+        ax = fig.subplots()
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        for fmt_name, err, style in lines:
+            line, = ax.plot(widths, err, linewidth=1.8, markersize=6, **style)
+            line.set_gid(str(fmt_name))
+        ax.set_xticks(widths, [f"{w:g}" for w in widths])
+        ax.xaxis.set_minor_locator(NullLocator())
+        ax.set_xlabel("model width d_model (d_ff = 4·d_model)")
+        ax.set_ylabel("relative error ‖y - y₆₄‖ / ‖y₆₄‖ (log scale)")
+        ax.set_title(title)
+        ax.grid(color="#E6E6E6", linewidth=0.8, which="major")
+        ax.legend(frameon=False, loc="center right")
+
     each = "; ".join(f"{name}: {_values(v)}" for name, v in errors.items())
-    return _describe(fig, "Line plot on log scales", title,
-                     f"Relative error against d_model = {_values(widths)}, one line per format, each with its own "
-                     f"marker. {each}.")
+    return _figure((7.5, 4.5), "Line plot on log scales", title,
+                   f"Relative error against d_model = {_values(widths)}, one line per format, each with its own "
+                   f"marker. {each}.", draw_on)
 
 
 # --- mixture of experts -------------------------------------------------------
@@ -746,7 +765,6 @@ def precision_error_plot(widths, errors, title="FFN output error against float64
 BAR_HATCHES = ("", "///", "xxx", "...", "\\\\\\", "+++", "ooo", "---")  # a second cue beside each bar's colour
 
 
-@_styled
 def expert_load(loads, title="How the tokens spread over the experts", xlabel="expert i",
                 ylabel="share of tokens f_i"):
     """Grouped bars of the share of tokens each expert receives; `loads` maps label -> shares (E,).
@@ -765,33 +783,34 @@ def expert_load(loads, title="How the tokens spread over the experts", xlabel="e
     if len(sizes) != 1:
         raise ValueError(f"every label should give one share per expert, got lengths {sorted(sizes)}")
     (E,) = sizes
-    fig = _new_figure(8.0, 4.0)
-    ax = fig.subplots()
-    width = 0.8 / len(shares)
-    for n, (label, f) in enumerate(shares.items()):
-        ax.bar(np.arange(E) + (n - (len(shares) - 1) / 2) * width, f, width=width * 0.95,
-               color=OKABE_ITO[n % len(OKABE_ITO)], hatch=BAR_HATCHES[n % len(BAR_HATCHES)], edgecolor="white",
-               linewidth=0.5, label=label, gid=f"load-{n}")
-    ax.axhline(1.0 / E, color=BLACK, linestyle="--", linewidth=1.2, label=f"uniform, 1/E = {fmt(1.0 / E)}",
-               gid="uniform")
-    ax.set_xticks(np.arange(E))
-    ax.set_ylim(0, 1.05)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.grid(axis="y", color="#E6E6E6", linewidth=0.8)
-    ax.set_axisbelow(True)
-    ax.legend(frameon=False, loc="upper right")
+
+    def draw_on(fig):
+        ax = fig.subplots()
+        width = 0.8 / len(shares)
+        for n, (label, f) in enumerate(shares.items()):
+            ax.bar(np.arange(E) + (n - (len(shares) - 1) / 2) * width, f, width=width * 0.95,
+                   color=OKABE_ITO[n % len(OKABE_ITO)], hatch=BAR_HATCHES[n % len(BAR_HATCHES)], edgecolor="white",
+                   linewidth=0.5, label=label, gid=f"load-{n}")
+        ax.axhline(1.0 / E, color=BLACK, linestyle="--", linewidth=1.2, label=f"uniform, 1/E = {fmt(1.0 / E)}",
+                   gid="uniform")
+        ax.set_xticks(np.arange(E))
+        ax.set_ylim(0, 1.05)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(axis="y", color="#E6E6E6", linewidth=0.8)
+        ax.set_axisbelow(True)
+        ax.legend(frameon=False, loc="upper right")
+
     each = "; ".join(f"{label}: {_values(f)}" for label, f in shares.items())
-    return _describe(fig, "Grouped bar chart", title,
-                     f"{ylabel} for each of {E} experts, one bar per label (colour and pattern differ); a dashed "
-                     f"line marks the uniform share 1/E = {fmt(1.0 / E)}. {each}.")
+    return _figure((8.0, 4.0), "Grouped bar chart", title,
+                   f"{ylabel} for each of {E} experts, one bar per label (colour and pattern differ); a dashed "
+                   f"line marks the uniform share 1/E = {fmt(1.0 / E)}. {each}.", draw_on)
 
 
 # --- the FFN as a key-value memory ------------------------------------------
 
 
-@_styled
 def recall_curves(x, panels, xlabel, title, ylabel="recall", log_x=False):
     """One panel per entry of `panels` (panel title -> {curve label -> recall at each x}), recall in [0, 1].
 
@@ -805,36 +824,45 @@ def recall_curves(x, panels, xlabel, title, ylabel="recall", log_x=False):
         raise ValueError(f"panels should be a non-empty mapping panel title -> non-empty mapping "
                          f"label -> values, got {panels!r}")
     labels = list(dict.fromkeys(label for curves in panels.values() for label in curves))
-    markers, styles = "osD^v", ("-", "--", "-.", ":")
-    fig = _new_figure(3.6 * len(panels) + 1.0, 3.9)
-    axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True))
-    for ax, (panel, curves) in zip(axes, panels.items(), strict=True):
+    recall = {}  # (panel, label) -> recall at each x
+    for panel, curves in panels.items():
         for label, values in curves.items():
             y = _finite(values, f"panels[{panel!r}][{label!r}]")
             if y.shape != x.shape or y.min() < 0 or y.max() > 1:
                 raise ValueError(f"panels[{panel!r}][{label!r}] should hold {x.size} values in [0, 1], "
                                  f"got shape {y.shape} with range [{y.min():g}, {y.max():g}]")
-            k = labels.index(label)
-            ax.plot(x, y, color=OKABE_ITO[k % len(OKABE_ITO)], marker=markers[k % len(markers)],
-                    linestyle=styles[k % len(styles)], linewidth=1.8, markersize=5, label=str(label))
-        if log_x:
-            ax.set_xscale("log", base=2)
-            ax.set_xticks(x)  # the sizes tried, and only those, as plain numbers
-            ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:g}")
-            ax.xaxis.set_minor_locator(NullLocator())
-        ax.set_ylim(-0.03, 1.03)
-        ax.set_title(str(panel))
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel(ylabel)
-        ax.tick_params(labelleft=True)
-        ax.grid(color="#E6E6E6", linewidth=0.8)
-    handles = [Line2D([], [], color=OKABE_ITO[k % len(OKABE_ITO)], marker=markers[k % len(markers)],
-                      linestyle=styles[k % len(styles)], linewidth=1.8, label=str(label))
-               for k, label in enumerate(labels)]
-    fig.legend(handles=handles, loc="outside lower center", ncols=min(len(labels), 4), frameon=False)
-    fig.suptitle(title)
+            recall[panel, label] = y
+
+    def draw_on(fig):
+        from matplotlib.lines import Line2D
+        from matplotlib.ticker import NullLocator
+
+        markers, styles = "osD^v", ("-", "--", "-.", ":")
+        axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True))
+        for ax, (panel, curves) in zip(axes, panels.items(), strict=True):
+            for label in curves:
+                k = labels.index(label)
+                ax.plot(x, recall[panel, label], color=OKABE_ITO[k % len(OKABE_ITO)], marker=markers[k % len(markers)],
+                        linestyle=styles[k % len(styles)], linewidth=1.8, markersize=5, label=str(label))
+            if log_x:
+                ax.set_xscale("log", base=2)
+                ax.set_xticks(x)  # the sizes tried, and only those, as plain numbers
+                ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:g}")
+                ax.xaxis.set_minor_locator(NullLocator())
+            ax.set_ylim(-0.03, 1.03)
+            ax.set_title(str(panel))
+            ax.set_xlabel(xlabel)
+            ax.set_ylabel(ylabel)
+            ax.tick_params(labelleft=True)
+            ax.grid(color="#E6E6E6", linewidth=0.8)
+        handles = [Line2D([], [], color=OKABE_ITO[k % len(OKABE_ITO)], marker=markers[k % len(markers)],
+                          linestyle=styles[k % len(styles)], linewidth=1.8, label=str(label))
+                   for k, label in enumerate(labels)]
+        fig.legend(handles=handles, loc="outside lower center", ncols=min(len(labels), 4), frameon=False)
+        fig.suptitle(title)
+
     each = "; ".join(f"{panel}, {label}: {_values(values)}" for panel, curves in panels.items()
                      for label, values in curves.items())
-    return _describe(fig, f"{len(panels)} line plot{'s' if len(panels) > 1 else ''}", title,
-                     f"{ylabel} against {xlabel} = {_values(x)}, one line per label (colour, marker and line style "
-                     f"differ). {each}.")
+    return _figure((3.6 * len(panels) + 1.0, 3.9), f"{len(panels)} line plot{'s' if len(panels) > 1 else ''}",
+                   title, f"{ylabel} against {xlabel} = {_values(x)}, one line per label (colour, marker and line "
+                   f"style differ). {each}.", draw_on)

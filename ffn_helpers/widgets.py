@@ -7,18 +7,17 @@ labelled number box per input value (arrow keys step it); each stage (input → 
 output y) shows its numbers, inactive hidden units greyed. Where no widget
 front end renders it (nbconvert, a console), the same output carries a static
 figure of the final stage, so nothing fails. `ffn_helpers` imports this
-module (and so ipywidgets and matplotlib) on first use only.
+module on first use only, and the view (`_interactive`, with ipywidgets and
+matplotlib) when one is made: in a graded run (plots.FIGURES_ENV) the view is
+its text alternative, and neither is imported unless code asks the view for more.
 """
 
-import base64
 import html
-import io
 
-import ipywidgets as widgets
 import numpy as np
 
 from .ffn import ffn_trace
-from .plots import INACTIVE_FACE, INACTIVE_TEXT, as_text, drawn_as_text, ffn_dataflow, image_html
+from .plots import INACTIVE_FACE, INACTIVE_TEXT, DescribedFigure, drawn_as_text, ffn_dataflow
 
 STAGES = ("input x", "pre-activation z = x W1 + b1", "hidden h = ReLU(z)", "output y = h W2 + b2")
 
@@ -45,85 +44,29 @@ def stage_table_html(trace, stage):
     return f'<table class="ffn-stages">{"".join(rows)}</table>'
 
 
-def _static_png(x, params):
-    """The data-flow figure of the final stage as base64 PNG, as Jupyter's image/png wants, and its alt text."""
-    buffer = io.BytesIO()
-    figure = ffn_dataflow(x, *params)
-    figure.savefig(buffer, format="png", dpi=80)
-    return base64.b64encode(buffer.getvalue()).decode("ascii"), figure.alt
-
-
 def interactive_ffn(x, W1, b1, W2, b2, value_range=(-2.0, 2.0), step=0.05):
     """An interactive view of one token x: (d_model,) through the ReLU FFN (W1, b1, W2, b2).
 
-    Returns the ipywidgets view, an `InteractiveFFN`.
+    Returns the ipywidgets view, an `InteractiveFFN` (in a graded run, a `plots.DescribedFigure` of it).
     """
     x = np.asarray(x, dtype=np.float64)
     if x.ndim != 1:
         raise ValueError(f"interactive_ffn shows one token: x should have shape (d_model,), got {x.shape}")
     ffn_trace(x, W1, b1, W2, b2)  # validate shapes now, with the usual messages
-    return InteractiveFFN(x, (W1, b1, W2, b2), value_range, step)
+
+    def build():
+        from ._interactive import InteractiveFFN
+
+        return InteractiveFFN(x, (W1, b1, W2, b2), value_range, step)
+
+    if drawn_as_text():  # the widget's model would live only in the grader's kernel, gone when anyone reads it
+        return DescribedFigure(ffn_dataflow(x, W1, b1, W2, b2).alt, build)
+    return build()
 
 
-class InteractiveFFN(widgets.VBox):
-    """The widget; `trace` and `stage` hold exactly what is shown."""
+def __getattr__(name):
+    if name == "InteractiveFFN":
+        from ._interactive import InteractiveFFN
 
-    def __init__(self, x, params, value_range, step):
-        super().__init__()
-        self.params, self.x0, self.stage = params, x.copy(), 0
-        # Number boxes, not sliders: ipywidgets ties a number box's description to it as its <label>, while a
-        # slider's handle has no accessible name a screen reader could read (axe: aria-input-field-name).
-        self.inputs = [
-            widgets.BoundedFloatText(value=float(v), min=min(value_range[0], float(v)),
-                                     max=max(value_range[1], float(v)), step=step, description=f"x[{i}]",
-                                     continuous_update=False, layout={"width": "11em"})
-            for i, v in enumerate(x)
-        ]
-        self.step_button = widgets.Button(description="Step", icon="forward", tooltip="show the next stage")
-        self.back_button = widgets.Button(description="Back", icon="backward", tooltip="hide the last stage")
-        self.reset_button = widgets.Button(description="Reset", icon="undo", tooltip="first stage, inputs as given")
-        self.stage_label = widgets.HTML()
-        self.table = widgets.HTML()
-        self.step_button.on_click(lambda _: self.go(self.stage + 1))
-        self.back_button.on_click(lambda _: self.go(self.stage - 1))
-        self.reset_button.on_click(lambda _: self.reset())
-        for s in self.inputs:
-            s.observe(lambda _: self.refresh(), names="value")
-        buttons = widgets.HBox([self.back_button, self.step_button, self.reset_button])
-        self.children = [widgets.HBox(self.inputs, layout={"flex_flow": "row wrap"}),
-                         buttons, self.stage_label, self.table]
-        self.add_class("ffn-interactive")
-        self.refresh()
-
-    @property
-    def x(self):
-        return np.array([s.value for s in self.inputs], dtype=np.float64)
-
-    def go(self, stage):
-        self.stage = int(np.clip(stage, 0, len(STAGES) - 1))
-        self.refresh()
-
-    def reset(self):
-        with self.hold_trait_notifications():
-            for s, v in zip(self.inputs, self.x0, strict=True):
-                s.value = float(v)
-        self.go(0)
-
-    def refresh(self):
-        self.trace = ffn_trace(self.x, *self.params)
-        self.stage_label.value = (f'<b class="ffn-stage-name">Stage {self.stage + 1} of {len(STAGES)}: '
-                                  f"{html.escape(STAGES[self.stage])}</b>")
-        self.table.value = stage_table_html(self.trace, self.stage)
-        self.back_button.disabled = self.stage == 0
-        self.step_button.disabled = self.stage == len(STAGES) - 1
-
-    def _repr_mimebundle_(self, **kwargs):
-        # Add a static picture of the final stage: front ends without the
-        # widget renderer (nbconvert's HTML, a console) show that instead.
-        data = super()._repr_mimebundle_(**kwargs)
-        if drawn_as_text():
-            return {**data, **as_text(ffn_dataflow(self.x, *self.params).alt)}
-        data["image/png"], alt = _static_png(self.x, self.params)
-        data["text/html"] = image_html(data["image/png"], alt)
-        return data, {"image/png": {"alt": alt}}
-
+        return InteractiveFFN
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

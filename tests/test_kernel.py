@@ -77,19 +77,22 @@ def test_a_kernel_starts_in_the_sandbox_with_every_guarantee(tmp_path, monkeypat
         try:
             await kc.wait_for_ready(timeout=60)
             uid = await _printed(kc, "import os; print(os.getuid())")
+            debugger = await _printed(kc, "import sys; print(sys.modules.get('debugpy'), 'ipykernel' in sys.modules)")
             heartbeat = [t for t in threading.enumerate() if isinstance(t, HBChannel)]
-            return uid, heartbeat, await _interrupted(km, kc)
+            return uid, debugger, heartbeat, await _interrupted(km, kc)
         finally:
             kc.stop_channels()
             await km.shutdown_kernel(now=True)
 
-    uid, heartbeat, interrupted = _run(run())
+    uid, debugger, heartbeat, interrupted = _run(run())
 
     (cmd, kwargs, file_owner), = launched
     prefix = box.command([])
     assert prefix[0] == "prlimit" and "bwrap" in prefix and cmd[:len(prefix)] == prefix
-    assert cmd[len(prefix):][:5] == [sys.executable, "-m", "ipykernel_launcher", "-f",
+    # ipykernel_launcher's own steps, without importing the debugger (a tenth of a second of every start)
+    assert cmd[len(prefix):][:5] == [sys.executable, "-c", kernel._LAUNCH_WITHOUT_DEBUGGER, "-f",
                                      os.path.realpath(km.connection_file)]
+    assert debugger == "None True"
     assert kwargs["stdout"] is subprocess.DEVNULL and kwargs["stderr"] is subprocess.DEVNULL
     assert isinstance(km.provisioner, kernel.SandboxProvisioner)
     assert km.transport == "ipc" and Path(km.ip).parent == runtime and Path(km.connection_file).parent == runtime
@@ -123,3 +126,11 @@ def test_no_kernel_starts_unless_the_sandbox_provisioner_is_registered(tmp_path,
         _run(km.start_kernel())
     assert km.provisioner is None
     km.context.destroy(linger=0)
+
+
+def test_only_ipykernels_launcher_is_replaced():
+    """Another kernel spec's command (a wrapper, a launcher of its own) starts as the spec says."""
+    assert kernel.without_debugger(["py", "-m", "ipykernel_launcher", "-f", "c.json"]) == [
+        "py", "-c", kernel._LAUNCH_WITHOUT_DEBUGGER, "-f", "c.json"]
+    for cmd in (["py", "-m", "ipykernel", "-f", "c.json"], ["wrapper", "py", "-m", "ipykernel_launcher"], ["py"]):
+        assert kernel.without_debugger(cmd) == cmd

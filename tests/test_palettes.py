@@ -15,10 +15,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 from colorspacious import cspace_convert, deltaE
+from course_figures import FIGURES  # tests/ is on sys.path (tests/conftest.py)
 from matplotlib.colors import to_rgb, to_rgba
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
-from test_plots import FIGURES  # tests/ is on sys.path (tests/conftest.py)
 
 from autograder.report import figures as report_figures
 from ffn_helpers import plots

@@ -5,6 +5,7 @@ data, legend text), so a figure that draws the wrong thing fails here.
 Any warning while building or rendering a figure is an error.
 """
 
+import os
 import re
 import subprocess
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 import matplotlib
 import numpy as np
 import pytest
+from course_figures import FIGURES, random_z  # tests/ is on sys.path (tests/conftest.py)
 from matplotlib.colors import same_color, to_rgba
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -25,37 +27,6 @@ from ffn_helpers import ffn_param_count, ffn_trace, get_activation, plots
 pytestmark = pytest.mark.filterwarnings("error")
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-
-
-def _random_z(seed=0, shape=(64, 32), shift=0.3):
-    return np.random.default_rng(seed).standard_normal(shape) + shift
-
-
-FIGURES = {
-    "preactivation_bars W-2": lambda: plots.preactivation_bars(ex.W_2.z),
-    "preactivation_bars W-3": lambda: plots.preactivation_bars(ex.W_3.z, labels=["a", "b", "c", "d"]),
-    "activation_curves": lambda: plots.activation_curves(),
-    "ffn_dataflow W-2": lambda: plots.ffn_dataflow(ex.W_2.x, *ex.W_2.params),
-    "ffn_dataflow W-3": lambda: plots.ffn_dataflow(ex.W_3.x, *ex.W_3.params),
-    "ffn_dataflow W-4 gelu": lambda: plots.ffn_dataflow(ex.W_4.x, *ex.W_4.params, activation="gelu"),
-    "shape_trace_table": lambda: plots.shape_trace_table(plots.shape_trace(np.ones((5, 3)), *ex.W_2.params)),
-    "preactivation_histogram": lambda: plots.preactivation_histogram(_random_z()),
-    "preactivation_histogram zeros": lambda: plots.preactivation_histogram(np.r_[ex.W_3.z, -1.5, 0.25]),
-    "params_bar": lambda: plots.params_bar({"W1": 2_359_296, "b1": 3_072, "W2": 2_359_296, "b2": 768}),
-    "loss_curves": lambda: plots.loss_curves({"wide": np.geomspace(1, 1e-3, 50), "narrow": np.geomspace(1, 0.1, 50)}),
-    "tails_plot": lambda: plots.tails_plot(),
-    "tails_plot relu only": lambda: plots.tails_plot(["relu"]),
-    "precision_error_plot": lambda: plots.precision_error_plot(
-        [16, 32, 64], {"float32": [1e-7, 2e-7, 3e-7], "bfloat16": [4e-3, 4e-3, 4e-3], "int8": [7e-3, 9e-3, 1e-2]}),
-    "expert_load": lambda: plots.expert_load({"even": np.full(8, 1 / 8), "one expert": np.eye(8)[0]}),
-    "recall_curves capacity": lambda: plots.recall_curves(
-        [8, 16, 32], {"d_model = 16": {"θ = 0": [1, 0.9, 0.6], "θ = 0.5": [1, 1, 1]},
-                      "d_model = 32": {"θ = 0": [1, 1, 0.9], "θ = 0.5": [1, 1, 1]}},
-        xlabel="stored pairs n", title="Recall", log_x=True),
-    "recall_curves one panel": lambda: plots.recall_curves(
-        [0.0, 0.5, 0.9], {"n = 128": {"keys": [0.7, 1, 1], "noisy": [0.4, 1, 0]}}, xlabel="threshold θ",
-        title="Threshold"),
-}
 
 
 def _render(fig, tmp_path, name):
@@ -122,7 +93,7 @@ def test_figures_never_touch_pyplot_so_nothing_is_shown():
         "import sys, warnings\n"
         "warnings.simplefilter('error')\n"
         "import ffn_helpers\n"
-        "from tests.test_plots import FIGURES\n"
+        "from tests.course_figures import FIGURES\n"
         "figs = [build() for build in FIGURES.values()]\n"
         "figs[0]._repr_png_()  # rendering takes the same path for every figure\n"
         "assert 'matplotlib.pyplot' not in sys.modules, 'pyplot was imported'\n"
@@ -303,7 +274,7 @@ def _inactive_share_text(fig):
 
 @pytest.mark.parametrize("shift", [0.0, 0.3, -1.0])
 def test_histogram_reports_the_inactive_share(shift):
-    z = _random_z(seed=1, shift=shift)
+    z = random_z(seed=1, shift=shift)
     share = float(np.mean(z <= 0))
     fig = plots.preactivation_histogram(z)
     assert _inactive_share_text(fig) == f"{100 * share:.1f}"
@@ -557,16 +528,62 @@ def test_a_figure_without_alt_text_is_a_bare_png():
 
 @pytest.mark.parametrize("name", FIGURES)
 def test_in_a_graded_run_a_figure_is_its_text_alternative_and_nothing_is_drawn(name, monkeypatch):
-    """The grader's kernel sets FFN_FIGURES=text: IPython's display then gets the alt text alone, as plain text
-    saying the figure was not drawn, and no format of it draws the figure."""
+    """The grader's kernel sets FFN_FIGURES=text: each function then returns a DescribedFigure, which IPython's
+    display shows as the alt text alone, plain text saying the figure was not drawn; no figure is made. The text is
+    the very alt text the drawn figure carries."""
     from IPython.core.formatters import DisplayFormatter
 
-    fig = FIGURES[name]()
+    from ffn_helpers import _course_figure
+
+    drawn = FIGURES[name]()
     monkeypatch.setenv(plots.FIGURES_ENV, "text")
-    monkeypatch.setattr(Figure, "savefig", lambda *a, **k: pytest.fail("a figure was drawn in text mode"))
+    monkeypatch.setattr(_course_figure, "draw", lambda *a, **k: pytest.fail("a figure was drawn in text mode"))
+    fig = FIGURES[name]()
+    assert isinstance(fig, plots.DescribedFigure) and fig.alt == drawn.alt
+    for shown in (fig, drawn):  # a figure made before the run (or by a notebook's own code) is not drawn either
+        monkeypatch.setattr(Figure, "savefig", lambda *a, **k: pytest.fail("a figure was drawn in text mode"))
+        data, metadata = DisplayFormatter().format(shown)
+        assert set(data) == {"text/plain"} and not metadata, (data.keys(), metadata)
+        assert data["text/plain"] == f"[Figure (not drawn while grading): {drawn.alt}]"
+
+
+def test_in_a_graded_run_no_figure_imports_matplotlib():
+    """Importing matplotlib costs a graded kernel 0.3-0.5 s: with FFN_FIGURES=text, making and showing every figure
+    (and the interactive FFN) imports neither matplotlib nor ipywidgets."""
+    code = (
+        "import sys\n"
+        "from IPython.core.formatters import DisplayFormatter\n"
+        "from ffn_helpers import examples as ex, widgets\n"
+        "from tests.course_figures import FIGURES\n"
+        "shown = [DisplayFormatter().format(build())[0] for build in FIGURES.values()]\n"
+        "shown.append(DisplayFormatter().format(widgets.interactive_ffn(ex.W_2.x, *ex.W_2.params))[0])\n"
+        "assert all(set(data) == {'text/plain'} for data in shown), shown\n"
+        "loaded = sorted(m for m in ('matplotlib', 'ipywidgets') if m in sys.modules)\n"
+        "assert not loaded, f'imported {loaded}'\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    result = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
+                            env={**os.environ, plots.FIGURES_ENV: "text"})
+    assert result.returncode == 0, result.stderr
+
+
+def test_code_that_asks_a_described_figure_for_more_gets_the_drawn_figure(monkeypatch, tmp_path):
+    """A notebook may change the figure a function returned (notebook 09 sets its x ticks): in a graded run
+    that draws it, once, and the cell still shows the text alternative."""
+    from IPython.core.formatters import DisplayFormatter
+
+    monkeypatch.setenv(plots.FIGURES_ENV, "text")
+    fig = plots.loss_curves({"wide": np.geomspace(1, 1e-3, 50)}, title="Loss")
+    fig.axes[0].set_xticks([0, 49], ["first", "last"])
+    assert isinstance(fig.figure, plots.CourseFigure) and fig.figure.alt == fig.alt
+    assert [t.get_text() for t in fig.figure.axes[0].get_xticklabels()] == ["first", "last"]
+    fig.savefig(tmp_path / "loss.png")
+    assert (tmp_path / "loss.png").read_bytes().startswith(PNG_SIGNATURE)
+    assert DisplayFormatter().format(fig)[0] == {"text/plain": f"[Figure (not drawn while grading): {fig.alt}]"}
+    monkeypatch.delenv(plots.FIGURES_ENV)  # shown again outside a graded run: the PNG of that same figure
     data, metadata = DisplayFormatter().format(fig)
-    assert set(data) == {"text/plain"} and not metadata, (data.keys(), metadata)
-    assert data["text/plain"] == f"[Figure (not drawn while grading): {fig.alt}]"
+    assert data["image/png"] and metadata["image/png"]["alt"] == fig.alt
+    assert not hasattr(fig, "_repr_png_")  # IPython probes each format: none of them draws
 
 
 def test_a_figure_is_drawn_unless_the_text_mode_is_asked_for_by_name(monkeypatch):
