@@ -667,8 +667,11 @@ def params_bar(items, title=None, xlabel="parameters"):
                    f"{xlabel} per part, {total:,} in all. {parts}.", draw_on)
 
 
-def loss_curves(curves, title="Training loss", xlabel="step", ylabel="loss (log scale)"):
-    """Loss against step on a log y axis; `curves` maps label -> sequence of losses (> 0; exact 0 is masked)."""
+def loss_curves(curves, title="Training loss", xlabel="step", ylabel="loss (log scale)", xticks=None):
+    """Loss against step on a log y axis; `curves` maps label -> sequence of losses (> 0; exact 0 is masked).
+
+    `xticks` names the steps 0, 1, ... on the x axis, one label each (e.g. the widths a value was measured at).
+    """
     if not isinstance(curves, Mapping) or not curves:
         raise ValueError(f"curves should be a non-empty mapping label -> sequence of losses, got {curves!r}")
     lines = []  # (legend label, losses, where they are exactly 0)
@@ -683,6 +686,11 @@ def loss_curves(curves, title="Training loss", xlabel="step", ylabel="loss (log 
         zero = loss == 0
         text = str(label) + (f" ({int(zero.sum())} exact zeros not shown on the log axis)" if zero.any() else "")
         lines.append((text, loss, zero))
+    steps = max(loss.size for _, loss, _ in lines)
+    if xticks is not None:
+        xticks = [str(t) for t in xticks]
+        if len(xticks) != steps:
+            raise ValueError(f"xticks should name each of the {steps} steps, got {len(xticks)} labels: {xticks}")
 
     def draw_on(fig):
         ax = fig.subplots()
@@ -692,14 +700,20 @@ def loss_curves(curves, title="Training loss", xlabel="step", ylabel="loss (log 
             ax.plot(np.arange(loss.size), np.where(zero, np.nan, loss), linewidth=1.8,
                     color=OKABE_ITO[k % len(OKABE_ITO)], linestyle=styles[k % len(styles)],
                     marker=markers[k % len(markers)], markevery=0.1, markersize=4, label=text)
+        if xticks is not None:
+            ax.set_xticks(range(steps), xticks)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.set_title(title)
         ax.grid(color="#E6E6E6", linewidth=0.8, which="major")
         ax.legend(frameon=False)
 
-    ends = "; ".join(f"{label}: from {fmt(np.ravel(v)[0])} to {fmt(np.ravel(v)[-1])} over {np.size(v)} {xlabel}s"
-                     for label, v in curves.items())
+    if xticks is None:
+        ends = "; ".join(f"{label}: from {fmt(loss[0])} to {fmt(loss[-1])} over {loss.size} {xlabel}s"
+                         for label, (_, loss, _) in zip(curves, lines, strict=True))
+    else:
+        ends = "; ".join(f"{label}: {fmt(loss[0])} at {xticks[0]}, {fmt(loss[-1])} at {xticks[loss.size - 1]}"
+                         for label, (_, loss, _) in zip(curves, lines, strict=True))
     return _figure((7.0, 4.2), "Line plot on a log scale", title, f"{ylabel} against {xlabel}, one line per curve "
                    f"(colour and line style differ). {ends}.", draw_on)
 

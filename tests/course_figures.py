@@ -26,6 +26,8 @@ FIGURES = {
     "preactivation_histogram zeros": lambda: plots.preactivation_histogram(np.r_[ex.W_3.z, -1.5, 0.25]),
     "params_bar": lambda: plots.params_bar({"W1": 2_359_296, "b1": 3_072, "W2": 2_359_296, "b2": 768}),
     "loss_curves": lambda: plots.loss_curves({"wide": np.geomspace(1, 1e-3, 50), "narrow": np.geomspace(1, 0.1, 50)}),
+    "loss_curves named steps": lambda: plots.loss_curves({"std": [0.58, 0.58, 0.59]}, title="Spread", xlabel="d_model",
+                                                         ylabel="std of h", xticks=(64, 128, 256)),
     "tails_plot": lambda: plots.tails_plot(),
     "tails_plot relu only": lambda: plots.tails_plot(["relu"]),
     "precision_error_plot": lambda: plots.precision_error_plot(

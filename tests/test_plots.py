@@ -378,6 +378,16 @@ def test_loss_curves_log_scale_and_masked_zeros():
         plots.loss_curves({"a": [1.0, -1.0]})
 
 
+def test_loss_curves_can_name_their_steps():
+    """Notebook 09 plots one value per width: the ticks and the text alternative give the widths."""
+    spread = {"Xavier": [0.58, 0.58, 0.59], "GPT-2": [0.16, 0.23, 0.32]}
+    fig = plots.loss_curves(spread, title="Spread", xlabel="d_model", ylabel="std", xticks=(64, 128, 256))
+    assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == ["64", "128", "256"]
+    assert fig.alt.endswith("Xavier: 0.58 at 64, 0.59 at 256; GPT-2: 0.16 at 64, 0.32 at 256.")
+    with pytest.raises(ValueError, match=r"xticks should name each of the 3 steps, got 2 labels"):
+        plots.loss_curves(spread, xticks=(64, 128))
+
+
 # --- expert_load (notebook 11) ------------------------------------------------
 
 

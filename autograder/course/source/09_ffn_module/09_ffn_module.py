@@ -319,10 +319,8 @@ for rule, spreads in h_spread.items():
 gpt2_small_layers = 12
 print(f"\nGPT-2 small ({gpt2_small_layers} layers): W2's std 0.02/√(2·{gpt2_small_layers}) = "
       f"{0.02 / np.sqrt(2 * gpt2_small_layers):.5f}; Xavier's for 768/3072: {reference.xavier_std(768, 3072):.5f}")
-fig = plots.loss_curves(h_spread, title="Spread of the hidden activations h at initialisation",
-                        xlabel="d_model (d_ff = 4·d_model)", ylabel="std of h = ReLU(x W1 + b1) (log scale)")
-fig.axes[0].set_xticks(range(len(init_widths)), [str(d) for d in init_widths])  # positions are widths
-fig
+plots.loss_curves(h_spread, title="Spread of the hidden activations h at initialisation", xticks=init_widths,
+                  xlabel="d_model (d_ff = 4·d_model)", ylabel="std of h = ReLU(x W1 + b1) (log scale)")
 
 # %% [markdown]
 # *Figure: standard deviation of the hidden activations $h$ for 64 tokens with
