@@ -7,6 +7,7 @@ are graded in test_grader_hostile.py and test_grader_adversarial.py.
 import asyncio
 import concurrent.futures
 import os
+import queue
 import re
 import subprocess
 import sys
@@ -134,3 +135,53 @@ def test_only_ipykernels_launcher_is_replaced():
         "py", "-c", kernel._LAUNCH_WITHOUT_DEBUGGER, "-f", "c.json"]
     for cmd in (["py", "-m", "ipykernel", "-f", "c.json"], ["wrapper", "py", "-m", "ipykernel_launcher"], ["py"]):
         assert kernel.without_debugger(cmd) == cmd
+
+
+class _FakeChannel:
+    def __init__(self, messages):
+        self.messages, self.timeouts = list(messages), []
+
+    async def get_msg(self, timeout=None):
+        self.timeouts.append(timeout)
+        if not self.messages:
+            raise queue.Empty
+        return self.messages.pop(0)
+
+
+class _FakeClient:
+    """What SandboxedKernelClient.wait_for_ready uses of a client: a kernel that answers at once."""
+
+    def __init__(self, shell, iopub, alive=True):
+        self.shell_channel, self.iopub_channel, self.alive = _FakeChannel(shell), _FakeChannel(iopub), alive
+        self.requests, self.handled = 0, []
+
+    def kernel_info(self):
+        self.requests += 1
+
+    async def is_alive(self):
+        return self.alive
+
+    def _handle_kernel_info_reply(self, msg):
+        self.handled.append(msg)
+
+
+def test_ready_once_iopub_speaks_without_waiting_for_it_to_fall_silent():
+    """jupyter_client's wait ends with 0.2 s of waiting for IOPub to be silent; the grader's drains what is there."""
+    reply = {"msg_type": "kernel_info_reply", "content": {"protocol_version": "5.4"}}
+    status = {"msg_type": "status", "content": {"execution_state": "busy"}}
+    client = _FakeClient([reply], [{"msg_type": "iopub_welcome"}, status])
+    _run(kernel.SandboxedKernelClient.wait_for_ready(client, timeout=5))
+    assert client.requests == 1 and client.handled == [reply]
+    assert client.iopub_channel.timeouts == [0.2, 0, 0]  # connected?, then only what has already arrived
+    assert client.iopub_channel.messages == []
+
+
+def test_ready_asks_again_until_iopub_is_connected_and_fails_clearly():
+    reply = {"msg_type": "kernel_info_reply", "content": {"protocol_version": "5.4"}}
+    client = _FakeClient([reply, reply], [])  # IOPub silent: not connected yet, ask again
+    with pytest.raises(RuntimeError, match="Kernel didn't respond in 0 seconds"):
+        _run(kernel.SandboxedKernelClient.wait_for_ready(client, timeout=0))
+    assert client.handled == []
+    dead = _FakeClient([], [], alive=False)
+    with pytest.raises(RuntimeError, match="Kernel died before replying to kernel_info"):
+        _run(kernel.SandboxedKernelClient.wait_for_ready(dead, timeout=5))
