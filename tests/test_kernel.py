@@ -185,3 +185,11 @@ def test_ready_asks_again_until_iopub_is_connected_and_fails_clearly():
     dead = _FakeClient([], [], alive=False)
     with pytest.raises(RuntimeError, match="Kernel died before replying to kernel_info"):
         _run(kernel.SandboxedKernelClient.wait_for_ready(dead, timeout=5))
+
+
+def test_a_kernel_that_keeps_publishing_does_not_hold_the_grader_at_its_start():
+    reply = {"msg_type": "kernel_info_reply", "content": {"protocol_version": "5.4"}}
+    status = {"msg_type": "status", "content": {"execution_state": "busy"}}
+    client = _FakeClient([reply], [status] * 1000)
+    _run(kernel.SandboxedKernelClient.wait_for_ready(client, timeout=5))
+    assert len(client.iopub_channel.timeouts) == 101 and len(client.iopub_channel.messages) == 899

@@ -160,7 +160,7 @@ class SandboxedKernelClient(AsyncKernelClient):
                 raise RuntimeError("Kernel died before replying to kernel_info")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"Kernel didn't respond in {timeout} seconds")
-        while True:
+        for _ in range(100):  # a kernel that keeps publishing cannot hold the grader here
             try:
                 await self.iopub_channel.get_msg(timeout=0)
             except Empty:
