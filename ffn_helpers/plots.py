@@ -739,7 +739,7 @@ def precision_error_plot(widths, errors, title="FFN output error against float64
     if not isinstance(errors, Mapping) or not errors:
         raise ValueError(f"errors should be a non-empty mapping format -> relative errors, got {errors!r}")
     spare = [c for c in OKABE_ITO if c not in {st["color"] for st in FORMAT_STYLES.values()}]
-    lines = []  # (format, relative errors, line style)
+    lines, others = [], 0  # (format, relative errors, line style); formats without a style of their own
     for fmt_name, values in errors.items():
         err = _vector(values, f"errors[{fmt_name!r}]")
         if err.shape != widths.shape or np.any(err <= 0):
@@ -747,8 +747,8 @@ def precision_error_plot(widths, errors, title="FFN output error against float64
                              f"got {err.tolist()}")
         style = FORMAT_STYLES.get(fmt_name)
         if style is None:  # another format: a colour no named format uses
-            others = sum(name not in FORMAT_STYLES for name, _, _ in lines)
             style = dict(color=spare[others % len(spare)], marker="o", linestyle=":", label=str(fmt_name))
+            others += 1
         lines.append((fmt_name, err, style))
 
     def draw_on(fig):
