@@ -5,6 +5,7 @@ returns it: nothing goes through pyplot, so no global figure state leaks, nothin
 is shown twice in a notebook, and it all works headless. A notebook cell that
 ends with the figure displays it as a PNG; `fig.savefig(path)` writes a file.
 Each function works out its text alternative (`alt`) from the data, then draws.
+A notebook's own figure does the same through `custom_figure(draw_on, size, alt)`.
 
 In a graded run (FIGURES_ENV) a function returns a `DescribedFigure` instead: it
 displays the text alternative, and matplotlib (imported by `_course_figure`
@@ -128,7 +129,7 @@ class DescribedFigure:
 
 
 def __getattr__(name):
-    if name == "CourseFigure":  # importing it imports matplotlib: only when a notebook draws a figure of its own
+    if name == "CourseFigure":  # importing it imports matplotlib: only when code asks for the class itself
         from ._course_figure import CourseFigure
 
         return CourseFigure
@@ -138,7 +139,11 @@ def __getattr__(name):
 def _figure(size, kind, title, text, draw_on):
     """What every function returns: a CourseFigure of `size` (inches) drawn by `draw_on(fig)`, or in text mode a
     DescribedFigure; either way with the text alternative "kind: title. text"."""
-    alt = (f"{kind}: {title}. {text}" if title else f"{kind}. {text}")[:MAX_ALT_CHARS]
+    return _described(size, f"{kind}: {title}. {text}" if title else f"{kind}. {text}", draw_on)
+
+
+def _described(size, alt, draw_on):
+    alt = alt[:MAX_ALT_CHARS]
 
     def build():
         from ._course_figure import draw
@@ -146,6 +151,27 @@ def _figure(size, kind, title, text, draw_on):
         return draw(size, alt, draw_on)
 
     return DescribedFigure(alt, build) if drawn_as_text() else build()
+
+
+def custom_figure(draw_on, size, alt):
+    """A notebook's own figure: `draw_on(fig)` draws it on a fresh CourseFigure of `size` (width, height in inches)
+    in the course's style, and `alt` says in words what it shows.
+
+    Work `alt` out from the data, as every function here does, not from the drawing: in a graded run the figure is
+    a DescribedFigure, shown by `alt`, and `draw_on` (with any matplotlib import inside it) never runs.
+    """
+    if not callable(draw_on):
+        raise TypeError(f"draw_on: expected a function that draws on the figure it is given, "
+                        f"got {type(draw_on).__name__}")
+    if not isinstance(alt, str) or not alt.strip():
+        raise ValueError(f"alt: expected the figure's text alternative, a sentence saying what it shows, got {alt!r}")
+    try:
+        width, height = (float(v) for v in size)
+    except (TypeError, ValueError):
+        raise ValueError(f"size: expected (width, height) in inches, got {size!r}") from None
+    if not (0 < width <= 30 and 0 < height <= 30):
+        raise ValueError(f"size: expected a width and height between 0 and 30 inches, got {size!r}")
+    return _described((width, height), alt, draw_on)
 
 
 def _values(a, limit=12):

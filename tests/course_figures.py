@@ -14,6 +14,25 @@ def random_z(seed=0, shape=(64, 32), shift=0.3):
     return np.random.default_rng(seed).standard_normal(shape) + shift
 
 
+def custom_relu_figure():
+    """A notebook's own figure, as 03, 04, 05 and 07 make theirs: drawn by a function, described by its data."""
+    z = np.linspace(-3, 3, 61)
+    title = "ReLU and its slope"
+
+    def draw_on(fig):
+        ax = fig.subplots()
+        ax.plot(z, np.maximum(z, 0.0), color=plots.BLUE, label="ReLU(z)")
+        ax.plot(z, (z > 0).astype(float), color=plots.ORANGE, linestyle="--", label="slope of ReLU")
+        ax.set_title(title)
+        ax.set_xlabel("pre-activation z")
+        ax.set_ylabel("value")
+        ax.legend(frameon=False)
+
+    return plots.custom_figure(draw_on, size=(6, 3.5), alt=(
+        f"Line plot: {title}. For z from {z[0]:g} to {z[-1]:g}, ReLU(z) (solid) is 0 up to z = 0 and z after it; "
+        "its slope (dashed) is 0, then 1."))
+
+
 FIGURES = {
     "preactivation_bars W-2": lambda: plots.preactivation_bars(ex.W_2.z),
     "preactivation_bars W-3": lambda: plots.preactivation_bars(ex.W_3.z, labels=["a", "b", "c", "d"]),
@@ -40,4 +59,5 @@ FIGURES = {
     "recall_curves one panel": lambda: plots.recall_curves(
         [0.0, 0.5, 0.9], {"n = 128": {"keys": [0.7, 1, 1], "noisy": [0.4, 1, 0]}}, xlabel="threshold θ",
         title="Threshold"),
+    "custom_figure": custom_relu_figure,
 }

@@ -125,6 +125,43 @@ def test_sandbox_keeps_a_python_that_lives_under_tmp(tmp_path, monkeypatch):
     assert run.stdout.split() == ["alive"]  # it ran, and the course folder over it is empty
 
 
+def test_a_sandboxed_python_reads_the_bytecode_precompile_wrote(tmp_path):
+    """A sandboxed process cannot save what it compiles: sandbox.precompile writes it beforehand, readable by the
+    sandbox's user under any umask. The proof that the bytecode is what ran: the source changed afterwards (same
+    size, same time), and the sandboxed import still sees the value it was compiled from."""
+    lib = tmp_path / "lib"
+    (lib / "pkg").mkdir(parents=True)
+    source = lib / "pkg" / "mod.py"
+    source.write_text("X = 1\n")
+    old = os.umask(0o077)
+    try:
+        sandbox.precompile(lib)
+    finally:
+        os.umask(old)
+    stat = source.stat()
+    source.write_text("X = 2\n")
+    os.utime(source, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    for folder in (tmp_path, lib, lib / "pkg"):
+        folder.chmod(0o755)
+    source.chmod(0o644)
+    box = sandbox.Sandbox(readonly=(str(lib),), cwd=str(lib), uid=sandbox.slot_uid(7))
+    run = subprocess.run(box.command([sys.executable, "-c", "import pkg.mod; print(pkg.mod.X)"]),
+                         capture_output=True, text=True, timeout=60, env={**os.environ, "PYTHONPATH": str(lib)})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "1"
+
+
+def test_precompile_leaves_a_folder_it_may_not_write_as_it_is(tmp_path):
+    (tmp_path / "mod.py").write_text("X = 1\n")
+    tmp_path.chmod(0o555)
+    try:
+        sandbox.precompile(tmp_path)  # no error: the modules are compiled when imported, as before
+    finally:
+        tmp_path.chmod(0o755)
+    if os.geteuid() != 0:  # root writes anyway
+        assert not (tmp_path / "__pycache__").exists()
+
+
 _REQUIRED = sandbox.required_paths()
 
 

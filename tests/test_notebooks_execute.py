@@ -194,6 +194,28 @@ def test_solution_passes_its_hidden_tests_with_an_offerings_own_seed(aid, tmp_pa
     assert not failures, f"solutions/{aid}.ipynb with the offering seed {OFFERING}:\n" + "\n".join(failures)
 
 
+@pytest.mark.parametrize("aid", per_assignment())
+def test_a_graded_run_of_a_solution_never_imports_matplotlib(aid, tmp_path):
+    """As the grader runs it (FFN_FIGURES=text), each figure is only its text alternative: importing matplotlib
+    would be a third of a second of every graded kernel. A figure of a notebook's own goes through
+    plots.custom_figure, which draws it (and imports matplotlib) only when it is drawn."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    from ffn_helpers.plots import FIGURES_ENV
+
+    nb = nbformat.read(nbtools.SOLUTIONS_DIR / f"{aid}.ipynb", as_version=4)
+    nb.cells.append(nbformat.v4.new_code_cell("import sys\nprint('matplotlib' in sys.modules)"))
+    client = NotebookClient(nb, kernel_name="python3", timeout=300, allow_errors=True,
+                            resources={"metadata": {"path": str(nbtools.SOLUTIONS_DIR)}})
+    client.execute(env={**os.environ, FIGURES_ENV: "text"})
+    failures = [f"{nbtools.describe(c, i)}\n    {e.ename}: {e.evalue[:300]}"
+                for i, c in enumerate(nb.cells) for e in nbtools.errors(c)]
+    assert not failures, f"solutions/{aid}.ipynb with {FIGURES_ENV}=text:\n" + "\n".join(failures)
+    assert nbtools.output_text(nb.cells[-1]).strip() == "False", \
+        f"solutions/{aid}.ipynb imports matplotlib in a graded run (draw a figure of its own with plots.custom_figure)"
+
+
 @pytest.mark.learner_version
 def test_nbconvert_execute_runs_an_unfinished_notebook_to_the_end(tmp_path):
     """`jupyter nbconvert --execute`, which stops at the first error outside a `raises-exception` cell."""

@@ -596,6 +596,33 @@ def test_code_that_asks_a_described_figure_for_more_gets_the_drawn_figure(monkey
     assert not hasattr(fig, "_repr_png_")  # IPython probes each format: none of them draws
 
 
+def test_a_notebooks_own_figure_is_drawn_on_a_course_figure_of_its_size(monkeypatch):
+    calls = []
+    fig = plots.custom_figure(lambda f: calls.append((type(f), tuple(f.get_size_inches()))), size=(5, 2.5),
+                              alt="Line plot: nothing yet. An empty figure 5 by 2.5 inches.")
+    assert calls == [(plots.CourseFigure, (5.0, 2.5))]
+    assert fig.alt == "Line plot: nothing yet. An empty figure 5 by 2.5 inches."
+    monkeypatch.setenv(plots.FIGURES_ENV, "text")  # in a graded run: its description, and draw_on never runs
+    described = plots.custom_figure(lambda f: pytest.fail("drawn in text mode"), size=(5, 2.5), alt=fig.alt)
+    assert isinstance(described, plots.DescribedFigure) and described.alt == fig.alt
+
+
+@pytest.mark.parametrize("draw_on, size, alt, error", [
+    (None, (5, 3), "Line plot: x. Numbers 1, 2.", "draw_on: expected a function that draws on the figure it is "
+                                                  "given, got NoneType"),
+    (print, (5, 3), "", "alt: expected the figure's text alternative, a sentence saying what it shows, got ''"),
+    (print, (5, 3), None, "alt: expected the figure's text alternative, a sentence saying what it shows, got None"),
+    (print, 5, "Line plot: x. Numbers 1, 2.", "size: expected (width, height) in inches, got 5"),
+    (print, (5, 3, 1), "Line plot: x. Numbers 1, 2.", "size: expected (width, height) in inches, got (5, 3, 1)"),
+    (print, (0, 3), "Line plot: x. Numbers 1, 2.", "size: expected a width and height between 0 and 30 inches, "
+                                                   "got (0, 3)"),
+])
+def test_a_notebooks_own_figure_refuses_what_it_cannot_draw_or_describe(draw_on, size, alt, error):
+    with pytest.raises((TypeError, ValueError)) as raised:
+        plots.custom_figure(draw_on, size=size, alt=alt)
+    assert str(raised.value) == error
+
+
 def test_a_figure_is_drawn_unless_the_text_mode_is_asked_for_by_name(monkeypatch):
     from IPython.core.formatters import DisplayFormatter
 

@@ -23,7 +23,20 @@ from pathlib import Path
 
 from .. import offering
 from ..schema import Flag, Status, StudentResult
-from . import classbook, confine, course, exports, gradebook, ledger, position, results, sandbox, submissions, worker
+from . import (
+    classbook,
+    confine,
+    course,
+    exports,
+    gradebook,
+    ledger,
+    position,
+    public,
+    results,
+    sandbox,
+    submissions,
+    worker,
+)
 from .progress import Progress
 
 TICK = 1.0  # seconds between two refreshes of the progress line while students are being graded
@@ -425,6 +438,7 @@ def _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, ce
     """What every worker is told at start: the assignment, the limits, and the folders student code must not see."""
     template = scratch / "template.db"
     course.copy_database(course.db_path(config), template)
+    sandbox.precompile(public.real_folder())  # the workers may not write there; every sandboxed kernel reads it
     root = Path(config.CourseDirectory.root).resolve()
     return {
         "model": model.to_dict(), "scratch": str(scratch), "limits": vars(limits), "isolate": not unsafe,

@@ -28,6 +28,8 @@ import tempfile
 import types
 from pathlib import Path
 
+from .sandbox import precompile
+
 PACKAGE = "ffn_helpers"
 # Modules copied as they are: no answer is computed there, and they import no other module of ffn_helpers
 # (tests/test_public_build.py checks both).
@@ -164,6 +166,7 @@ def write(root):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         path.chmod(0o644)
+    precompile(target)
     for folder in [target, *(p for p in target.rglob("*") if p.is_dir())]:
         folder.chmod(0o755)
     return target

@@ -519,6 +519,9 @@ def _preload(mpl_cache):
     import ffn_helpers
     from ffn_helpers import activations, budgets, checks, examples, ffn, mistakes, module, norm, plots  # noqa: F401
 
+    from .sandbox import precompile
+
+    precompile(Path(ffn_helpers.__file__).parent)  # what each sandboxed kernel imports, compiled once here
     del ffn_helpers
 
 

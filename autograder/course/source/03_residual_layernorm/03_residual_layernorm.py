@@ -242,25 +242,27 @@ assert round(eps_outside[0], 10) == 0.9999969231  # eps outside the root: a diff
 def eps_shrink_figure():
     """s(sigma) = sigma / sqrt(sigma^2 + eps) against sigma, for two eps."""
     sig = np.logspace(-8, 1, 400)
-    fig = plots.CourseFigure(figsize=(7.0, 4.0), layout="constrained")
-    ax = fig.subplots()
-    for e, colour, style in ((1e-5, plots.BLUE, "-"), (1e-12, plots.ORANGE, "--")):
-        ax.plot(sig, sig / np.sqrt(sig**2 + e), color=colour, linestyle=style, linewidth=2,
-                label=f"eps = {e:g}: half size at sigma = {np.sqrt(e / 3):.2g}")
-    ax.axvline(W_4.extra["residual_std"], color=plots.GREY, linestyle=":", linewidth=1.5,
-               label="W-4's token, sigma = 3.25")
-    ax.set_xscale("log")
-    ax.set_xlabel("standard deviation sigma of the token's features (log scale)")
-    ax.set_ylabel("shrink factor s = sigma / sqrt(sigma² + eps)")
-    ax.set_title("What eps does: tokens with sigma below about sqrt(eps) are shrunk")
-    ax.grid(color="#E6E6E6", linewidth=0.8)
-    ax.spines[["top", "right"]].set_visible(False)
-    fig.legend(frameon=False, loc="outside lower center", ncols=2)
-    fig.alt = (f"Line plot, log x axis: {ax.get_title()}. The shrink factor s for sigma from 1e-08 to 10: with "
-               f"eps = 1e-05 (solid) it is one half at sigma = {np.sqrt(1e-5 / 3):.2g}, with eps = 1e-12 (dashed) at "
-               f"sigma = {np.sqrt(1e-12 / 3):.2g}; both reach 1 for large sigma. A dotted vertical line marks W-4's "
-               "token, sigma = 3.25, where s is 1 for both.")
-    return fig
+    title = "What eps does: tokens with sigma below about sqrt(eps) are shrunk"
+
+    def draw_on(fig):
+        ax = fig.subplots()
+        for e, colour, style in ((1e-5, plots.BLUE, "-"), (1e-12, plots.ORANGE, "--")):
+            ax.plot(sig, sig / np.sqrt(sig**2 + e), color=colour, linestyle=style, linewidth=2,
+                    label=f"eps = {e:g}: half size at sigma = {np.sqrt(e / 3):.2g}")
+        ax.axvline(W_4.extra["residual_std"], color=plots.GREY, linestyle=":", linewidth=1.5,
+                   label="W-4's token, sigma = 3.25")
+        ax.set_xscale("log")
+        ax.set_xlabel("standard deviation sigma of the token's features (log scale)")
+        ax.set_ylabel("shrink factor s(sigma)")
+        ax.set_title(title)
+        ax.grid(color="#E6E6E6", linewidth=0.8)
+        fig.legend(frameon=False, loc="outside lower center", ncols=2)
+
+    return plots.custom_figure(draw_on, size=(7.0, 4.0), alt=(
+        f"Line plot, log x axis: {title}. The shrink factor s for sigma from 1e-08 to 10: with "
+        f"eps = 1e-05 (solid) it is one half at sigma = {np.sqrt(1e-5 / 3):.2g}, with eps = 1e-12 (dashed) at "
+        f"sigma = {np.sqrt(1e-12 / 3):.2g}; both reach 1 for large sigma. A dotted vertical line marks W-4's "
+        "token, sigma = 3.25, where s is 1 for both."))
 
 
 eps_shrink_figure()
@@ -381,27 +383,29 @@ def block_bars_figure():
         "post-LN\nLN(x + F(x))": norm.post_ln(W_4.x, ffn_w4, 0.0),
         "pre-LN\nx + F(LN(x))": norm.pre_ln(W_4.x, ffn_w4, 0.0),
     }
-    pos = np.arange(len(stages))
-    fig = plots.CourseFigure(figsize=(8.0, 4.2), layout="constrained")
-    ax = fig.subplots()
-    for i, (colour, hatch) in enumerate(((plots.BLUE, ""), (plots.ORANGE, "//"))):
-        values = [v[i] for v in stages.values()]
-        bars = ax.bar(pos + (i - 0.5) * 0.36, values, width=0.34, color=colour, hatch=hatch,
-                      edgecolor="white", label=f"feature {i + 1}")
-        ax.bar_label(bars, labels=[plots.fmt(v) for v in values], padding=2, fontsize=9)
-    ax.axhline(0.0, color=plots.BLACK, linewidth=0.9)
-    ax.axvline(2.5, color=plots.GREY, linestyle=":", linewidth=1.2)
-    ax.set_xticks(pos, list(stages))
-    ax.set_xlabel("stage (the last two are the outputs of the two blocks)")
-    ax.set_ylabel("feature value")
-    ax.set_title("W-4's token through both blocks (eps = 0): same input, different outputs")
-    ax.legend(frameon=False, loc="upper left")
-    ax.spines[["top", "right"]].set_visible(False)
-    ax.margins(y=0.15)
-    fig.alt = (f"Grouped bar chart: {ax.get_title()}. The token's two features at each stage (feature 1 plain, "
-               "feature 2 hatched): " + "; ".join(f"{stage.replace(chr(10), ' ')}: [{plots.fmt(v[0])}, "
-                                                  f"{plots.fmt(v[1])}]" for stage, v in stages.items()) + ".")
-    return fig
+    title = "W-4's token through both blocks (eps = 0): same input, different outputs"
+
+    def draw_on(fig):
+        pos = np.arange(len(stages))
+        ax = fig.subplots()
+        for i, (colour, hatch) in enumerate(((plots.BLUE, ""), (plots.ORANGE, "//"))):
+            values = [v[i] for v in stages.values()]
+            bars = ax.bar(pos + (i - 0.5) * 0.36, values, width=0.34, color=colour, hatch=hatch,
+                          edgecolor="white", label=f"feature {i + 1}")
+            ax.bar_label(bars, labels=[plots.fmt(v) for v in values], padding=2, fontsize=9)
+        ax.axhline(0.0, color=plots.BLACK, linewidth=0.9)
+        ax.axvline(2.5, color=plots.GREY, linestyle=":", linewidth=1.2)
+        ax.set_xticks(pos, list(stages))
+        ax.set_xlabel("stage (the last two are the outputs of the two blocks)")
+        ax.set_ylabel("feature value")
+        ax.set_title(title)
+        ax.legend(frameon=False, loc="upper left")
+        ax.margins(y=0.15)
+
+    return plots.custom_figure(draw_on, size=(8.0, 4.2), alt=(
+        f"Grouped bar chart: {title}. The token's two features at each stage (feature 1 plain, feature 2 "
+        "hatched): " + "; ".join(f"{stage.replace(chr(10), ' ')}: [{plots.fmt(v[0])}, {plots.fmt(v[1])}]"
+                                 for stage, v in stages.items()) + "."))
 
 
 block_bars_figure()

@@ -239,23 +239,26 @@ assert np.allclose(error, error[::-1], rtol=0.0, atol=1e-14)
 # %%
 def tanh_error_figure():
     """The tanh approximation's error against the exact GELU on [-6, 6]."""
-    fig = plots.CourseFigure(figsize=(7.5, 3.8), layout="constrained")
-    ax = fig.subplots()
-    ax.plot(wide, error, color=plots.REDDISH_PURPLE, linewidth=2, label="GELU_tanh(z) - GELU(z)")
-    ax.axhline(0.0, color=plots.GREY, linewidth=0.8)
-    for z_star in (-abs(wide[worst]), abs(wide[worst])):
-        ax.axvline(z_star, color=plots.GREY, linestyle=":", linewidth=1.2)
-    ax.set_xlabel("pre-activation z")
-    ax.set_ylabel("error of the tanh approximation")
-    ax.set_title(f"tanh-approximate GELU minus exact GELU: at most {np.abs(error).max():.1e} on [-6, 6]")
-    ax.ticklabel_format(axis="y", style="sci", scilimits=(0, 0))
-    ax.grid(color="#E6E6E6", linewidth=0.8)
-    ax.spines[["top", "right"]].set_visible(False)
-    ax.legend(frameon=False, loc="upper center")
-    fig.alt = (f"Line plot: {ax.get_title()}. The error GELU_tanh(z) - GELU(z) for z from -6 to 6, the same on "
-               f"both sides of 0; its largest size, {np.abs(error).max():.1e}, is at z = ±{abs(wide[worst]):.1f} "
-               "(dotted lines), and it shrinks towards 0 at z = 0 and at both ends.")
-    return fig
+    largest, z_star = np.abs(error).max(), abs(wide[worst])
+    title = f"tanh-approximate GELU minus exact GELU: at most {largest:.1e} on [-6, 6]"
+
+    def draw_on(fig):
+        ax = fig.subplots()
+        ax.plot(wide, error, color=plots.REDDISH_PURPLE, linewidth=2, label="GELU_tanh(z) - GELU(z)")
+        ax.axhline(0.0, color=plots.GREY, linewidth=0.8)
+        for at in (-z_star, z_star):
+            ax.axvline(at, color=plots.GREY, linestyle=":", linewidth=1.2)
+        ax.set_xlabel("pre-activation z")
+        ax.set_ylabel("error of the tanh approximation")
+        ax.set_title(title)
+        ax.ticklabel_format(axis="y", style="sci", scilimits=(0, 0))
+        ax.grid(color="#E6E6E6", linewidth=0.8)
+        ax.legend(frameon=False, loc="upper center")
+
+    return plots.custom_figure(draw_on, size=(7.5, 3.8), alt=(
+        f"Line plot: {title}. The error GELU_tanh(z) - GELU(z) for z from -6 to 6, the same on both sides of 0; "
+        f"its largest size, {largest:.1e}, is at z = ±{z_star:.1f} (dotted lines), and it shrinks towards 0 at "
+        "z = 0 and at both ends."))
 
 
 tanh_error_figure()
