@@ -227,10 +227,15 @@ def _markdown_cell_html(source, course_markdown):
     """A markdown cell as safe HTML: the course's own text (a cell the course's notebook has, word for word) with
     its formulas as MathML (mathml.with_math, whose MathML has its own whitelist); any other as a learner's."""
     if source in course_markdown:
-        from .. import mathml
-
-        return mathml.with_math(source, markdown_html)
+        return _course_cell_html(source)
     return markdown_html(source)
+
+
+@functools.cache  # only ever called with the course's own cells: the same few dozen texts for every student
+def _course_cell_html(source):
+    from .. import mathml
+
+    return mathml.with_math(source, markdown_html)
 
 
 def _page_cell(cell, first, budget, course_markdown=frozenset()):
