@@ -231,32 +231,33 @@ class Execution:
     stopped: str | None = None  # run_all: why Run All stopped before the last cell (None: it did not)
 
 
-def execute(path, *, cwd=None, track_figures=False, timeout=300, run_all=False):
+def execute(path, *, cwd=None, track_figures=False, timeout=300, run_all=False, env=None):
     """Execute a notebook top to bottom in a fresh python3 kernel (errors allowed: they stay in the outputs).
 
     run_all: stop at the first error, as Run All and `nbconvert --execute` do, except in a cell tagged
-    `raises-exception`; `stopped` says where it stopped.
+    `raises-exception`; `stopped` says where it stopped. env: the kernel's environment (default: this process's).
     """
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
     cwd = Path(cwd or path.parent)
     client = NotebookClient(nb, kernel_name="python3", timeout=timeout, allow_errors=not run_all,
                             resources={"metadata": {"path": str(cwd)}})
+    kernel = {} if env is None else {"env": env}
     start = time.perf_counter()
     if run_all:
         try:
-            client.execute()
+            client.execute(**kernel)
         except CellExecutionError as stop:
             return Execution(nb, time.perf_counter() - start, stopped=str(stop)[:3000])
         return Execution(nb, time.perf_counter() - start)
     if not track_figures:
-        client.execute()
+        client.execute(**kernel)
         return Execution(nb, time.perf_counter() - start)
     # The tracker runs as extra cells (outside the history), removed again afterwards.
     nb.cells.insert(0, nbformat.v4.new_code_cell(_TRACK_FIGURES))
     nb.cells.append(nbformat.v4.new_code_cell(_REPORT_FIGURES))
     sent = []  # notebook cell indices, in the order the kernel ran them
-    with client.setup_kernel():
+    with client.setup_kernel(**kernel):
         client.wait_for_reply(client.kc.kernel_info())
         last = len(nb.cells) - 1
         for i, cell in enumerate(nb.cells):

@@ -200,19 +200,17 @@ def test_a_graded_run_of_a_solution_never_imports_matplotlib(aid, tmp_path):
     would be a third of a second of every graded kernel. A figure of a notebook's own goes through
     plots.custom_figure, which draws it (and imports matplotlib) only when it is drawn."""
     import nbformat
-    from nbclient import NotebookClient
 
     from ffn_helpers.plots import FIGURES_ENV
 
     nb = nbformat.read(nbtools.SOLUTIONS_DIR / f"{aid}.ipynb", as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell("import sys\nprint('matplotlib' in sys.modules)"))
-    client = NotebookClient(nb, kernel_name="python3", timeout=300, allow_errors=True,
-                            resources={"metadata": {"path": str(nbtools.SOLUTIONS_DIR)}})
-    client.execute(env={**os.environ, FIGURES_ENV: "text"})
+    nbformat.write(nb, tmp_path / f"{aid}.ipynb")
+    run = nbtools.execute(tmp_path / f"{aid}.ipynb", cwd=nbtools.SOLUTIONS_DIR, env={**os.environ, FIGURES_ENV: "text"})
     failures = [f"{nbtools.describe(c, i)}\n    {e.ename}: {e.evalue[:300]}"
-                for i, c in enumerate(nb.cells) for e in nbtools.errors(c)]
+                for i, c in enumerate(run.nb.cells) for e in nbtools.errors(c)]
     assert not failures, f"solutions/{aid}.ipynb with {FIGURES_ENV}=text:\n" + "\n".join(failures)
-    assert nbtools.output_text(nb.cells[-1]).strip() == "False", \
+    assert nbtools.output_text(run.nb.cells[-1]).strip() == "False", \
         f"solutions/{aid}.ipynb imports matplotlib in a graded run (draw a figure of its own with plots.custom_figure)"
 
 

@@ -521,7 +521,9 @@ def _preload(mpl_cache):
 
     from .sandbox import precompile
 
-    precompile(Path(ffn_helpers.__file__).parent)  # what each sandboxed kernel imports, compiled once here
+    # What each sandboxed kernel imports: `grade` has compiled it already (this checks it is up to date), but a
+    # cluster's worker may run on a machine of its own.
+    precompile(Path(ffn_helpers.__file__).parent)
     del ffn_helpers
 
 
