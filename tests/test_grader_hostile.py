@@ -65,6 +65,8 @@ SPARSE_SIZE = 1 * GiB  # the sparse file a link points to: a bounded stand-in fo
 ATTACKERS = [h.student for h in HOSTILE]
 OFFERING_SEED = 918_273_645  # the batch's course is a private offering: its seed lives in a file outside the course
 RELEASE_DATA = "release-data.txt"  # a file the assignment hands out: the one file a sandbox's folder must hold
+# A secret in the environment `grade` runs with (an instructor's token): no sandbox may see it in any environ.
+GRADERS_SECRET = ("FFN_TEST_INSTRUCTOR_TOKEN", f"instructor-token-{os.urandom(8).hex()}")
 
 
 class _PeakMemory:
@@ -164,6 +166,7 @@ def batch(tmp_path_factory):
     baseline = grading.run_batch(ASSIGNMENT, base / "honest", base / "baseline-results", baseline_root,
                                  cell_timeout=CELL_TIMEOUT, timeout=STUDENT_TIMEOUT)
     error, started = None, time.monotonic()
+    os.environ[GRADERS_SECRET[0]] = GRADERS_SECRET[1]
     with _PeakMemory() as memory:
         try:
             grading.run_batch(ASSIGNMENT, base / "submitted", base / "results", course_root,
@@ -172,6 +175,8 @@ def batch(tmp_path_factory):
             if isinstance(exc, KeyboardInterrupt):
                 raise
             error = "".join(traceback.format_exception(exc))[-4000:]
+        finally:
+            del os.environ[GRADERS_SECRET[0]]
     seconds = time.monotonic() - started
     print(f"\nhostile batch: {seconds:.0f} s; worker peaks (MiB): "
           f"{sorted(round(v / MiB) for v in memory.peaks.values())}; this process: "
@@ -393,6 +398,15 @@ def test_a_sandbox_receives_only_what_the_learner_received(batch):
         in_cwd, others = _outside_the_release(report)
         assert in_cwd == [RELEASE_DATA], f"the {run}'s working folder holds {in_cwd}, expected [{RELEASE_DATA!r}]"
         assert not others, f"the {run} can read files outside the learner's release: {others[:20]}"
+
+
+def test_no_sandbox_sees_the_environment_grade_runs_with(batch):
+    """Neither the learner's process nor any other it can see (bwrap's own, pid 1) holds what `grade` had in its
+    environment: the walk read pid 1's environ, and the instructor's token is in no report."""
+    for run, report in _walk_reports(batch).items():
+        assert re.search(r"^PROC 1 environ ", report, re.MULTILINE), f"the {run} could not read pid 1's environ"
+        assert GRADERS_SECRET[1] not in report, f"the {run} saw the environment `grade` runs with"
+        assert "FFN_TEST_INSTRUCTOR_TOKEN" not in report, f"the {run} saw the name of grade's secret"
 
 
 def test_no_sandbox_can_read_the_offerings_seed(batch):

@@ -5,7 +5,7 @@ private loopback only), its own process tree, and can write only the folders it
 is given. It runs under limits on address space (memory), CPU time, process
 count and file size, as a user that owns nothing else:
 
-    prlimit --as --cpu --nproc --fsize -- bwrap <mounts> -- setpriv --reuid UID -- <command>
+    prlimit --as --cpu --nproc --fsize -- env -i bwrap <mounts> -- setpriv --reuid UID -- <command>
 
 Run as root (a grading server, CI), bwrap builds the sandbox and `setpriv`
 drops to an unprivileged uid of its own per job slot, which also makes the
@@ -172,21 +172,26 @@ class Sandbox:
         env.update(dict(self.env))
         return env
 
-    def _prlimit(self):
+    def rlimits(self):
+        """The resource limits each process of the sandbox starts with (besides a core size of 0)."""
         lim = self.limits
-        if shutil.which("prlimit") is None and not self.isolate:  # no util-linux (macOS, Windows): what Python can
-            return unsandboxed.limits_prefix(lim)
         nproc = lim.nproc
         if self.uid is None and os.geteuid() != 0:  # counted with the user's own processes
             nproc += _process_count(os.getuid())
-        return ["prlimit", f"--as={lim.memory}", f"--cpu={lim.cpu}", f"--nproc={nproc}",
-                f"--fsize={lim.fsize}", "--core=0", "--"]
+        return {"memory": lim.memory, "cpu": lim.cpu, "nproc": nproc, "fsize": lim.fsize}
 
-    def _bwrap(self):
+    def _prlimit(self):
+        if shutil.which("prlimit") is None and not self.isolate:  # no util-linux (macOS, Windows): what Python can
+            return unsandboxed.limits_prefix(self.limits)
+        lim = self.rlimits()
+        return ["prlimit", f"--as={lim['memory']}", f"--cpu={lim['cpu']}", f"--nproc={lim['nproc']}",
+                f"--fsize={lim['fsize']}", "--core=0", "--"]
+
+    def _bwrap(self, info_fd=None):
         # An empty root with only what a Python process needs: the system's folders, the interpreter and its
         # packages (each package folder, not the checkout around it), and the folders given. Nothing else on
         # the machine is there to read: not the course, another checkout of it, the results or a home folder.
-        args = ["bwrap"]
+        args = [shutil.which("bwrap") or "bwrap"]  # found here: `env -i` leaves it no PATH to search
         system = [d for d in _SYSTEM if os.path.isdir(d) or os.path.islink(d)]
         for d in system:
             args += ["--symlink", os.readlink(d), d] if os.path.islink(d) else ["--ro-bind", d, d]
@@ -225,17 +230,21 @@ class Sandbox:
             args += ["--unshare-user", "--disable-userns"]
         for name, value in self.environment().items():
             args += ["--setenv", name, value]
+        if info_fd is not None:  # where bwrap writes {"child-pid": ...} (zygote.py)
+            args += ["--info-fd", str(info_fd)]
         args.append("--")
         if self.uid is not None:
             args += ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
                      "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
         return args
 
-    def command(self, argv):
-        """The full command line that runs `argv` in this sandbox."""
+    def command(self, argv, info_fd=None):
+        """The full command line that runs `argv` in this sandbox (`info_fd`: bwrap's --info-fd)."""
         if not self.isolate:
             return self._prlimit() + list(argv)
-        return self._prlimit() + self._bwrap() + list(argv)
+        # bwrap itself starts with an empty environment: its process in the sandbox (pid 1) belongs to the sandbox's
+        # user, who could read its /proc/1/environ, and --clearenv clears only the environment of bwrap's child.
+        return self._prlimit() + ["env", "-i"] + self._bwrap(info_fd) + list(argv)
 
     def prepare(self):
         """Make the writable folders belong to the sandbox user."""

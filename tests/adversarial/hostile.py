@@ -469,6 +469,12 @@ def _walk(seed_file):
             # one line per file: nbgrader keeps only the first lines a cell prints
             texts.append(f"==== {path}: " + data.decode("utf-8", "replace").replace("\n", " | "))
     lines += [f"ENV {k}={v}" for k, v in sorted(os.environ.items())]
+    for pid in sorted(p for p in os.listdir("/proc") if p.isdigit()):  # bwrap's own process is pid 1
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                lines.append(f"PROC {pid} environ " + f.read(100_000).decode("utf-8", "replace").replace("\0", " "))
+        except OSError:
+            pass
     try:
         open(seed_file).read()
         lines.append("SEED-FILE readable")
@@ -490,8 +496,8 @@ print(_contents)
 
 def walk_files(ctx, student):
     """A free cell walks the file system and prints every file it can read outside Python's and the system's
-    folders (the authored source with every hidden test, were it there), the environment and the offering's
-    seed file; the answer raises with that report, in both runs."""
+    folders (the authored source with every hidden test, were it there), the environment, that of every process
+    it can see (bwrap's own included) and the offering's seed file; the answer raises with that report, in both runs."""
     nb = ctx.honest(ffn_forward="def ffn_forward(x, W1, b1, W2, b2):\n    raise RuntimeError(WALKED)\n")
     return _after(nb, "setup", WALK % ctx.seed_file)
 
