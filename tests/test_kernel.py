@@ -9,6 +9,7 @@ import concurrent.futures
 import os
 import queue
 import re
+import shutil
 import subprocess
 import sys
 import threading
@@ -89,7 +90,9 @@ def test_a_kernel_starts_in_the_sandbox_with_every_guarantee(tmp_path, monkeypat
 
     (cmd, kwargs, file_owner), = launched
     prefix = box.command([])
-    assert prefix[0] == "prlimit" and "bwrap" in prefix and cmd[:len(prefix)] == prefix
+    # prlimit, then bwrap with an empty environment of its own (its pid 1 in the sandbox could be read), then bwrap's
+    assert prefix[0] == "prlimit" and cmd[:len(prefix)] == prefix
+    assert prefix[prefix.index("--") + 1:][:3] == ["env", "-i", shutil.which("bwrap")]
     # ipykernel_launcher's own steps, without importing the debugger (a tenth of a second of every start)
     assert cmd[len(prefix):][:5] == [sys.executable, "-c", kernel._LAUNCH_WITHOUT_DEBUGGER, "-f",
                                      os.path.realpath(km.connection_file)]
