@@ -22,6 +22,7 @@ wait for it forever; whether the kernel lives is asked of its process instead.
 import json
 import os
 import subprocess
+import sys
 import time
 import uuid
 from importlib.metadata import entry_points
@@ -35,6 +36,7 @@ from jupyter_client.session import Session
 from traitlets import DottedObjectName, Unicode, default
 from traitlets.log import get_logger
 
+from . import zygote
 from .sandbox import Sandbox
 
 PROVISIONER = "autograder-sandbox"  # the entry point's name in pyproject.toml
@@ -96,11 +98,30 @@ class SandboxProvisioner(LocalProvisioner):
             os.chown(km.connection_file, sandbox.uid, sandbox.uid)  # the kernel reads it as the sandbox user
         # The sandbox's own working folder, never the one nbgrader asks for (the autograded folder, which
         # nbgrader writes and chmods afterwards: student code must not be able to leave links there).
-        kwargs["cmd"] = sandbox.command(without_debugger(kwargs["cmd"]))
+        cmd = kwargs["cmd"]
+        # Started warm (zygote.py) where the worker has a zygote and the kernel is this interpreter's ipykernel.
+        warm = (zygote.current("kernel") is not None and zygote.usable(sandbox, "kernel")
+                and list(cmd[1:3]) == ["-m", "ipykernel_launcher"]
+                and os.path.realpath(cmd[0]) == os.path.realpath(sys.executable))
+        self._warm = (sandbox, list(cmd[3:])) if warm else None
+        kwargs["cmd"] = sandbox.command(without_debugger(cmd))
         # The notebook's output travels over the sockets; what the process itself writes (os.write(1, ...),
         # crashes, the kernel's banner) would only fill the grader's log.
         kwargs["stdout"] = kwargs["stderr"] = subprocess.DEVNULL
         return kwargs
+
+    async def launch_kernel(self, cmd, **kwargs):
+        if getattr(self, "_warm", None) is None:
+            return await super().launch_kernel(cmd, **kwargs)
+        sandbox, argv = self._warm
+        try:
+            self.process = zygote.current("kernel").start(sandbox, argv)
+        except zygote.ZygoteError as exc:
+            get_logger().warning("kernel started the plain way: %s", exc)
+            return await super().launch_kernel(cmd, **kwargs)
+        # No process group to signal: every signal goes to the kernel's pidfd, and SIGKILL ends its sandbox.
+        self.pid, self.pgid, self.cwd = self.process.pid, None, sandbox.cwd
+        return self.connection_info
 
 
 def _check_registered():

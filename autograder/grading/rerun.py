@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cells import needed, slim
-from . import public, rpc, unsandboxed
+from . import public, rpc, unsandboxed, zygote
 
 _HERE = Path(__file__).resolve().parent
 
@@ -106,10 +106,18 @@ class StudentProcess:
         if not self.sandbox.isolate:
             return self._spawn_connected()
         ours, theirs = socket.socketpair()
+        extra = [self.path] if self.path else []
+        warm = zygote.current("runner")
+        if warm is not None and zygote.usable(self.sandbox, "runner") and self.python == sys.executable:
+            try:
+                self.proc = warm.start(self.sandbox, ["3", *extra], channel=theirs)
+                theirs.close()
+                return ours
+            except zygote.ZygoteError as exc:
+                print(f"the clean runner starts the plain way: {exc}", file=sys.stderr, flush=True)
         try:
             self.proc = subprocess.Popen(
-                self.sandbox.command([self.python, "-c", runner_source(), str(theirs.fileno()),
-                                      *([self.path] if self.path else [])]),
+                self.sandbox.command([self.python, "-c", runner_source(), str(theirs.fileno()), *extra]),
                 pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL, start_new_session=True, cwd=self.sandbox.cwd,
                 preexec_fn=_ignore_sigint)

@@ -115,6 +115,7 @@ class Worker:
         self.cell_timeout = setup.get("cell_timeout") or self.config.Execute.get("timeout", 30) or 30
         self.figures = "png" if setup.get("draw_figures") else "text"  # each figure drawn, or its text alternative
         self._configure()
+        self._start_zygote()
         from . import execute
 
         self.where = position.Tracker(self.model)  # for the parent's progress line; main() sets its report
@@ -139,6 +140,23 @@ class Worker:
                                                CheckCellMetadata]
         c.Execute.timeout = int(self.cell_timeout)
         c.Execute.interrupt_on_timeout = True
+
+    def _start_zygote(self):
+        """Kernels forked warm into each sandbox (zygote.py), where they can be; the zygote sees only the course's
+        environment, with a folder of its own for HOME and TMPDIR (it writes nothing there)."""
+        from ffn_helpers.plots import FIGURES_ENV
+
+        from . import zygote
+        from .rerun import runner_source
+
+        if not zygote.usable(self.sandbox("/"), "kernel"):
+            return
+        home = self.scratch / "zygote"
+        home.mkdir(exist_ok=True)
+        env = dict(self.sandbox(home).environment(), HOME=str(home), TMPDIR=str(home), IPYTHONDIR=str(home),
+                   MPLCONFIGDIR=str(home), JUPYTER_RUNTIME_DIR=str(home), **{FIGURES_ENV: self.figures})
+        zygote.start(env, "kernel")
+        zygote.start(env, "runner", runner_source())
 
     def _matplotlib_cache(self):
         """A folder holding matplotlib's font list: a copy of the run's (`grade` builds it once for all its
