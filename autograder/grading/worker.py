@@ -142,8 +142,8 @@ class Worker:
         c.Execute.interrupt_on_timeout = True
 
     def _start_zygote(self):
-        """Kernels forked warm into each sandbox (zygote.py), where they can be; the zygote sees only the course's
-        environment, with a folder of its own for HOME and TMPDIR (it writes nothing there)."""
+        """Kernels and clean runners forked warm into each sandbox (zygote.py), where they can be; each zygote sees
+        only the course's environment, with a folder of its own for HOME and TMPDIR (it writes nothing there)."""
         from ffn_helpers.plots import FIGURES_ENV
 
         from . import zygote
