@@ -373,6 +373,13 @@ def _drive(scratch):
         _attacks(d, zygotes)
         d.report["keepers left"] = {mode: _settled(_children(pid)) for mode, pid in zygotes.items()}
         _failures(d, zygote)
+    with d.section("never ready") as entry:
+        broken = zygote.Zygote({"PATH": os.environ["PATH"]}, "no-such-mode")
+        try:
+            broken.start(d.sandbox()[0], ["3"])
+        except zygote.ZygoteError as exc:
+            entry["raised"] = str(exc)
+        entry["ended"] = broken.process.poll() is not None
     for mode in ("runner", "kernel"):
         if zygote.current(mode) is not None:
             zygote.retire(zygote.current(mode))
@@ -527,6 +534,15 @@ def test_a_zygote_that_fails_a_start_is_retired_and_processes_start_the_plain_wa
     assert len(entry["raised"]) == 1 and entry["raised"][0].startswith("autograder.grading.zygote.ZygoteError: ")
     assert entry["retired"] and entry["zygote ended"]
     assert entry["process"] == "Popen" and entry["works"] == 42
+
+
+def test_a_zygote_whose_imports_failed_says_why_at_its_first_request_and_ends(report):
+    """A zygote does not hold its worker up while it imports; one that failed to start is found out at its first
+    request, which raises ZygoteError with the zygote's own words, starts nothing and ends the zygote."""
+    entry = _section(report, "never ready")
+    assert re.fullmatch(r"the no-such-mode zygote did not start: .*unknown zygote mode 'no-such-mode'",
+                        entry["raised"], re.DOTALL), entry["raised"]
+    assert entry["ended"]
 
 
 def test_nothing_is_left_running(report):

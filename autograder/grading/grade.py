@@ -131,10 +131,14 @@ class WorkerProcess:
             self.proc.wait(timeout=30)
         self.log.close()
 
-    def stop(self):
-        with contextlib.suppress(BrokenPipeError, OSError):
+    def ask_to_stop(self):
+        """Tell the worker to end once it has answered (stop() then waits for it)."""
+        with contextlib.suppress(BrokenPipeError, OSError, ValueError):  # ValueError: stdin closed already
             self.send({"op": "stop"})
             self.proc.stdin.close()
+
+    def stop(self):
+        self.ask_to_stop()
         try:
             self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
@@ -285,6 +289,8 @@ def run_pool(queue, setup, jobs, timeout, log_dir, model, again=False, tick=None
             if tick:
                 tick(pool.running())
     finally:
+        for w in pool.workers:  # all told first: they end side by side
+            w.ask_to_stop()
         for w in pool.workers:
             w.stop()
 

@@ -118,14 +118,17 @@ class Zygote:
             stderr=subprocess.PIPE)
         theirs.close()
         self.control.settimeout(timeout)
+        self.ready = False  # its imports go on while the worker sets up: the first request waits for them
+
+    def _wait_until_ready(self):
         try:
             reply = self.control.recv(4096)
         except OSError as exc:
-            reply = f"error: no reply in {timeout:.0f} s ({exc})".encode()
+            reply = f"error: no reply in {self.timeout:.0f} s ({exc})".encode()
         if reply != b"ready":
-            self.close()
             detail = reply.decode(errors="replace") or self._stderr()
-            raise ZygoteError(f"the {mode} zygote did not start: {detail}")
+            raise ZygoteError(f"the {self.mode} zygote did not start: {detail}")
+        self.ready = True
 
     def _stderr(self):
         try:
@@ -185,6 +188,8 @@ class Zygote:
         return JoinedProcess(holder, int(words[1]), pidfds[0], keeper)
 
     def _keeper(self):
+        if not self.ready:
+            self._wait_until_ready()
         try:
             self.control.sendall(b"F")
             message, fds, _, _ = socket.recv_fds(self.control, 4096, 1)
@@ -275,7 +280,8 @@ _RUNNING = {}  # mode -> this process's Zygote
 
 def start(env, mode="kernel", source=None):
     """Start this process's zygote of `mode` (a worker has one of each); return it, or None, with the reason
-    printed, when it cannot start (processes of that mode then start the plain way)."""
+    printed, when it cannot start (processes of that mode then start the plain way). One that starts but fails
+    its imports says so at its first request, and is retired then."""
     try:
         _RUNNING[mode] = Zygote(env, mode, source)
     except (ZygoteError, OSError) as exc:
