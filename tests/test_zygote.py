@@ -28,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import types
@@ -264,6 +265,18 @@ class _Driver:
                                            text.replace(str(runtime), "<runtime>")))
 
 
+def _interrupt(d, entry):
+    """A request that overruns, interrupted as the clean re-run interrupts one: the process answers again."""
+    student = d.runner()
+    entry["process"] = type(student.proc).__name__
+    timer = threading.Timer(1.0, student.interrupt)
+    timer.start()
+    entry["interrupted"] = _ask(student, "import time\nwhile True:\n    time.sleep(0.01)")
+    timer.join()
+    entry["after"] = [_ask(student, "out = '42'"), student.proc.poll()]
+    student.stop()
+
+
 def _attacks(d, zygotes):
     """From inside warm processes: the clean re-run's, and kernels where named."""
     with d.section("listing") as entry:
@@ -363,12 +376,16 @@ def _drive(scratch):
     for mode in ("runner", "kernel"):
         with d.section(f"plain {mode}") as entry:
             d.probe(entry, mode)
+    with d.section("plain interrupt") as entry:
+        _interrupt(d, entry)
     d.start_zygotes()
     zygotes = {mode: zygote.current(mode).process.pid for mode in ("runner", "kernel") if zygote.current(mode)}
     d.report["zygotes"] = sorted(zygotes)
     for mode in ("runner", "kernel"):
         with d.section(f"warm {mode}") as entry:
             d.probe(entry, mode)
+    with d.section("warm interrupt") as entry:
+        _interrupt(d, entry)
     if len(zygotes) == 2:
         _attacks(d, zygotes)
         d.report["keepers left"] = {mode: _settled(_children(pid)) for mode, pid in zygotes.items()}
@@ -469,6 +486,15 @@ class TestEquivalence:
         assert warm["cwd"] == warm["os.environ"]["PWD"] == "<work>" and len(warm["mounts"]) > 10
         assert warm["course package"]["ffn_helpers.checks"]
         assert warm["unseen mapped files"] == warm["shared writable mappings"] == []
+
+
+    def test_an_interrupted_request_leaves_the_runner_running_warm_as_plain(self, report):
+        """The clean re-run interrupts a call that overruns its time (SIGINT): the request ends, the same process
+        answers the next one; a warm runner too, whose module was imported in its zygote (whose pid it is not)."""
+        plain, warm = _section(report, "plain interrupt"), _section(report, "warm interrupt")
+        assert (plain["process"], warm["process"]) == ("Popen", "JoinedProcess")
+        for entry in (plain, warm):
+            assert entry["interrupted"] != "ChannelClosed" and entry["after"] == [42, None], entry
 
 
 class TestFromInside:

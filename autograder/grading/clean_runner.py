@@ -206,7 +206,7 @@ class StudentPeer(Peer):
         raise ProtocolError(f"unknown request {op!r}")
 
 
-_MAIN_PID = os.getpid()
+_MAIN_PID = None  # this process's, set by main(): a warm runner (zygote.py) imported this module in its zygote
 _interrupts = 0  # how many interrupts arrived: the grader sends no request until all it sent have (see rerun.py)
 _running = 0  # requests being performed: an interrupt that comes between two has nothing to stop
 
@@ -232,9 +232,11 @@ def _channel(where):
 
 
 def main(where, public=None):
+    global _MAIN_PID
     # The grader interrupts a cell or call that overruns its time with SIGINT to the sandbox's process
     # group (bwrap itself ignores it), on Windows with CTRL_BREAK: this process stops what it runs, its
     # forked copies just end.
+    _MAIN_PID = os.getpid()
     signal.signal(signal.SIGINT, _interrupted)
     if hasattr(signal, "SIGBREAK"):
         signal.signal(signal.SIGBREAK, _interrupted)
