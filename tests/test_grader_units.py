@@ -107,6 +107,22 @@ def test_sandbox_limits_memory_and_processes(box):
         assert lines[1].startswith("fork refused after") and int(lines[1].split()[-1]) < 5000
 
 
+def test_sandbox_memory_backed_folders_are_bounded(box):
+    """/tmp and /dev/shm are tmpfs, which RLIMIT_AS does not count: each stops at Limits.tmp_size (256 MiB)."""
+    box, _ = box
+    code = ("import errno, os\nfor folder in ('/tmp', '/dev/shm'):\n    n = 0\n    try:\n"
+            "        for part in range(64):  # files of 16 MiB: each under the file size limit\n"
+            "            with open(f'{folder}/fill-{part}', 'wb') as f:\n                for _ in range(16):\n"
+            "                    f.write(bytes(1 << 20))\n                    f.flush()\n                    n += 1\n"
+            "    except OSError as e:\n        print(folder, n, errno.errorcode[e.errno])\n")
+    run = _run(box, code)
+    assert run.returncode == 0, run.stderr
+    full = {line.split()[0]: (int(line.split()[1]), line.split()[2]) for line in run.stdout.splitlines()}
+    bound = box.limits.tmp_size >> 20
+    assert full.keys() == {"/tmp", "/dev/shm"}, run.stdout
+    assert all(bound - 2 <= mib <= bound and why == "ENOSPC" for mib, why in full.values()), full
+
+
 def test_sandbox_keeps_a_python_that_lives_under_tmp(tmp_path, monkeypatch):
     """A checkout cloned under /tmp: its interpreter survives the sandbox's fresh /tmp; its course stays hidden."""
     if not str(tmp_path).startswith("/tmp/"):

@@ -54,7 +54,7 @@ class Limits:
     cpu: int = 600  # CPU seconds of each process (RLIMIT_CPU)
     nproc: int = 256  # processes and threads of the sandbox's user (RLIMIT_NPROC)
     fsize: int = 256 * MiB  # largest file it may write (RLIMIT_FSIZE)
-    tmp_size: int = 256 * MiB  # size of its private /tmp (a tmpfs counts against RAM, not RLIMIT_AS)
+    tmp_size: int = 256 * MiB  # size of its private /tmp, and of its /dev/shm (a tmpfs counts against RAM)
 
 
 def precompile(folder):
@@ -195,8 +195,11 @@ class Sandbox:
         system = [d for d in _SYSTEM if os.path.isdir(d) or os.path.islink(d)]
         for d in system:
             args += ["--symlink", os.readlink(d), d] if os.path.islink(d) else ["--ro-bind", d, d]
-        args += ["--dev", "/dev", "--proc", "/proc",
-                 "--size", str(self.limits.tmp_size), "--perms", "1777", "--tmpfs", "/tmp"]
+        # Its writable memory-backed folders, each of a bounded size (a tmpfs counts against RAM, not RLIMIT_AS):
+        # /tmp, and /dev/shm, which bwrap's /dev would otherwise leave as large as half the machine's memory.
+        args += ["--dev", "/dev", "--proc", "/proc"]
+        for folder in ("/tmp", "/dev/shm"):
+            args += ["--size", str(self.limits.tmp_size), "--perms", "1777", "--tmpfs", folder]
         shown = [d for d in system if not os.path.islink(d)]
         made = set(system) | {"/", "/tmp", "/dev", "/proc"}
         python = required_paths()
