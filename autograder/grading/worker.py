@@ -582,10 +582,53 @@ def read_notebook(path):
     return nb, ""
 
 
+# Every C0/C1 control character and DEL but newline and tab, and the bidi controls (they reorder what a
+# terminal shows): written as visible escapes, so a log that holds the student's text cannot drive the
+# terminal of whoever reads it (window title, clipboard, clearing the screen, overwriting a line).
+_LOG_ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in "\n\t"}
+_LOG_ESCAPES.update({c: f"\\u{c:04x}" for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]})
+
+
+class _EscapingWriter(io.TextIOBase):
+    """A text stream that writes to another with its control characters made visible (_LOG_ESCAPES)."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text):
+        self._stream.write(text.translate(_LOG_ESCAPES))
+        return len(text)
+
+    def flush(self):
+        self._stream.flush()
+
+    def writable(self):
+        return True
+
+    def fileno(self):
+        return self._stream.fileno()
+
+    @property
+    def encoding(self):
+        return self._stream.encoding
+
+    @property
+    def errors(self):
+        return self._stream.errors
+
+
+def _escaped_stderr():
+    """The one gate to the log: all Python writes to sys.stderr and sys.stdout go through _EscapingWriter."""
+    sys.stderr = _EscapingWriter(sys.stderr)
+    sys.stdout = sys.stderr
+    return sys.stderr
+
+
 def main():
     channel = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)  # anything printed (nbgrader, the tests' ✔ lines) goes to the log, not the channel
-    sys.stdout = sys.stderr
+    # Covers what Python writes; a C library or a child process writing to fd 1 or 2 itself is not escaped.
+    _escaped_stderr()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="[worker] %(levelname)s %(message)s")
     # Expected on every submission, so only noise in the log: nbgrader restoring hidden tests, and
     # SQLAlchemy's autoflush warnings from nbgrader's own gradebook code.
