@@ -165,3 +165,76 @@ def test_the_hubs_systemd_unit_is_valid_once_setup_fills_it_in(tmp_path):
     if shutil.which("systemd-analyze"):
         done = subprocess.run(["systemd-analyze", "verify", str(unit)], capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
+
+
+# ---------------------------------------------------------------- secrets in the Kubernetes manifests
+
+
+def _secret_volumes(node):
+    """(volumes, mounts) of every pod-like part of a manifest: each volume that holds a secret (as a `secret` or a
+    projected one) with its name, and each volume mount, wherever in the tree they are listed."""
+    volumes, mounts = [], []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key in ("volumes", "extraVolumes") and isinstance(value, list):
+                volumes += [v for v in value if isinstance(v, dict) and ("secret" in v or any(
+                    "secret" in source for source in (v.get("projected") or {}).get("sources", [])))]
+            elif key in ("volumeMounts", "extraVolumeMounts") and isinstance(value, list):
+                mounts += value
+            else:
+                v, m = _secret_volumes(value)
+                volumes, mounts = volumes + v, mounts + m
+    elif isinstance(node, list):
+        for item in node:
+            v, m = _secret_volumes(item)
+            volumes, mounts = volumes + v, mounts + m
+    return volumes, mounts
+
+
+def _modes(volume):
+    """The file modes a secret volume gives: its defaultMode (Kubernetes' 0644 when absent) and each item's own."""
+    source = volume.get("secret") or volume["projected"]
+    modes = [source.get("defaultMode", 0o644)]
+    items = list(source.get("items") or [])
+    for projected in source.get("sources", []):
+        items += (projected.get("secret") or {}).get("items") or []
+    return modes + [item["mode"] for item in items if "mode" in item]
+
+
+def test_no_secret_is_mounted_where_the_sandbox_shows_files_or_readable_by_others():
+    """Student code sees /etc, /usr, ... and the Python prefix read-only (sandbox._SYSTEM, sandbox.required_paths()):
+    a secret mounted there, at Kubernetes' default mode 0644, would be printed into a student's feedback."""
+    from autograder.grading import sandbox
+
+    shown = [*sandbox._SYSTEM, *sandbox.required_paths()]
+    found = 0
+    for manifest in sorted((ROOT / "deploy" / "kubernetes").glob("*.yaml")):
+        for document in yaml.safe_load_all(manifest.read_text(encoding="utf-8")):
+            volumes, mounts = _secret_volumes(document)
+            secrets = {v["name"] for v in volumes}
+            for volume in volumes:
+                found += 1
+                for mode in _modes(volume):
+                    assert isinstance(mode, int) and not mode & 0o007, \
+                        f"{manifest.name}: secret volume {volume['name']} has mode {mode!r}, readable by others"
+            for mount in mounts:
+                if mount.get("name") in secrets:
+                    path = os.path.normpath(mount["mountPath"])
+                    inside = [d for d in shown if sandbox._inside(path, d) or sandbox._inside(d, path)]
+                    assert not inside, f"{manifest.name}: secret {mount['name']} mounted at {path}, shown by " \
+                        f"the sandbox ({inside})"
+                    assert mount.get("readOnly") is True, f"{manifest.name}: secret {mount['name']} is writable"
+    assert found >= 2, "no secret volumes found: the Dask cluster's TLS secrets were expected"
+
+
+def test_the_dask_cluster_reads_its_tls_files_where_the_secret_is_mounted():
+    spec = yaml.safe_load((ROOT / "deploy" / "kubernetes" / "dask-grader.yaml").read_text(encoding="utf-8"))
+    for role in ("worker", "scheduler"):
+        pod = spec["spec"][role]["spec"]
+        [container] = pod["containers"]
+        [mount] = [m for m in container["volumeMounts"] if m["name"] == "tls"]
+        assert container["securityContext"]["runAsUser"] == 0  # the owner of the secret's files (mode 0400)
+        files = {e["name"]: e["value"] for e in container["env"] if e["name"].startswith("DASK_DISTRIBUTED__COMM__TLS")}
+        assert len(files) == 3, files
+        for name, path in files.items():
+            assert os.path.dirname(path) == mount["mountPath"], f"{role}: {name}={path} is not in the secret"
