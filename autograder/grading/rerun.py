@@ -286,19 +286,26 @@ class CleanRun:
         emit_warnings(notes)
 
     def _on_reference(self, dotted, args, kwargs):
-        """A stub of the public build called: the course's function, unless it answers the exercise under test."""
+        """A stub of the public build called: the course's function, unless the exercise under test is answered by
+        it or by any function it runs (moe_forward with one expert is an FFN: ffn_forward's reference runs in it)."""
         function = public.resolve(dotted)
         exercise = self._current_exercise
-        if exercise is not None and any(function is r for r in self._references_of(exercise)):
-            message = (f"{exercise} uses the course's own {dotted.rpartition('.')[2]} ({dotted}), which the grader "
-                       f"does not run for {exercise}: its test fails as for an unimplemented function")
-            self._refused.append(message)
-            note = Note(exercise, "reference", dotted)
-            if note not in self.result.notes:
-                self.result.notes.append(note)
-            raise NotImplementedError(message)
-        with _quiet():
-            return function(*args, **kwargs)
+        references = self._references_of(exercise) if exercise is not None else []
+        if any(function is r for r in references):
+            how, detail = f"the course's own {dotted.rpartition('.')[2]} ({dotted}),", dotted
+        else:
+            with _quiet():
+                value, reached = _computed_without(references, function, args, kwargs)
+            if reached is None:
+                return value
+            how, detail = f"the course's {dotted}, which runs {reached},", f"{dotted} (runs {reached})"
+        message = (f"{exercise} uses {how} which the grader does not run for {exercise}: its test fails as for an "
+                   f"unimplemented function")
+        self._refused.append(message)
+        note = Note(exercise, "reference", detail)
+        if note not in self.result.notes:
+            self.result.notes.append(note)
+        raise NotImplementedError(message)
 
     def _references_of(self, exercise):
         """The course's functions that answer `exercise` (integrity.reference_names), as objects."""
@@ -563,6 +570,35 @@ def _hooked(hook):
         yield
     finally:
         checks.substitute.hook = None
+
+
+def _computed_without(references, function, args, kwargs):
+    """(function(*args, **kwargs), None), or (None, the name of the first of `references` that ran in it): whatever
+    path leads there, the reference's own code runs, and that is what a profile hook sees (its value is dropped)."""
+    import inspect
+
+    codes = {}
+    for reference in references:
+        members = vars(reference).values() if inspect.isclass(reference) else [reference]
+        for member in members:
+            member = inspect.unwrap(getattr(member, "__func__", member))
+            if inspect.isfunction(member):
+                codes[member.__code__] = f"{reference.__module__}.{reference.__qualname__}"
+    if not codes:
+        return function(*args, **kwargs), None
+    reached = []
+
+    def watch(frame, event, arg):
+        if event == "call" and not reached and frame.f_code in codes:
+            reached.append(codes[frame.f_code])
+
+    previous = sys.getprofile()
+    sys.setprofile(watch)
+    try:
+        value = function(*args, **kwargs)
+    finally:
+        sys.setprofile(previous)
+    return (None, reached[0]) if reached else (value, None)
 
 
 @contextlib.contextmanager

@@ -197,6 +197,14 @@ def mistakes_elsewhere(ctx):
                                   "    return getattr(book, 'ffn_' + 'variant')(x, W1, b1, W2, b2)\n")
 
 
+def reference_inside_another(ctx):
+    """Another course function that computes the FFN on the way: a mixture of one expert, whose gate is 1."""
+    return ctx.honest(ffn_forward="import numpy as np\nfrom ffn_helpers import moe\n\n"
+                                  "def ffn_forward(x, W1, b1, W2, b2):\n"
+                                  "    x = np.asarray(x, dtype=float)\n"
+                                  "    return moe.moe_forward(x, np.zeros((x.shape[-1], 1)), [(W1, b1, W2, b2)], 1)\n")
+
+
 # --- 6. test cells and metadata --------------------------------------------------------------------------
 def delete_test(ctx):
     nb = ctx.honest(ffn_forward=WRONG_FFN)
@@ -422,6 +430,9 @@ ATTACKS = [
            flags=frozenset({"review"})),
     Attack("mistakes-elsewhere", 5, "reaches ffn_variant through mistakes.mixture_of_experts, by strings",
            mistakes_elsewhere, zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"reference"})),
+    Attack("reference-inside-another", 5, "moe_forward with one expert, which runs ffn_forward's reference",
+           reference_inside_another, zero=("ffn_forward",), full=_others("ffn_forward"),
+           flags=frozenset({"reference"})),
     Attack("delete-test", 6, "deletes the ffn_forward test cells", delete_test,
            zero=("ffn_forward",), full=_others("ffn_forward"), flags=frozenset({"tamper"})),
     Attack("edit-test", 6, "edits a visible test to `pass`", edit_test,

@@ -106,9 +106,10 @@
 # Write each answer yourself: an answer that calls the course's own code for
 # its exercise (such as `ffn_helpers.ffn_forward` or `ffn_helpers.ffn_trace`
 # in `ffn_forward`, anything in `ffn_helpers.mistakes`, or a private name
-# such as `ffn_helpers._fast`), or that changes numpy, the checks or the test
-# cells, earns no points for that exercise, and the grader shows the
-# instructor why.
+# such as `ffn_helpers._fast`), or another of the course's functions that
+# computes it on the way (a mixture of one expert is an FFN), or that changes
+# numpy, the checks or the test cells, earns no points for that exercise, and
+# the grader shows the instructor why.
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 import numpy as np
