@@ -90,6 +90,7 @@ def _probe(name):
         "hostname": socket.gethostname(), "interfaces": socket.if_nameindex(),
         "unshare(CLONE_NEWUSER)": [unshared, os.strerror(unshare_errno)],
         "cgroup": read("/proc/self/cgroup"),
+        "the driver's key": find_key("the driver's"),  # noqa: F821 (_KEYS, run before this function)
         # each namespace: the same as the sandbox's init's, and as its command's (pid 2: itself, or the holder)
         "namespaces": {k: [link(f"/proc/self/ns/{k}") == link(f"/proc/{p}/ns/{k}") for p in (1, 2)]
                        for k in sorted(os.listdir("/proc/self/ns"))},
@@ -130,15 +131,27 @@ os.kill(child, signal.SIGKILL)
 os.waitpid(child, 0)
 out = json.dumps({"pids": pids, "me": os.getpid(), "child": child})
 """
-_MARK = """import builtins, numpy, sys
+# The session keyring (keyctl(2), add_key(2) by their system call numbers): -3 names the caller's session keyring
+_KEYS = """import ctypes, errno, os
+_libc = ctypes.CDLL(None, use_errno=True)
+_ADD_KEY, _KEYCTL = {"x86_64": (248, 250), "aarch64": (217, 219)}[os.uname().machine]
+def add_key(name):
+    return _libc.syscall(_ADD_KEY, b"user", name.encode(), b"payload", 7, -3)
+def find_key(name):  # KEYCTL_SEARCH (10) of the session keyring
+    found = _libc.syscall(_KEYCTL, 10, -3, b"user", name.encode(), 0)
+    return "found" if found >= 0 else errno.errorcode[ctypes.get_errno()]
+"""
+_MARK = _KEYS + """import builtins, numpy, sys
 sys.zygote_mark = numpy.zygote_mark = builtins.zygote_mark = "the first's"
 for path in ("/tmp/mark", "/dev/shm/mark"):
     with open(path, "w") as f:
         f.write("the first's")
+add_key("the first's")
 """
-_SEEN = """import builtins, json, os, random, sys, numpy
+_SEEN = _KEYS + """import builtins, json, os, random, sys, numpy
 out = json.dumps({"globals": [getattr(m, "zygote_mark", None) for m in (sys, numpy, builtins)],
                   "files": [os.path.exists(p) for p in ("/tmp/mark", "/dev/shm/mark")],
+                  "keys": [find_key("the first's"), find_key("the driver's")],
                   "draws": [random.random(), numpy.random.random()]})
 """
 _LIMITS = """import errno, json, os
@@ -254,7 +267,7 @@ class _Driver:
         return (*asyncio.run(run()), work, runtime)
 
     def probe(self, entry, mode):
-        source = f"{inspect.getsource(_probe)}\n_probe('probe')\nout = 'null'"
+        source = f"{_KEYS}\n{inspect.getsource(_probe)}\n_probe('probe')\nout = 'null'"
         if mode == "runner":
             student = self.runner()
             entry["process"], _ = type(student.proc).__name__, _ask(student, source)
@@ -375,6 +388,9 @@ def _drive(scratch):
 
     d = _Driver(scratch)
     d.report["secret in the driver"] = os.environ[_SECRET] in Path("/proc/self/environ").read_text(errors="replace")
+    keys = {}
+    exec(_KEYS, keys)  # a credential in the worker's session keyring, as a login's (pam_keyinit) would be
+    d.report["the driver's key"] = [keys["add_key"]("the driver's") > 0, keys["find_key"]("the driver's")]
     for mode in ("runner", "kernel"):
         with d.section(f"plain {mode}") as entry:
             d.probe(entry, mode)
@@ -488,6 +504,8 @@ class TestEquivalence:
         assert warm["cwd"] == warm["os.environ"]["PWD"] == "<work>" and len(warm["mounts"]) > 10
         assert warm["course package"]["ffn_helpers.checks"]
         assert warm["unseen mapped files"] == warm["shared writable mappings"] == []
+        # a session keyring of its own, plain or warm: not the worker's, whose credential the driver can find
+        assert report["the driver's key"] == [True, "found"] and warm["the driver's key"] == "ENOKEY"
 
 
     def test_an_interrupted_request_leaves_the_runner_running_warm_as_plain(self, report):
@@ -518,6 +536,7 @@ class TestFromInside:
         for first, second in (entry["runners"], entry["kernels"]):
             assert first["globals"] == ["the first's"] * 3 and first["files"] == [True, True]
             assert second["globals"] == [None] * 3 and second["files"] == [False, False]
+            assert first["keys"] == ["found", "ENOKEY"] and second["keys"] == ["ENOKEY", "ENOKEY"]
             assert first["draws"][0] != second["draws"][0] and first["draws"][1] != second["draws"][1]
 
     def test_it_holds_no_descriptor_but_its_standard_ones_and_its_channel(self, report):

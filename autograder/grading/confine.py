@@ -14,12 +14,18 @@ interpreter's folders bound back (`reachable`).
 """
 
 import ctypes
+import errno
 import os
+import platform
+import sys
 
 _CLONE_NEWNS, _CLONE_NEWUSER, _CLONE_NEWNET = 0x00020000, 0x10000000, 0x40000000
 _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 0x40000
 _MNT_DETACH = 0x2
 _PR_SET_NO_NEW_PRIVS = 38
+# keyctl(2) has no wrapper in the C library: its system call's number, and KEYCTL_JOIN_SESSION_KEYRING
+SYS_KEYCTL = {"x86_64": 250, "aarch64": 219, "arm64": 219}
+KEYCTL_JOIN_SESSION_KEYRING = 1
 
 
 def _libc():
@@ -127,12 +133,30 @@ def hand_over(folder, uid):
             os.lchown(os.path.join(root, name), uid, uid)
 
 
+def fresh_keyring():
+    """Join a new, empty session keyring (Linux): what the caller's session keyring holds, such as the credentials
+    a login put there (pam_keyinit), is out of reach of this process and of everything it starts, sandboxes included
+    (bubblewrap gives none a keyring of its own). Where a seccomp filter refuses keyctl, no process under it can
+    reach a keyring either."""
+    if not sys.platform.startswith("linux"):
+        return
+    number = SYS_KEYCTL.get(platform.machine())
+    if number is None:
+        raise OSError(errno.ENOSYS, f"keyctl's system call number on {platform.machine()} is not known here")
+    if _libc().syscall(number, KEYCTL_JOIN_SESSION_KEYRING, None) < 0:
+        code = ctypes.get_errno()
+        if code not in (errno.ENOSYS, errno.EPERM):
+            raise OSError(code, "keyctl: cannot join a new session keyring")
+
+
 def worker_start(uid, paths):
-    """`preexec_fn` of a worker started as root: its own mounts, the interpreter reachable, then `uid`."""
+    """`preexec_fn` of a worker started as root: its own mounts, the interpreter reachable, a keyring of its own,
+    then `uid`."""
 
     def start():
         own_mounts()
         reachable(paths)
+        fresh_keyring()
         become(uid)
 
     return start

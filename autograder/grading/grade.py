@@ -80,7 +80,7 @@ class WorkerProcess:
         self.uid = sandbox.worker_uid(slot, setup["uid_base"]) if setup["isolate"] else None
         self.setup = dict(setup, slot=slot, scratch=str(self.home / "scratch"), **_worker_files(setup, self.home))
         confine.hand_over(self.home, self.uid)
-        start = confine.worker_start(self.uid, _worker_paths()) if self.uid is not None else None
+        start = confine.worker_start(self.uid, _worker_paths()) if self.uid is not None else confine.fresh_keyring
         self.log = open(log_path, "ab")  # noqa: SIM115 (closed in kill())
         env = {k: v for k, v in os.environ.items() if k != offering.ENV}  # the seed goes in the setup, to the judge
         env = dict(env, HOME=str(self.home), JUPYTER_RUNTIME_DIR=str(self.home / "jupyter-runtime"),

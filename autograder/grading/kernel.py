@@ -36,7 +36,7 @@ from jupyter_client.session import Session
 from traitlets import DottedObjectName, Unicode, default
 from traitlets.log import get_logger
 
-from . import zygote
+from . import confine, zygote
 from .sandbox import Sandbox
 
 PROVISIONER = "autograder-sandbox"  # the entry point's name in pyproject.toml
@@ -108,6 +108,8 @@ class SandboxProvisioner(LocalProvisioner):
         # The notebook's output travels over the sockets; what the process itself writes (os.write(1, ...),
         # crashes, the kernel's banner) would only fill the grader's log.
         kwargs["stdout"] = kwargs["stderr"] = subprocess.DEVNULL
+        if sandbox.isolate:  # a session keyring of its own (bubblewrap gives the sandbox none), as a warm kernel's
+            kwargs["preexec_fn"] = confine.fresh_keyring
         return kwargs
 
     async def launch_kernel(self, cmd, **kwargs):

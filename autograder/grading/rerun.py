@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..cells import needed, slim
-from . import public, rpc, unsandboxed, zygote
+from . import confine, public, rpc, unsandboxed, zygote
 
 _HERE = Path(__file__).resolve().parent
 
@@ -120,7 +120,7 @@ class StudentProcess:
                 self.sandbox.command([self.python, "-c", runner_source(), str(theirs.fileno()), *extra]),
                 pass_fds=[theirs.fileno()], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL, start_new_session=True, cwd=self.sandbox.cwd,
-                preexec_fn=_ignore_sigint)
+                preexec_fn=_sandboxed_child)
         finally:
             theirs.close()
         return ours
@@ -203,6 +203,11 @@ def connect(sock, on_reply, on_reference):
 
 def _ignore_sigint():
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _sandboxed_child():
+    _ignore_sigint()
+    confine.fresh_keyring()  # the sandbox's own (bubblewrap gives it none): not the worker's, not the last student's
 
 
 INTERRUPT_GRACE = 3.0  # seconds the student's process gets to stop after an interrupt

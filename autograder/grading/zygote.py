@@ -22,6 +22,7 @@ import contextlib
 import fcntl
 import json
 import os
+import platform
 import select
 import signal
 import socket
@@ -29,6 +30,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from . import confine
 
 _HERE = Path(__file__).resolve().parent
 _NS_GET_PARENT = 0xB702  # ioctl: the user namespace that owns this one
@@ -46,7 +49,8 @@ def usable(sandbox, mode):
     """True when a process of `sandbox` can be started warm by a zygote of `mode`: bubblewrap's user namespace,
     and for a kernel, which has imported ffn_helpers already, nothing shown in another's place."""
     return (sys.platform.startswith("linux") and sandbox.isolate and sandbox.uid is None and os.geteuid() != 0
-            and hasattr(os, "pidfd_open") and (mode == "runner" or not sandbox.replaced))
+            and hasattr(os, "pidfd_open") and platform.machine() in confine.SYS_KEYCTL
+            and (mode == "runner" or not sandbox.replaced))
 
 
 class JoinedProcess:
