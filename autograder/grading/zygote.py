@@ -19,7 +19,6 @@ way.
 """
 
 import contextlib
-import fcntl
 import json
 import os
 import platform
@@ -209,6 +208,8 @@ class Zygote:
 def _sandbox_held_open(sandbox, timeout):
     """Start `sleep infinity` in `sandbox`; return its bwrap process and [(kind, fd)] of the namespaces to join,
     ending with ("root", fd): opened before anything else runs in the sandbox."""
+    import fcntl  # here: rerun.py and kernel.py import this module on Windows too (a learner's `check`)
+
     read_end, write_end = os.pipe()
     try:
         holder = subprocess.Popen(sandbox.command(_HOLDER, info_fd=write_end), pass_fds=(write_end,),
