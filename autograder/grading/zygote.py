@@ -170,7 +170,8 @@ class Zygote:
             keeper = self._keeper()
             request = {"namespaces": [kind for kind, _ in fds[:-1]], "argv": ["-c", *argv],
                        "env": {**sandbox.environment(), "PWD": sandbox.cwd},  # bwrap sets PWD
-                       "cwd": sandbox.cwd, "limits": sandbox.rlimits()}
+                       "cwd": sandbox.cwd, "limits": sandbox.rlimits(),
+                       "keyctl": confine.SYS_KEYCTL[platform.machine()]}
             passed = [fd for _, fd in fds] + ([channel.fileno()] if channel is not None else [])
             socket.send_fds(keeper, [json.dumps(request).encode()], passed)
             message, pidfds, _, _ = socket.recv_fds(keeper, 4096, 1)

@@ -91,10 +91,10 @@ def _drop_capabilities(last_cap):
     _check(_LIBC.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "no_new_privs")
 
 
-def _fresh_keyring():
-    """A new, empty session keyring, as confine.fresh_keyring joins one: not the worker's, not the last student's."""
-    number = {"x86_64": 250, "aarch64": 219, "arm64": 219}[os.uname().machine]  # keyctl; 1: JOIN_SESSION_KEYRING
-    if _LIBC.syscall(number, 1, None) < 0 and ctypes.get_errno() not in (errno.ENOSYS, errno.EPERM):
+def _fresh_keyring(keyctl):
+    """A new, empty session keyring, as confine.fresh_keyring joins one: not the worker's, not the last student's
+    (`keyctl`: the system call's number, confine.SYS_KEYCTL's, sent with the request; 1: JOIN_SESSION_KEYRING)."""
+    if _LIBC.syscall(keyctl, 1, None) < 0 and ctypes.get_errno() not in (errno.ENOSYS, errno.EPERM):
         raise OSError(ctypes.get_errno(), "keyctl: cannot join a new session keyring")
 
 
@@ -104,7 +104,7 @@ def _start(request, last_cap, channel):
     try:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # until its program sets its own, as rerun.py starts one
         os.setsid()  # a process group of its own, as bwrap's child leads (rerun.py interrupts the group)
-        _fresh_keyring()
+        _fresh_keyring(request["keyctl"])
         _drop_capabilities(last_cap)
         for name, value in request["limits"].items():
             resource.setrlimit(_LIMITS[name], (value, value))
