@@ -42,7 +42,7 @@ import pytest
 from adversarial import ASSIGNMENT, _cell, grading
 from adversarial.hostile import HOSTILE, LATE_VICTIM, TWIN_STUDENTS, TWINS, HostileContext
 
-from autograder.grading import feedback
+from autograder.grading import feedback, sandbox
 
 pytestmark = [pytest.mark.grading, pytest.mark.sandbox, pytest.mark.xdist_group("grader-hostile")]
 
@@ -398,6 +398,18 @@ def test_a_sandbox_receives_only_what_the_learner_received(batch):
         in_cwd, others = _outside_the_release(report)
         assert in_cwd == [RELEASE_DATA], f"the {run}'s working folder holds {in_cwd}, expected [{RELEASE_DATA!r}]"
         assert not others, f"the {run} can read files outside the learner's release: {others[:20]}"
+
+
+def test_a_sandbox_writes_only_to_memory_of_a_bounded_size(batch):
+    """Every folder the notebook run or the clean re-run may write in is on a file system no larger than the
+    sandbox's tmpfs size: its /tmp, its /dev/shm. None is a folder of the machine, whose disk many files each
+    under the file-size limit could fill."""
+    bound = sandbox.Limits().tmp_size
+    for run, report in _walk_reports(batch).items():
+        writable = [line.split()[1:] for line in report.splitlines() if line.startswith("WRITABLE ")]
+        assert any(folder == "/tmp" for folder, _ in writable), f"the walk of the {run} found no writable /tmp"
+        unbounded = [(folder, size) for folder, size in writable if int(size) > bound]
+        assert not unbounded, f"the {run} can write to file systems larger than {bound} bytes: {unbounded[:10]}"
 
 
 def test_no_sandbox_sees_the_environment_grade_runs_with(batch):

@@ -6,10 +6,12 @@ are graded in test_grader_hostile.py and test_grader_adversarial.py.
 
 import asyncio
 import concurrent.futures
+import errno
 import os
 import queue
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -25,9 +27,13 @@ from autograder.grading import kernel, sandbox
 pytestmark = pytest.mark.sandbox
 
 
-def _manager(tmp_path):
-    work, runtime = tmp_path / "work", tmp_path / "runtime"
-    box = sandbox.Sandbox(writable=(str(work), str(runtime)), cwd=str(work), uid=sandbox.slot_uid(9))
+def _manager(tmp_path, **limits):
+    """A kernel's sandbox as the grading worker makes one: no folder of the machine writable, its working folder
+    in its own /tmp (the connection file in `runtime` is shown to it read-only, kernel.py)."""
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    box = sandbox.Sandbox(cwd="/tmp/work", uid=sandbox.slot_uid(9),
+                          limits=sandbox.Limits(**limits))
     km = kernel.SandboxedKernelManager(kernel_name="python3", sandbox_json=kernel.sandbox_to_json(box, runtime))
     return box, runtime, km
 
@@ -89,7 +95,7 @@ def test_a_kernel_starts_in_the_sandbox_with_every_guarantee(tmp_path, monkeypat
     uid, debugger, heartbeat, interrupted = _run(run())
 
     (cmd, kwargs, file_owner), = launched
-    prefix = box.command([])
+    prefix = box.with_(readonly=(km.connection_file,)).command([])  # the kernel sees its connection file alone
     # prlimit, then bwrap with an empty environment of its own (its pid 1 in the sandbox could be read), then bwrap's
     assert prefix[0] == "prlimit" and cmd[:len(prefix)] == prefix
     assert prefix[prefix.index("--") + 1:][:3] == ["env", "-i", shutil.which("bwrap")]
@@ -100,6 +106,7 @@ def test_a_kernel_starts_in_the_sandbox_with_every_guarantee(tmp_path, monkeypat
     assert kwargs["stdout"] is subprocess.DEVNULL and kwargs["stderr"] is subprocess.DEVNULL
     assert isinstance(km.provisioner, kernel.SandboxProvisioner)
     assert km.transport == "ipc" and Path(km.ip).parent == runtime and Path(km.connection_file).parent == runtime
+    assert not list(runtime.glob("k-*"))  # the links to the kernel's sockets: removed at shutdown
     assert not Path(km.connection_file).exists()  # removed at shutdown
     if box.uid is not None:  # grading as root: the kernel runs as the slot's user and reads its own connection file
         assert (uid, file_owner) == (str(box.uid), box.uid)
@@ -196,3 +203,105 @@ def test_a_kernel_that_keeps_publishing_does_not_hold_the_grader_at_its_start():
     client = _FakeClient([reply], [status] * 1000)
     _run(kernel.SandboxedKernelClient.wait_for_ready(client, timeout=5))
     assert len(client.iopub_channel.timeouts) == 101 and len(client.iopub_channel.messages) == 899
+
+
+async def _started(km):
+    await km.start_kernel()
+    kc = km.client()
+    kc.start_channels()
+    await kc.wait_for_ready(timeout=60)
+    return kc
+
+
+def test_the_grader_connects_to_the_sockets_the_kernel_bound_by_descriptor_only(tmp_path):
+    """Each channel goes through a link in the runtime folder to /proc/self/fd/N: the socket as the kernel bound
+    it, opened through the sandbox's root before any student code ran (no name is looked up again)."""
+    _, runtime, km = _manager(tmp_path)
+
+    async def run():
+        kc = await _started(km)
+        try:
+            links = {p.name: os.readlink(p) for p in runtime.glob("k-*")}
+            bound = await _printed(kc, "from ipykernel.kernelapp import IPKernelApp; print(IPKernelApp.instance().ip)")
+            return links, bound
+        finally:
+            kc.stop_channels()
+            await km.shutdown_kernel(now=True)
+
+    links, bound = _run(run())
+    ports = [km.shell_port, km.iopub_port, km.stdin_port, km.control_port, km.hb_port]
+    assert sorted(links) == sorted(f"{Path(km.ip).name}-{port}" for port in ports)
+    assert all(re.fullmatch(r"/proc/self/fd/\d+", target) for target in links.values())
+    assert bound.startswith("/tmp/k-")  # in the sandbox's own /tmp
+
+
+def test_a_kernel_that_relinks_its_sockets_reaches_no_other_socket_of_the_machine(tmp_path):
+    """Student code replaces each socket's name by a link to a socket of the machine and ends its kernel, so that
+    the grader's channels reconnect: they reconnect to the kernel's old sockets, or to nothing."""
+    _, _, km = _manager(tmp_path)
+    target = tmp_path / "machine.sock"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(target))
+    listener.listen()
+    os.chmod(target, 0o777)
+    attack = f"""import os
+from ipykernel.kernelapp import IPKernelApp
+prefix = IPKernelApp.instance().ip  # where the kernel bound its sockets
+for name in os.listdir(os.path.dirname(prefix)):
+    path = os.path.join(os.path.dirname(prefix), name)
+    if path.startswith(prefix + "-"):
+        os.unlink(path)
+        os.symlink({str(target)!r}, path)
+        print("relinked", path, flush=True)
+os._exit(0)
+"""
+
+    async def run():
+        kc = await _started(km)
+        try:
+            kc.execute(attack)
+            await asyncio.sleep(3)  # ZeroMQ tries to reconnect every 0.1 s
+        finally:
+            kc.stop_channels()
+            await km.shutdown_kernel(now=True)
+
+    try:
+        _run(run())
+        listener.settimeout(0.5)
+        with pytest.raises(TimeoutError):
+            listener.accept()
+    finally:
+        listener.close()
+
+
+def test_what_a_kernel_writes_stays_in_its_sandboxs_memory_within_its_size(tmp_path):
+    """Many files, each under the file-size limit, in the working folder: the sandbox's /tmp fills, the disk never."""
+    _, runtime, km = _manager(tmp_path, tmp_size=64 * sandbox.MiB, fsize=16 * sandbox.MiB)
+    fill = """import os
+written, error = 0, None
+try:
+    for i in range(64):
+        with open(f"junk-{i}", "wb") as f:
+            for _ in range(8):
+                f.write(bytes(1024 * 1024))
+                f.flush()
+                written += 1024 * 1024
+except OSError as exc:
+    error = exc.errno
+print(os.getcwd(), written // 2**20, error, flush=True)
+"""
+
+    async def run():
+        kc = await _started(km)
+        try:
+            tried = f"try:\n    open({str(runtime / 'x')!r}, 'w')\nexcept OSError as e:\n    print('errno', e.errno)"
+            return await _printed(kc, fill), await _printed(kc, tried)
+        finally:
+            kc.stop_channels()
+            await km.shutdown_kernel(now=True)
+
+    filled, runtime_write = _run(run())
+    cwd, written, error = filled.split()
+    assert cwd == "/tmp/work" and int(written) <= 64 and error == str(errno.ENOSPC)
+    assert set(runtime_write.splitlines()) & {f"errno {e}" for e in (errno.EROFS, errno.ENOENT, errno.EACCES)}
+    assert not any(p.name == "x" or p.name.startswith("junk-") for p in tmp_path.rglob("*"))

@@ -6,10 +6,16 @@ entry point `autograder-sandbox` and named in the kernel spec of each kernel the
 manager starts); the manager only adds its zmq context's send timeout, its session
 and a client without a heartbeat.
 
-The kernel talks to the grader over Unix sockets in a folder both can reach
-(ZeroMQ's `ipc` transport): the sandbox has its own network namespace, so the
-grader's loopback is out of its reach. Without the sandbox (a learner's `check` on
-macOS or Windows), ports of 127.0.0.1 instead, as any local kernel uses.
+The kernel talks to the grader over Unix sockets (ZeroMQ's `ipc` transport): the
+sandbox has its own network namespace, so the grader's loopback is out of its
+reach. The kernel binds them in its own /tmp, where no folder of the machine is
+writable; once they are bound, before any student code runs, the grader opens each
+socket itself through the sandbox's root (no link followed) and connects by that
+descriptor only (`/proc/self/fd/N`, named by a link in its own runtime folder).
+Student code may then replace a socket's name with a link to any socket of the
+machine: the grader never looks a name up again, so a reconnection reaches the
+kernel's socket or nothing. Without the sandbox (a learner's `check` on macOS or
+Windows), ports of 127.0.0.1 instead, as any local kernel uses.
 
 Student code can write junk to those sockets. A message to the kernel then
 never leaves, and a plain zmq send would wait for it forever, in the event loop,
@@ -19,8 +25,10 @@ no heartbeat channel: its thread can hang the same way, and `stop_channels` woul
 wait for it forever; whether the kernel lives is asked of its process instead.
 """
 
+import asyncio
 import json
 import os
+import stat
 import subprocess
 import sys
 import time
@@ -83,8 +91,9 @@ class SandboxProvisioner(LocalProvisioner):
         km.connection_file = os.path.join(runtime_dir, f"kernel-{name}.json")
         # Without the sandbox (a learner's `check`): ports of 127.0.0.1, as the learner's own JupyterLab uses. Windows
         # has no Unix sockets, and macOS's (104 bytes of path at most) would not fit under its long temporary folders.
-        if sandbox.isolate:
-            km.transport, km.ip = "ipc", os.path.join(runtime_dir, f"k-{name}")
+        if sandbox.isolate:  # bound in the sandbox's /tmp; the grader connects through links (_link_sockets)
+            km.transport, km.ip = "ipc", f"/tmp/k-{name}"
+            self._links = os.path.join(runtime_dir, f"k-{name}")
         else:
             km.transport, km.ip = "tcp", "127.0.0.1"
         # An interrupt goes as a message on the control channel: a signal would reach bwrap, not the kernel. Without
@@ -96,6 +105,8 @@ class SandboxProvisioner(LocalProvisioner):
             raise RuntimeError(f"the kernel's sockets would not be in the sandbox's folder: {self.connection_info}")
         if sandbox.uid is not None and sandbox.isolate and os.path.exists(km.connection_file):
             os.chown(km.connection_file, sandbox.uid, sandbox.uid)  # the kernel reads it as the sandbox user
+        if sandbox.isolate:  # of the runtime folder, the kernel sees its connection file alone, read-only
+            sandbox = sandbox.with_(readonly=(*sandbox.readonly, km.connection_file))
         # The sandbox's own working folder, never the one nbgrader asks for (the autograded folder, which
         # nbgrader writes and chmods afterwards: student code must not be able to leave links there).
         cmd = kwargs["cmd"]
@@ -114,16 +125,98 @@ class SandboxProvisioner(LocalProvisioner):
 
     async def launch_kernel(self, cmd, **kwargs):
         if getattr(self, "_warm", None) is None:
-            return await super().launch_kernel(cmd, **kwargs)
-        sandbox, argv = self._warm
+            info = await super().launch_kernel(cmd, **kwargs)
+        else:
+            sandbox, argv = self._warm
+            try:
+                self.process = zygote.current("kernel").start(sandbox, argv)
+            except zygote.ZygoteError as exc:
+                get_logger().warning("kernel started the plain way: %s", exc)
+                info = await super().launch_kernel(cmd, **kwargs)
+            else:
+                # No process group to signal: every signal goes to the kernel's pidfd, and SIGKILL ends its sandbox.
+                self.pid, self.pgid, self.cwd = self.process.pid, None, sandbox.cwd
+                info = self.connection_info
+        if self.connection_info.get("transport") == "ipc":
+            await self._link_sockets()
+            info = self.connection_info  # the manager takes the links' names (and writes them in its file)
+        return info
+
+    async def _link_sockets(self, timeout=60.0):
+        """Wait until the kernel has bound its sockets, open each through the sandbox's root without following a
+        link, and name each descriptor by a link in the runtime folder: `self._links`-PORT -> /proc/self/fd/N."""
+        info, self._socket_fds = self.connection_info, []
+        ports = [info[f"{channel}_port"] for channel in ("shell", "iopub", "stdin", "control", "hb")]
+        folder, prefix = os.path.split(info["ip"])
+        deadline, why = time.monotonic() + timeout, "they are not all there"
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError("Kernel died before it bound its sockets")
+            try:
+                fds = _open_sockets(self.process.pid, folder, [f"{prefix}-{port}" for port in ports])
+            except OSError as exc:  # the sandbox's folders are not what bubblewrap makes (yet): wait, then say so
+                fds, why = None, str(exc)
+            if fds is not None:
+                break
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"Kernel didn't bind its sockets in {folder} of its sandbox in {timeout} s: {why}")
+            await asyncio.sleep(0.005)
+        self._socket_fds = fds
+        for port, fd in zip(ports, fds, strict=True):
+            os.symlink(f"/proc/self/fd/{fd}", f"{self._links}-{port}")
+        self.connection_info = dict(info, ip=self._links)
+
+    async def cleanup(self, restart=False):
+        await super().cleanup(restart=restart)
+        for fd in getattr(self, "_socket_fds", ()):
+            os.close(fd)
+        self._socket_fds = []
+
+
+def _open_sockets(pid, folder, names):
+    """O_PATH descriptors of the sockets `names` in `folder` of `pid`'s sandbox, or None until all are bound.
+
+    Every step is taken with O_NOFOLLOW from the sandbox's root, as the kernel's process sees it (the process
+    itself when it started warm, bubblewrap's child in the sandbox when it started the plain way)."""
+    root = _sandbox_root(pid)
+    if root is None:
+        return None
+    held, fds = [root], []
+    try:
+        for part in folder.strip("/").split("/"):
+            held.append(os.open(part, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=held[-1]))
+        for name in names:
+            try:
+                fds.append(os.open(name, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=held[-1]))
+            except FileNotFoundError:
+                return None
+            if not stat.S_ISSOCK(os.fstat(fds[-1]).st_mode):
+                return None
+        found, fds = fds, []
+        return found
+    finally:
+        for fd in held + fds:
+            os.close(fd)
+
+
+def _sandbox_root(pid):
+    """An O_PATH descriptor of the root folder `pid`'s sandbox shows, or None while it shows the machine's."""
+    host = os.stat("/")
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+            children = [int(c) for c in f.read().split()]
+    except OSError:
+        children = []
+    for candidate in (pid, *children):
         try:
-            self.process = zygote.current("kernel").start(sandbox, argv)
-        except zygote.ZygoteError as exc:
-            get_logger().warning("kernel started the plain way: %s", exc)
-            return await super().launch_kernel(cmd, **kwargs)
-        # No process group to signal: every signal goes to the kernel's pidfd, and SIGKILL ends its sandbox.
-        self.pid, self.pgid, self.cwd = self.process.pid, None, sandbox.cwd
-        return self.connection_info
+            fd = os.open(f"/proc/{candidate}/root", os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+        except OSError:
+            continue
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != (host.st_dev, host.st_ino):
+            return fd
+        os.close(fd)
+    return None
 
 
 def _check_registered():

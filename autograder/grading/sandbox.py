@@ -131,6 +131,7 @@ class Sandbox:
     env: tuple = ()  # extra (name, value) pairs
     isolate: bool = True
     replaced: tuple = ()  # (folder, folder it is shown in place of), read-only: public.py's build of ffn_helpers
+    in_tmp: tuple = ()  # (file, where under /tmp it is shown), read-only, in folders anyone there may write
 
     def with_(self, **changes):
         return replace(self, **changes)
@@ -145,7 +146,8 @@ class Sandbox:
         for key in ("writable", "readonly", "hidden"):
             data[key] = tuple(data[key])
         data["env"] = tuple(tuple(pair) for pair in data["env"])
-        data["replaced"] = tuple(tuple(pair) for pair in data.get("replaced", ()))
+        for key in ("replaced", "in_tmp"):
+            data[key] = tuple(tuple(pair) for pair in data.get(key, ()))
         return cls(**data)
 
     def environment(self):
@@ -202,6 +204,7 @@ class Sandbox:
             args += ["--size", str(self.limits.tmp_size), "--perms", "1777", "--tmpfs", folder]
         shown = [d for d in system if not os.path.islink(d)]
         made = set(system) | {"/", "/tmp", "/dev", "/proc"}
+        args += self._in_tmp(made)
         python = required_paths()
         required = [r for r in _outermost(python) if not any(_inside(r, d) for d in shown)]
         for r in required:
@@ -227,6 +230,10 @@ class Sandbox:
             target = os.path.realpath(target)
             args += _parents(target, made, shown) + ["--ro-bind", os.path.realpath(source), target]
             made.add(target)
+        # The root itself and /dev (bwrap's tmpfs of no set size, holding the folders and devices made above) are
+        # read-only: their folders may belong to the sandbox's user, who could fill memory there. Only /tmp and
+        # /dev/shm, each of a bounded size, are written in.
+        args += ["--remount-ro", "/dev", "--remount-ro", "/"]
         args += ["--chdir", self.cwd, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                  "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent", "--clearenv"]
         if self.uid is None and os.geteuid() != 0:
@@ -240,6 +247,19 @@ class Sandbox:
             args += ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
                      "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--"]
         return args
+
+    def _in_tmp(self, made):
+        """Files given under /tmp, and a working folder there: what the command writes beside them stays in its
+        /tmp, within that tmpfs's size, and no folder of the machine is written at all."""
+        for source, target in self.in_tmp:
+            if not _inside(target, "/tmp") or target == "/tmp" or os.path.normpath(target) != target:
+                raise ValueError(f"in_tmp: expected a normal path under /tmp to show {source} at, got {target!r}")
+        bound = [os.path.realpath(f) for f in (*self.writable, *self.readonly)]
+        own_cwd = _inside(self.cwd, "/tmp") and not any(_inside(os.path.realpath(self.cwd), b) for b in bound)
+        args = []
+        for folder in [self.cwd] * own_cwd + [os.path.dirname(t) for _, t in self.in_tmp]:
+            args += _parents(folder, made, (), perms="1777", itself=True)
+        return args + [arg for source, target in self.in_tmp for arg in ("--ro-bind", os.path.realpath(source), target)]
 
     def command(self, argv, info_fd=None):
         """The full command line that runs `argv` in this sandbox (`info_fd`: bwrap's --info-fd)."""
@@ -263,16 +283,17 @@ class Sandbox:
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 
 
-def _parents(path, made, binds):
-    """bwrap arguments that create the folders leading to `path` in the sandbox's root, traversable by anyone.
+def _parents(path, made, binds, perms="0755", itself=False):
+    """bwrap arguments that create the folders leading to `path` (and `path` itself) in the sandbox's root.
 
-    `made`: folders that exist there already; `binds`: folders bound from the machine, whose insides exist."""
+    `made`: folders that exist there already; `binds`: folders bound from the machine, whose insides exist;
+    `perms`: of each folder made, traversable by anyone (0755) or writable by anyone too (1777)."""
     out = []
     parts = Path(path).parts
-    for i in range(2, len(parts)):
+    for i in range(2, len(parts) + itself):
         folder = str(Path(*parts[:i]))
         if folder not in made and not any(_inside(folder, b) for b in binds):
-            out += ["--perms", "0755", "--dir", folder]
+            out += ["--perms", perms, "--dir", folder]
             made.add(folder)
     return out
 

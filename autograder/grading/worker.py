@@ -42,6 +42,7 @@ _grader_warm_up()
 del _grader_warm_up
 """
 _MAX_EXTRA_BYTES = 50 * 1024 * 1024
+_KERNEL_WORK = "/tmp/work"  # the graded kernel's working folder, inside its sandbox
 
 
 def _keep_only(folder, names):
@@ -327,16 +328,29 @@ class Worker:
         runtime = self.scratch / "runtime" / student
         if runtime.exists():
             shutil.rmtree(runtime)
+        runtime.mkdir(parents=True)
         config = Config(self.config)
         config.CourseDirectory.student_id = student
-        mpl = runtime / "matplotlib"
-        shutil.copytree(self.mpl_cache, mpl)
-        startup = runtime / "ipython" / "profile_default" / "startup"
-        startup.mkdir(parents=True)
-        (startup / "00-grader.py").write_text(_KERNEL_STARTUP, encoding="utf-8")
-        sandbox = self.sandbox(work, writable=(work, runtime)).with_(env=(
-            ("NBGRADER_EXECUTION", "autograde"), ("MPLCONFIGDIR", str(mpl)), ("IPYTHONDIR", str(runtime / "ipython")),
-            (FIGURES_ENV, self.figures)))
+        startup = runtime / "00-grader.py"
+        startup.write_text(_KERNEL_STARTUP, encoding="utf-8")
+        env = (("NBGRADER_EXECUTION", "autograde"), (FIGURES_ENV, self.figures))
+        if self.isolate:
+            # No folder of the machine is writable in the kernel's sandbox: it works in its own /tmp (memory of a
+            # bounded size), where what it was given is shown read-only; of `runtime` it sees its connection file
+            # alone, read-only too, and it binds its sockets in that /tmp (kernel.py).
+            given = [(f, f"{_KERNEL_WORK}/{f.relative_to(work).as_posix()}") for f in sorted(work.rglob("*"))
+                     if f.is_file() and not f.is_symlink()]
+            given += [(f, f"/tmp/matplotlib/{f.name}") for f in sorted(self.mpl_cache.iterdir()) if f.is_file()]
+            given.append((startup, "/tmp/ipython/profile_default/startup/00-grader.py"))
+            sandbox = self.sandbox(_KERNEL_WORK).with_(
+                env=env, in_tmp=tuple((str(f), target) for f, target in given))
+        else:  # a learner's `check` without the sandbox: its folders on the machine, as any local kernel's
+            mpl, ipython = runtime / "matplotlib", runtime / "ipython"
+            shutil.copytree(self.mpl_cache, mpl)
+            (ipython / "profile_default" / "startup").mkdir(parents=True)
+            shutil.copyfile(startup, ipython / "profile_default" / "startup" / startup.name)
+            sandbox = self.sandbox(work, writable=(work, runtime)).with_(
+                env=env + (("MPLCONFIGDIR", str(mpl)), ("IPYTHONDIR", str(ipython))))
         config.SandboxedKernelManager.sandbox_json = sandbox_to_json(sandbox, runtime)
         capture = io.StringIO()  # nbgrader reports some failures only in its log
         handler = logging.StreamHandler(capture)

