@@ -42,7 +42,7 @@ import pytest
 from adversarial import ASSIGNMENT, _cell, grading
 from adversarial.hostile import HOSTILE, LATE_VICTIM, TWIN_STUDENTS, TWINS, HostileContext
 
-from autograder.grading import feedback, sandbox
+from autograder.grading import feedback, sandbox, worker
 
 pytestmark = [pytest.mark.grading, pytest.mark.sandbox, pytest.mark.xdist_group("grader-hostile")]
 
@@ -446,6 +446,18 @@ def test_files_outside_the_course_are_untouched(batch):
     assert not changed, f"canary files changed (content, mode, type) by the attacks of {sorted(changed)}"
     escaped = sorted(p.name for p in Path(batch["ctx"].evidence).iterdir())
     assert not escaped, f"code ran outside the sandbox and wrote {escaped}"
+
+
+def test_the_grading_log_stays_bounded(batch):
+    """The flood of IOPub messages of an unknown type is dropped at the Out gate, never logged (nbclient would log a
+    line for each); and each worker's log holds at most LOG_BUDGET characters per student it graded, and its start."""
+    logs = sorted((batch["base"] / "results" / "logs").glob("worker-*.log"))
+    assert logs, "the batch left no worker log"
+    students = len(batch["graded"])
+    for log in logs:
+        text = log.read_text(encoding="utf-8", errors="replace")
+        assert "flood-xxxx" not in text, f"{log.name} logs what the flood sent"
+        assert len(text) <= (students + 1) * (worker.LOG_BUDGET + 200), f"{log.name}: {len(text)} characters"
 
 
 def test_gradebook_intact(batch):

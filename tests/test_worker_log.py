@@ -76,3 +76,16 @@ def test_print_logging_and_stderr_writes_in_the_worker_reach_the_log_escaped():
     assert "print \\x1b]0;title\\x07 é\n" in text
     assert "[worker] WARNING log \\x1b]52;c;aGk=\\x07 \\x9b2J\n" in text
     assert "raw \\x1b[2J\\x0d10/10 \\u202e中\n" in text
+
+
+def test_each_student_gets_a_budget_of_the_log_and_a_flood_shows_as_one_cut():
+    out = io.StringIO()
+    writer = _EscapingWriter(out, budget=100)
+    assert writer.write("a" * 60) == 60 and writer.write("b\x1b" * 30) == 60  # the caller is told all was taken
+    assert writer.write("dropped\n") == 8
+    first = out.getvalue()
+    assert first.startswith("a" * 60 + "b\\x1b" * 8) and first.count("the log is cut here") == 1
+    assert len(first.split("\n")[0]) == 100 and "dropped" not in first
+    writer.renew()  # the next student
+    writer.write("next student\n")
+    assert out.getvalue() == first + "next student\n"

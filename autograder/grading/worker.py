@@ -603,14 +603,27 @@ _LOG_ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if 
 _LOG_ESCAPES.update({c: f"\\u{c:04x}" for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]})
 
 
-class _EscapingWriter(io.TextIOBase):
-    """A text stream that writes to another with its control characters made visible (_LOG_ESCAPES)."""
+LOG_BUDGET = 256 * 1024  # characters of the log per student (and for the worker's start): an honest one writes a few
 
-    def __init__(self, stream):
-        self._stream = stream
+
+class _EscapingWriter(io.TextIOBase):
+    """A text stream that writes to another with its control characters made visible (_LOG_ESCAPES), and at most
+    `budget` characters until renew(): student code can make nbgrader log a line per message it sends."""
+
+    def __init__(self, stream, budget=LOG_BUDGET):
+        self._stream, self._budget, self._left = stream, budget, budget
+
+    def renew(self):
+        """A new student: a new budget."""
+        self._left = self._budget
 
     def write(self, text):
-        self._stream.write(text.translate(_LOG_ESCAPES))
+        if self._left > 0:
+            shown = text.translate(_LOG_ESCAPES)[:self._left]
+            self._left -= len(shown)
+            if self._left <= 0:
+                shown += f"\n[worker] the log is cut here: more than {self._budget} characters for one student\n"
+            self._stream.write(shown)
         return len(text)
 
     def flush(self):
@@ -642,7 +655,7 @@ def main():
     channel = os.fdopen(os.dup(1), "w", buffering=1, encoding="utf-8")
     os.dup2(2, 1)  # anything printed (nbgrader, the tests' ✔ lines) goes to the log, not the channel
     # Covers what Python writes; a C library or a child process writing to fd 1 or 2 itself is not escaped.
-    _escaped_stderr()
+    log = _escaped_stderr()
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr, format="[worker] %(levelname)s %(message)s")
     # Expected on every submission, so only noise in the log: nbgrader restoring hidden tests, and
     # SQLAlchemy's autoflush warnings from nbgrader's own gradebook code.
@@ -661,6 +674,7 @@ def main():
             worker.where.report = reporter.at  # where it is, between the replies
             reporter.write({"ready": True})
         elif message.get("op") == "grade" and worker is not None:
+            log.renew()
             reporter.write(worker.grade(message))
         elif message.get("op") == "stop":
             break

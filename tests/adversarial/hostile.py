@@ -618,6 +618,16 @@ def memory_dict(ctx, student):
                                   "    return {i: (i,) for i in range(550_000)}\n")
 
 
+def memory_log_flood(ctx, student):
+    """Ten thousand IOPub messages of a type nbclient does not know, each named by 4 kB: nbclient would log a line
+    for each (40 MB in the grading worker's log)."""
+    return _append(ctx.honest(), "kernel = get_ipython().kernel\n"
+                                 "parent = kernel.get_parent('shell')\n"
+                                 "for i in range(10_000):\n"
+                                 "    kernel.session.send(kernel.iopub_socket, 'flood-' + 'x' * 4000, {},\n"
+                                 "                        parent=parent)\n")
+
+
 # ==== 7. a cell timeout that does not end the cell ========================================================
 def timeout_fd_junk(ctx, student):
     """Junk written to every file descriptor of the kernel (its channels to the grader), then a loop."""
@@ -719,6 +729,8 @@ HOSTILE = [
             memory_display_metadata, "correct"),
     Hostile("hostile-6-dict", 6, "returns a dict of 550,000 tuples",
             memory_dict, "wrong-ffn"),
+    Hostile("hostile-6-log-flood", 6, "10,000 IOPub messages of an unknown type, 4 kB each: a log line each",
+            memory_log_flood, "correct"),
     Hostile("hostile-7-fd-junk", 7, "junk written to every kernel file descriptor, then a busy loop",
             timeout_fd_junk, "correct"),
     Hostile("hostile-7-ignore-sigint", 7, "the last answer cell ignores SIGINT in a loop",
