@@ -3,9 +3,12 @@
 A sandboxed command sees the system read-only, a fresh /tmp, no network (a
 private loopback only), its own process tree, and can write only the folders it
 is given. It runs under limits on address space (memory), CPU time, process
-count and file size, as a user that owns nothing else:
+count, file size and open files, as a user that owns nothing else, under a
+seccomp filter that refuses what would hold memory past those limits
+(syscalls.py):
 
-    prlimit --as --cpu --nproc --fsize -- env -i bwrap <mounts> -- setpriv --reuid UID -- <command>
+    prlimit --as --cpu --nproc --fsize --nofile -- env -i bwrap <mounts> -- setpriv --reuid UID --
+        python -c <syscalls.py: a seccomp filter> --then <command>
 
 Run as root (a grading server, CI), bwrap builds the sandbox and `setpriv`
 drops to an unprivileged uid of its own per job slot, which also makes the
@@ -16,6 +19,7 @@ counted on top of the processes the user already has.
 
 import importlib.util
 import os
+import platform
 import re
 import shutil
 import signal
@@ -28,7 +32,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from . import unsandboxed
+from . import syscalls, unsandboxed
 
 GiB = 1024**3
 MiB = 1024**2
@@ -55,6 +59,7 @@ class Limits:
     nproc: int = 256  # processes and threads of the sandbox's user (RLIMIT_NPROC)
     fsize: int = 256 * MiB  # largest file it may write (RLIMIT_FSIZE)
     tmp_size: int = 256 * MiB  # size of its private /tmp, and of its /dev/shm (a tmpfs counts against RAM)
+    nofile: int = 1024  # open file descriptors of each process: each socket's buffers are memory no limit counts
 
 
 def precompile(folder):
@@ -180,14 +185,14 @@ class Sandbox:
         nproc = lim.nproc
         if self.uid is None and os.geteuid() != 0:  # counted with the user's own processes
             nproc += _process_count(os.getuid())
-        return {"memory": lim.memory, "cpu": lim.cpu, "nproc": nproc, "fsize": lim.fsize}
+        return {"memory": lim.memory, "cpu": lim.cpu, "nproc": nproc, "fsize": lim.fsize, "nofile": lim.nofile}
 
     def _prlimit(self):
         if shutil.which("prlimit") is None and not self.isolate:  # no util-linux (macOS, Windows): what Python can
             return unsandboxed.limits_prefix(self.limits)
         lim = self.rlimits()
         return ["prlimit", f"--as={lim['memory']}", f"--cpu={lim['cpu']}", f"--nproc={lim['nproc']}",
-                f"--fsize={lim['fsize']}", "--core=0", "--"]
+                f"--fsize={lim['fsize']}", f"--nofile={lim['nofile']}", "--core=0", "--"]
 
     def _bwrap(self, info_fd=None):
         # An empty root with only what a Python process needs: the system's folders, the interpreter and its
@@ -267,7 +272,8 @@ class Sandbox:
             return self._prlimit() + list(argv)
         # bwrap itself starts with an empty environment: its process in the sandbox (pid 1) belongs to the sandbox's
         # user, who could read its /proc/1/environ, and --clearenv clears only the environment of bwrap's child.
-        return self._prlimit() + ["env", "-i"] + self._bwrap(info_fd) + list(argv)
+        # The command starts under the seccomp filter of syscalls.py, which it and all it starts keep.
+        return self._prlimit() + ["env", "-i"] + self._bwrap(info_fd) + _under_the_filter(argv)
 
     def prepare(self):
         """Make the writable folders belong to the sandbox user."""
@@ -281,6 +287,12 @@ class Sandbox:
 
 
 _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+
+
+def _under_the_filter(argv):
+    """`argv`, started by a Python that first installs syscalls.py's seccomp filter (no site, no user's path)."""
+    source = (Path(__file__).with_name("syscalls.py")).read_text(encoding="utf-8")
+    return [sys.executable, "-I", "-S", "-c", source, syscalls.THEN, *argv]
 
 
 def _parents(path, made, binds, perms="0755", itself=False):
@@ -374,6 +386,11 @@ def probe(limits=None):
     """Check that the sandbox can be built here; return (ok, explanation)."""
     if not sys.platform.startswith("linux"):
         return False, f"bubblewrap, the grading sandbox, runs on Linux only; this is {sys.platform}"
+    try:
+        syscalls.program()
+    except KeyError:
+        return False, (f"the grading sandbox's seccomp filter (autograder/grading/syscalls.py) knows "
+                       f"{' and '.join(syscalls.MACHINES)}, not this machine's {platform.machine()}")
     missing = [tool for tool in ("bwrap", "prlimit", "setpriv") if shutil.which(tool) is None]
     if not _root() and "setpriv" in missing:
         missing.remove("setpriv")

@@ -61,7 +61,7 @@ _PR_CAPBSET_DROP, _PR_SET_NO_NEW_PRIVS, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_A
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _LIMITS = {"memory": resource.RLIMIT_AS, "cpu": resource.RLIMIT_CPU, "nproc": resource.RLIMIT_NPROC,
-           "fsize": resource.RLIMIT_FSIZE}
+           "fsize": resource.RLIMIT_FSIZE, "nofile": resource.RLIMIT_NOFILE}
 _CHANNEL = 3  # the runner's channel, at the number a `python -c` runner would find it
 
 
@@ -106,6 +106,8 @@ def _start(request, last_cap, channel):
         os.setsid()  # a process group of its own, as bwrap's child leads (rerun.py interrupts the group)
         _fresh_keyring(request["keyctl"])
         _drop_capabilities(last_cap)
+        # syscalls.py's seccomp filter (zygote.py runs its source before this file's), as a plain start installs it
+        refuse()  # noqa: F821
         for name, value in request["limits"].items():
             resource.setrlimit(_LIMITS[name], (value, value))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))

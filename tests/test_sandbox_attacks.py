@@ -1,0 +1,323 @@
+"""Attacks on the sandbox's bounds (no writable folder of the machine, memory of a bounded size, sockets reached by
+descriptor only), each a test that fails if the attack succeeds.
+
+- Memory no limit counts: a kernel tries to keep memory in memfds (written, never mapped, each under RLIMIT_FSIZE)
+  and in System V shared memory segments (detached, so RLIMIT_AS no longer counts them), beyond both the
+  address-space limit and the size of its /tmp; and to make a user namespace and mount a tmpfs of any size in it.
+  syscalls.py's seccomp filter refuses each. Tried in a kernel graded as root and in the sandbox `grade` builds
+  for its unprivileged workers.
+- The sockets: what `_open_sockets` refuses (a link, a FIFO, a file in place of a socket), and a socket renamed over
+  a name the grader already opened: the grader reaches the socket it opened, or nothing.
+"""
+
+import asyncio
+import concurrent.futures
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from autograder.grading import kernel, sandbox, syscalls
+
+pytestmark = pytest.mark.sandbox
+
+MiB = sandbox.MiB
+_LIMITS = {"memory": 1024 * MiB, "tmp_size": 64 * MiB, "fsize": 256 * MiB}
+
+# What student code keeps in memory that no limit of the sandbox counts: prints one JSON line.
+_HOARD = r"""
+import ctypes, json, os
+MiB = 2**20
+libc = ctypes.CDLL(None, use_errno=True)
+out = {"memfd": 0, "shm": 0}
+fds = []
+try:  # memfds: written with write(2), never mapped (RLIMIT_AS does not count them), each under RLIMIT_FSIZE
+    for i in range(6):
+        fd = os.memfd_create(f"hoard-{i}")
+        for _ in range(200):
+            os.write(fd, b"\1" * MiB)
+        fds.append(fd)
+        out["memfd"] += 200
+except OSError as exc:
+    out["memfd error"] = exc.errno
+libc.shmget.argtypes = [ctypes.c_int, ctypes.c_size_t, ctypes.c_int]
+libc.shmat.restype, libc.shmat.argtypes = ctypes.c_void_p, [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+libc.shmdt.argtypes = [ctypes.c_void_p]
+libc.shmctl.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p]
+ids = []
+for i in range(6):  # System V segments: touched, then detached (they stay until their IPC namespace ends)
+    sid = libc.shmget(0, 200 * MiB, 0o1600)
+    if sid < 0:
+        out["shm error"] = ctypes.get_errno()
+        break
+    ids.append(sid)
+    addr = libc.shmat(sid, None, 0)
+    if addr is None or addr == ctypes.c_void_p(-1).value:
+        out["shm error"] = ctypes.get_errno()
+        break
+    ctypes.memset(addr, 1, 200 * MiB)
+    libc.shmdt(ctypes.c_void_p(addr))
+    out["shm"] += 200
+for sid in ids:
+    libc.shmctl(sid, 0, None)  # IPC_RMID: give it back now, not when the sandbox ends
+for fd in fds:
+    os.close(fd)
+print(json.dumps(out), flush=True)
+"""
+
+# A user namespace of student code's own, and in it a tmpfs of any size (a forked process: the kernel has threads).
+_OWN_TMPFS = r"""
+import ctypes, json, os
+libc = ctypes.CDLL(None, use_errno=True)
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(r)
+    result = {}
+    if libc.unshare(0x10000000 | 0x00020000) != 0:  # CLONE_NEWUSER | CLONE_NEWNS
+        result["unshare errno"] = ctypes.get_errno()
+    else:
+        os.makedirs("/tmp/own-tmpfs", exist_ok=True)
+        if libc.mount(b"none", b"/tmp/own-tmpfs", b"tmpfs", 0, b"size=64g") != 0:
+            result["mount errno"] = ctypes.get_errno()
+        else:
+            result["mounted"] = os.statvfs("/tmp/own-tmpfs").f_blocks * os.statvfs("/tmp/own-tmpfs").f_frsize
+    os.write(w, json.dumps(result).encode())
+    os._exit(0)
+os.close(w)
+os.waitpid(pid, 0)
+print(os.read(r, 4096).decode(), flush=True)
+"""
+
+
+def _run(coroutine):
+    with concurrent.futures.ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, coroutine).result()
+
+
+def _in_kernel(tmp_path, sources, **limits):
+    """What each of `sources` printed in a kernel sandboxed as the grading worker sandboxes one (test_kernel's)."""
+    runtime = tmp_path / "runtime"
+    runtime.mkdir()
+    box = sandbox.Sandbox(cwd="/tmp/work", uid=sandbox.slot_uid(9), limits=sandbox.Limits(**limits))
+    km = kernel.SandboxedKernelManager(kernel_name="python3", sandbox_json=kernel.sandbox_to_json(box, runtime))
+
+    async def run():
+        await km.start_kernel()
+        kc = km.client()
+        kc.start_channels()
+        try:
+            await kc.wait_for_ready(timeout=60)
+            printed = []
+            for source in sources:
+                out = []
+                await kc.execute_interactive(source, timeout=120, output_hook=lambda m, out=out: out.append(
+                    m["content"].get("text", "") or "\n".join(m["content"].get("traceback", []))))
+                printed.append("".join(out).strip())
+            return printed
+        finally:
+            kc.stop_channels()
+            await km.shutdown_kernel(now=True)
+
+    return _run(run())
+
+
+def _last_json(text):
+    return json.loads(text.strip().splitlines()[-1])
+
+
+def _assert_bounded(hoard, limits):
+    """No more memory kept than the address-space limit (the tmpfs's size is already well below it)."""
+    assert hoard.get("memfd", 0) <= limits["memory"] // MiB, f"memfds kept {hoard['memfd']} MiB: {hoard}"
+    assert hoard.get("shm", 0) <= limits["memory"] // MiB, f"System V segments kept {hoard['shm']} MiB: {hoard}"
+
+
+# ---- memory no limit counts ----------------------------------------------------------------------------------------
+
+def test_a_kernel_keeps_no_more_memory_than_its_limits_in_memfds_or_shared_memory(tmp_path):
+    hoard, = _in_kernel(tmp_path, [_HOARD], **_LIMITS)
+    _assert_bounded(_last_json(hoard), _LIMITS)
+
+
+def test_a_kernel_mounts_no_tmpfs_of_its_own(tmp_path):
+    printed, = _in_kernel(tmp_path, [_OWN_TMPFS], **_LIMITS)
+    result = _last_json(printed)
+    assert "mounted" not in result, f"student code mounted a tmpfs of {result['mounted'] // MiB} MiB: {result}"
+
+
+# The sandbox `grade` builds: its worker is unprivileged, so bubblewrap makes a user namespace (--disable-userns);
+# a warm process joins the same namespaces. As root, the driver runs as a worker's user, as grade.py starts one.
+_DRIVER = r"""
+import json, subprocess, sys
+from autograder.grading import sandbox
+limits, code = json.loads(sys.argv[1]), sys.argv[2]
+box = sandbox.Sandbox(cwd="/tmp/work", limits=sandbox.Limits(**limits))
+run = subprocess.run(box.command([sys.executable, "-c", code]), capture_output=True, text=True, timeout=300,
+                     stdin=subprocess.DEVNULL)
+print(json.dumps({"argv": box.command([]), "stdout": run.stdout, "stderr": run.stderr[-2000:]}))
+"""
+
+
+def _in_workers_sandbox(code, limits):
+    from autograder.grading import confine, grade
+
+    uid = sandbox.worker_uid(62)
+    start = confine.worker_start(uid, grade._worker_paths()) if uid is not None else None
+    run = subprocess.run([sys.executable, "-c", _DRIVER, json.dumps(limits), code], preexec_fn=start, cwd="/",
+                         capture_output=True, text=True, timeout=400)
+    assert run.returncode == 0, run.stderr[-3000:]
+    data = json.loads(run.stdout.strip().splitlines()[-1])
+    assert "--unshare-user" in data["argv"] and "--disable-userns" in data["argv"], data["argv"]
+    assert data["stdout"].strip(), data["stderr"]
+    return _last_json(data["stdout"])
+
+
+def test_a_grade_workers_sandbox_keeps_no_more_memory_than_its_limits(tmp_path):
+    _assert_bounded(_in_workers_sandbox(_HOARD, _LIMITS), _LIMITS)
+
+
+def test_a_grade_workers_sandbox_mounts_no_tmpfs_of_its_own(tmp_path):
+    result = _in_workers_sandbox(_OWN_TMPFS, _LIMITS)
+    assert "mounted" not in result, result
+
+
+# ---- the sockets ---------------------------------------------------------------------------------------------------
+
+# In its sandbox's /tmp: a socket that counts the connections it accepts, and, named as sockets, what is not one.
+_SERVER = r"""
+import os, socket, sys, threading
+os.chdir("/tmp")
+def serve(path, tag):
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(path)
+    s.listen(16)
+    def loop():
+        while True:
+            conn, _ = s.accept()
+            conn.sendall(tag)
+            conn.close()
+    threading.Thread(target=loop, daemon=True).start()
+    return s
+first = serve("k-t-1", b"first")
+os.symlink("/proc/1/root/tmp/k-t-1", "k-t-2")  # a link (to a socket, even)
+os.mkfifo("k-t-3")
+open("k-t-4", "w").close()
+os.symlink(sys.argv[1], "k-t-5")  # a link to a socket of the machine, by its name there
+print("ready", flush=True)
+sys.stdin.readline()
+# Another socket renamed over the name the grader opened, and the one it opened closed.
+serve("other", b"other")
+os.rename("other", "k-t-1")
+first.close()
+print("swapped", flush=True)
+sys.stdin.readline()
+"""
+
+
+def _connect_and_read(path):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    try:
+        s.connect(path)
+        return s.recv(16)
+    except OSError as exc:
+        return exc.errno
+    finally:
+        s.close()
+
+
+def test_the_grader_opens_only_the_sockets_the_sandbox_bound_and_keeps_to_them(tmp_path):
+    machine = tmp_path / "machine.sock"  # a socket of the machine, outside the sandbox
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(machine))
+    listener.listen()
+    listener.settimeout(0.5)
+    box = sandbox.Sandbox(cwd="/tmp", uid=sandbox.slot_uid(9))
+    proc = subprocess.Popen(box.command([sys.executable, "-c", _SERVER, str(machine)]), stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    fds = []
+    try:
+        assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+        # The socket: opened, by the root of bwrap's child, as the provisioner opens a kernel's
+        opened = None
+        deadline = time.monotonic() + 30
+        while opened is None and time.monotonic() < deadline:
+            opened = kernel._open_sockets(proc.pid, "/tmp", ["k-t-1"])
+            time.sleep(0.01)
+        assert opened is not None
+        fds += opened
+        # What is not a socket of the sandbox's own is never opened
+        for name in ("k-t-2", "k-t-3", "k-t-4", "k-t-5"):
+            try:
+                refused = kernel._open_sockets(proc.pid, "/tmp", [name])
+            except OSError:
+                refused = None
+            fds += refused or []
+            assert refused is None, name
+        via = f"/proc/self/fd/{opened[0]}"
+        assert _connect_and_read(via) == b"first"
+        proc.stdin.write("\n")
+        proc.stdin.flush()
+        assert proc.stdout.readline().strip() == "swapped"
+        # The socket renamed over its name is never reached through the descriptor: the one opened, or nothing
+        assert _connect_and_read(via) != b"other"
+        with pytest.raises(TimeoutError):
+            listener.accept()
+    finally:
+        for fd in fds:
+            os.close(fd)
+        proc.kill()
+        proc.wait()
+        listener.close()
+
+
+def test_the_sandbox_root_found_is_the_sandboxs_not_the_machines(tmp_path):
+    """_sandbox_root of a plain start (prlimit -> env -> bwrap): bwrap's child's root, whose /tmp is the sandbox's."""
+    box = sandbox.Sandbox(cwd="/tmp", uid=sandbox.slot_uid(9))
+    marker = f"probe-{os.getpid()}"
+    proc = subprocess.Popen(box.command([sys.executable, "-c", f"open('/tmp/{marker}', 'w'); input()"]),
+                            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+    try:
+        root = None
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            root = kernel._sandbox_root(proc.pid)
+            if root is not None:
+                try:
+                    tmp = os.open("tmp", os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=root)
+                except OSError:
+                    tmp = None
+                if tmp is not None:
+                    found = marker in os.listdir(f"/proc/self/fd/{tmp}")
+                    os.close(tmp)
+                    if found:
+                        break
+                os.close(root)
+                root = None
+            time.sleep(0.01)
+        assert root is not None
+        assert os.fstat(root).st_ino != os.stat("/").st_ino or os.fstat(root).st_dev != os.stat("/").st_dev
+        assert not Path("/tmp", marker).exists()  # the host's /tmp holds nothing the sandbox wrote
+        os.close(root)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.parametrize("machine", sorted(syscalls.MACHINES))
+def test_the_seccomp_filter_is_a_well_formed_program_for_each_machine(machine):
+    """Every jump lands inside the program, forward; every path ends in a return; the calls it names are refused."""
+    steps = syscalls.program(machine)
+    assert len(steps) < 64
+    for i, (code, jt, jf, _) in enumerate(steps):
+        if code in (syscalls._JEQ, syscalls._JGE, syscalls._JSET):
+            assert i + 1 + max(jt, jf) < len(steps)
+    assert steps[-1][0] == syscalls._RET and steps[-2][0] == syscalls._RET
+    refused = {k for code, _, _, k in steps if code == syscalls._JEQ}
+    arch, numbers = syscalls.MACHINES[machine]
+    assert refused == {arch, *numbers.values()}
