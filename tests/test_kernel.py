@@ -305,3 +305,25 @@ print(os.getcwd(), written // 2**20, error, flush=True)
     assert cwd == "/tmp/work" and int(written) <= 64 and error == str(errno.ENOSPC)
     assert set(runtime_write.splitlines()) & {f"errno {e}" for e in (errno.EROFS, errno.ENOENT, errno.EACCES)}
     assert not any(p.name == "x" or p.name.startswith("junk-") for p in tmp_path.rglob("*"))
+
+
+def test_a_kernel_that_never_binds_its_sockets_is_ended_with_a_clear_error(tmp_path):
+    """The wait for the sockets has a deadline: past it, the kernel's process is killed and the start fails, saying
+    where the sockets were awaited (here the launcher is made to sleep instead of starting ipykernel)."""
+    _, _, km = _manager(tmp_path)
+
+    async def run():
+        await km.start_kernel()
+
+    original = kernel.SandboxProvisioner._link_sockets
+
+    async def short_wait(self, timeout=60.0):
+        return await original(self, timeout=1.0)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(kernel, "_LAUNCH_WITHOUT_DEBUGGER", "import time\ntime.sleep(600)\n")
+        patch.setattr(kernel.SandboxProvisioner, "_link_sockets", short_wait)
+        with pytest.raises(RuntimeError, match=r"Kernel didn't bind its sockets in /tmp of its sandbox in 1\.0 s"):
+            _run(run())
+    assert km.provisioner.process.wait(timeout=10) is not None
+    km.context.destroy(linger=0)

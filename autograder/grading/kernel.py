@@ -159,6 +159,7 @@ class SandboxProvisioner(LocalProvisioner):
             if fds is not None:
                 break
             if time.monotonic() > deadline:
+                self.process.kill()  # no one would stop it: the manager keeps no kernel whose start failed
                 raise RuntimeError(f"Kernel didn't bind its sockets in {folder} of its sandbox in {timeout} s: {why}")
             await asyncio.sleep(0.005)
         self._socket_fds = fds
