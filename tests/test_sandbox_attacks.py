@@ -10,8 +10,6 @@ descriptor only), each a test that fails if the attack succeeds.
   a name the grader already opened: the grader reaches the socket it opened, or nothing.
 """
 
-import asyncio
-import concurrent.futures
 import json
 import os
 import socket
@@ -21,6 +19,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_kernel import _manager, _run, _started
 
 from autograder.grading import kernel, sandbox, syscalls
 
@@ -95,24 +94,14 @@ print(os.read(r, 4096).decode(), flush=True)
 """
 
 
-def _run(coroutine):
-    with concurrent.futures.ThreadPoolExecutor(1) as thread:
-        return thread.submit(asyncio.run, coroutine).result()
-
-
 def _in_kernel(tmp_path, sources, **limits):
-    """What each of `sources` printed in a kernel sandboxed as the grading worker sandboxes one (test_kernel's)."""
-    runtime = tmp_path / "runtime"
-    runtime.mkdir()
-    box = sandbox.Sandbox(cwd="/tmp/work", uid=sandbox.slot_uid(9), limits=sandbox.Limits(**limits))
-    km = kernel.SandboxedKernelManager(kernel_name="python3", sandbox_json=kernel.sandbox_to_json(box, runtime))
+    """What each of `sources` printed (its traceback, if it raised) in a kernel sandboxed as the grading worker
+    sandboxes one (test_kernel's)."""
+    _, _, km = _manager(tmp_path, **limits)
 
     async def run():
-        await km.start_kernel()
-        kc = km.client()
-        kc.start_channels()
+        kc = await _started(km)
         try:
-            await kc.wait_for_ready(timeout=60)
             printed = []
             for source in sources:
                 out = []

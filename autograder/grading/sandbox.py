@@ -17,6 +17,7 @@ normal user, bwrap makes a user namespace instead and the process limit is
 counted on top of the processes the user already has.
 """
 
+import functools
 import importlib.util
 import os
 import platform
@@ -291,8 +292,12 @@ _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc
 
 def _under_the_filter(argv):
     """`argv`, started by a Python that first installs syscalls.py's seccomp filter (no site, no user's path)."""
-    source = (Path(__file__).with_name("syscalls.py")).read_text(encoding="utf-8")
-    return [sys.executable, "-I", "-S", "-c", source, syscalls.THEN, *argv]
+    return [sys.executable, "-I", "-S", "-c", _filter_source(), syscalls.THEN, *argv]
+
+
+@functools.cache
+def _filter_source():
+    return Path(__file__).with_name("syscalls.py").read_text(encoding="utf-8")
 
 
 def _parents(path, made, binds, perms="0755", itself=False):
