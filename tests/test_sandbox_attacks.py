@@ -1,11 +1,11 @@
 """Attacks on the sandbox's bounds (no writable folder of the machine, memory of a bounded size, sockets reached by
 descriptor only), each a test that fails if the attack succeeds.
 
-- Memory no limit counts: a kernel tries to keep memory in memfds (written, never mapped, each under RLIMIT_FSIZE)
-  and in System V shared memory segments (detached, so RLIMIT_AS no longer counts them), beyond both the
-  address-space limit and the size of its /tmp; and to make a user namespace and mount a tmpfs of any size in it.
-  syscalls.py's seccomp filter refuses each. Tried in a kernel graded as root and in the sandbox `grade` builds
-  for its unprivileged workers.
+- Memory no limit counts: a kernel tries to keep memory in memfds (written, never mapped, each under RLIMIT_FSIZE),
+  in System V shared memory segments (detached, so RLIMIT_AS no longer counts them) and semaphore sets, beyond
+  both the address-space limit and the size of its /tmp; to make message queues (System V, POSIX); and to make a
+  user namespace and mount a tmpfs of any size in it. syscalls.py's seccomp filter refuses each. Tried in a
+  kernel graded as root and in the sandbox `grade` builds for its unprivileged workers.
 - The sockets: what `_open_sockets` refuses (a link, a FIFO, a file in place of a socket), and a socket renamed over
   a name the grader already opened: the grader reaches the socket it opened, or nothing.
 """
@@ -30,7 +30,7 @@ _LIMITS = {"memory": 1024 * MiB, "tmp_size": 64 * MiB, "fsize": 256 * MiB}
 
 # What student code keeps in memory that no limit of the sandbox counts: prints one JSON line.
 _HOARD = r"""
-import ctypes, json, os
+import ctypes, errno, json, os
 MiB = 2**20
 libc = ctypes.CDLL(None, use_errno=True)
 out = {"memfd": 0, "shm": 0}
@@ -64,6 +64,24 @@ for i in range(6):  # System V segments: touched, then detached (they stay until
     out["shm"] += 200
 for sid in ids:
     libc.shmctl(sid, 0, None)  # IPC_RMID: give it back now, not when the sandbox ends
+libc.semget.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
+sems, out["sem"] = [], 0
+for i in range(600):  # System V semaphore sets of 32,000 semaphores: 2 MiB of the kernel's memory each
+    sid = libc.semget(0, 32000, 0o1600)
+    if sid < 0:
+        out["sem error"] = ctypes.get_errno()
+        break
+    sems.append(sid)
+    out["sem"] += 2
+for sid in sems:
+    libc.semctl(sid, 0, 0)  # IPC_RMID
+queue = libc.msgget(0, 0o1600)  # a System V message queue: its messages are kept in the kernel's memory
+out["msgget"] = "made" if queue >= 0 else errno.errorcode[ctypes.get_errno()]
+if queue >= 0:
+    libc.msgctl(queue, 0, None)
+libc.mq_open.restype = ctypes.c_int  # a POSIX message queue, likewise
+posix = libc.mq_open(b"/hoard", os.O_CREAT | os.O_RDWR, 0o600, None)
+out["mq_open"] = "made" if posix >= 0 else errno.errorcode[ctypes.get_errno()]
 for fd in fds:
     os.close(fd)
 print(json.dumps(out), flush=True)
@@ -124,6 +142,8 @@ def _assert_bounded(hoard, limits):
     """No more memory kept than the address-space limit (the tmpfs's size is already well below it)."""
     assert hoard.get("memfd", 0) <= limits["memory"] // MiB, f"memfds kept {hoard['memfd']} MiB: {hoard}"
     assert hoard.get("shm", 0) <= limits["memory"] // MiB, f"System V segments kept {hoard['shm']} MiB: {hoard}"
+    assert hoard.get("sem", 0) <= limits["memory"] // MiB, f"semaphore sets kept {hoard['sem']} MiB: {hoard}"
+    assert hoard["msgget"] == hoard["mq_open"] == "EPERM", hoard  # no message queue to fill
 
 
 # ---- memory no limit counts ----------------------------------------------------------------------------------------

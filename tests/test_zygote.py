@@ -70,6 +70,23 @@ def _probe(name):
         except OSError as exc:
             return type(exc).__name__
 
+    def session_of_a_child():
+        """A forked child's setsid(): the kernel would make a scheduling group (autogroup) for its session."""
+        r, w = os.pipe()
+        child = os.fork()
+        if child == 0:
+            try:
+                os.setsid()
+                os.write(w, b"a session of its own")
+            except OSError as exc:
+                os.write(w, os.strerror(exc.errno).encode())
+            os._exit(0)
+        os.close(w)
+        told = os.read(r, 200).decode()
+        os.close(r)
+        os.waitpid(child, 0)
+        return told
+
     libc = ctypes.CDLL(None, use_errno=True)
     unshared = libc.unshare(0x10000000)  # CLONE_NEWUSER: bwrap's --disable-userns forbids it
     unshare_errno = ctypes.get_errno() if unshared else 0
@@ -91,6 +108,7 @@ def _probe(name):
                    for f in (line.split() for line in read("/proc/self/mountinfo").splitlines())],
         "hostname": socket.gethostname(), "interfaces": socket.if_nameindex(),
         "unshare(CLONE_NEWUSER)": [unshared, os.strerror(unshare_errno)],
+        "setsid in a child": session_of_a_child(),
         "cgroup": read("/proc/self/cgroup"),
         "the driver's key": find_key("the driver's"),  # noqa: F821 (_KEYS, run before this function)
         # each namespace: the same as the sandbox's init's, and as its command's (pid 2: itself, or the holder)
@@ -507,6 +525,7 @@ class TestEquivalence:
         # what the items hold, so that the comparison cannot pass on two empty reports
         assert warm["CapEff"] == warm["CapBnd"] == "0" * 16 and warm["NoNewPrivs"] == "1"
         assert warm["unshare(CLONE_NEWUSER)"][0] != 0 and warm["hostname"] == "sandbox"
+        assert warm["setsid in a child"] == "Operation not permitted"  # its processes share one scheduling group
         assert all(all(same) for same in warm["namespaces"].values()), warm["namespaces"]
         assert warm["cwd"] == warm["os.environ"]["PWD"] == "<work>" and len(warm["mounts"]) > 10
         assert warm["course package"]["ffn_helpers.checks"]

@@ -4,8 +4,12 @@ Memory a process holds outside its address space escapes RLIMIT_AS, and a mount 
 the sandbox's bounded /tmp. So no process in a sandbox may
 
 - make a user namespace (`unshare`, `clone` with CLONE_NEWUSER): in one it could mount a tmpfs of any size;
-- create anonymous files (`memfd_create`) or System V shared memory (`shmget`): written, not mapped, their
-  pages count against no limit of the process, and a detached segment outlives it;
+- create anonymous files (`memfd_create`) or inter-process objects (System V shared memory, semaphore sets and
+  message queues: `shmget`, `semget`, `msgget`; POSIX message queues: `mq_open`): what they hold counts against
+  no limit of the process, and lives on after it;
+- start a session of its own (`setsid`): each session is a scheduling group of the kernel's own (autogroup), so
+  a sandbox that made hundreds of them would take the CPU from the student graded beside it; kept in the one
+  session its sandbox started in, all its processes share one fair part;
 - call `clone3`, whose flags a filter cannot read: it gets ENOSYS, and the C library falls back to `clone`;
 - use another ABI of the machine (i386 or x32 calls from an x86-64 process), whose numbers differ.
 
@@ -22,11 +26,14 @@ import sys
 
 # (AUDIT_ARCH_*, {call: number}) of each machine the filter knows; elsewhere refuse() says it cannot.
 MACHINES = {
-    "x86_64": (0xC000003E, {"memfd_create": 319, "shmget": 29, "unshare": 272, "clone": 56, "clone3": 435}),
-    "aarch64": (0xC00000B7, {"memfd_create": 279, "shmget": 194, "unshare": 97, "clone": 220, "clone3": 435}),
+    "x86_64": (0xC000003E, {"memfd_create": 319, "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240,
+                            "setsid": 112, "unshare": 272, "clone": 56, "clone3": 435}),
+    "aarch64": (0xC00000B7, {"memfd_create": 279, "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180,
+                             "setsid": 157, "unshare": 97, "clone": 220, "clone3": 435}),
 }
 _X32_BIT = 0x40000000  # x86-64's x32 ABI: the same calls under numbers with this bit set
 CLONE_NEWUSER = 0x10000000
+_REFUSED = ("memfd_create", "shmget", "semget", "msgget", "mq_open", "setsid")  # EPERM, whatever the arguments
 _ALLOW, _ERRNO = 0x7FFF0000, 0x00050000  # SECCOMP_RET_*
 _LD, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ/JGE/JSET|K, BPF_RET|K
 _NR, _ARCH, _ARG0 = 0, 4, 16  # offsets in struct seccomp_data (arg0's low 32 bits: little-endian machines)
@@ -42,8 +49,8 @@ def program(machine=None):
     steps = [(_LD, None, None, _ARCH), (_JEQ, None, "no", arch), (_LD, None, None, _NR)]
     if machine == "x86_64":
         steps.append((_JGE, "no", None, _X32_BIT))
-    steps += [(_JEQ, "refuse", None, nr["memfd_create"]), (_JEQ, "refuse", None, nr["shmget"]),
-              (_JEQ, "no", None, nr["clone3"]), (_JEQ, "flags", None, nr["unshare"]),
+    steps += [(_JEQ, "refuse", None, nr[call]) for call in _REFUSED]
+    steps += [(_JEQ, "no", None, nr["clone3"]), (_JEQ, "flags", None, nr["unshare"]),
               (_JEQ, "flags", None, nr["clone"]), (_RET, None, None, _ALLOW),
               ("flags", _LD, None, None, _ARG0), (_JSET, "refuse", None, CLONE_NEWUSER), (_RET, None, None, _ALLOW),
               ("refuse", _RET, None, None, eperm), ("no", _RET, None, None, enosys)]
