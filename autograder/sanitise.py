@@ -32,6 +32,18 @@ from html.parser import HTMLParser
 # with the standard library only (a learner's `check` outside the course's environment must say so in a line).
 
 # OWASP's rule for CSV injection: a spreadsheet reads a cell that starts with one of these as a formula.
+# Every C0/C1 control character and DEL but newline and tab, and the bidi controls (they reorder what a
+# terminal shows): written as visible escapes, so text that holds a student's cannot drive the terminal of
+# whoever reads it (window title, clipboard, clearing the screen, overwriting a line).
+TERMINAL_ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in "\n\t"}
+TERMINAL_ESCAPES.update({c: f"\\u{c:04x}" for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]})
+
+
+def for_terminal(text):
+    """`text` as a terminal or a log may show it: its control characters as visible escapes."""
+    return str(text).translate(TERMINAL_ESCAPES)
+
+
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -221,15 +233,20 @@ _CLASS = re.compile(r"^[A-Za-z0-9_ -]{1,60}$")
 
 
 def safe_url(url, image=False):
-    """The URL if it is http(s), mailto or relative (for an image: http(s) or a valid PNG data URL), else None."""
+    """The URL if it is http(s), mailto or relative; for an image, only a valid PNG data URL (else None).
+
+    A browser fetches an image as the page loads, with no click: from the grader's own origin (a relative
+    `/hub/logout`) it would carry the instructor's cookies, and from another host it tells that host who looked."""
     url = str(url or "")
     squashed = re.sub(r"[\x00-\x20\x7f-\x9f]", "", url)
-    if image and squashed.lower().startswith("data:image/png;base64,"):
-        return url if safe_png(squashed[len("data:image/png;base64,"):]) else None
+    if image:
+        if squashed.lower().startswith("data:image/png;base64,"):
+            return url if safe_png(squashed[len("data:image/png;base64,"):]) else None
+        return None
     scheme = re.match(r"^([A-Za-z][A-Za-z0-9+.-]*):", squashed)
     if scheme is None:
         return None if ":" in squashed.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0] else url
-    return url if scheme.group(1).lower() in (("http", "https") if image else _SAFE_SCHEMES) else None
+    return url if scheme.group(1).lower() in _SAFE_SCHEMES else None
 
 
 def _attributes(kept):

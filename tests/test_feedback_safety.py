@@ -8,6 +8,7 @@ base or meta refresh; and the benign content (a real PNG, printed text) is still
 
 import base64
 import html
+import re
 import struct
 import zlib
 from html.parser import HTMLParser
@@ -309,6 +310,16 @@ def test_safe_urls_are_kept():
     for url in ("https://example.org/a?b=c#d", "http://x", "mailto:a@b.c", "#anchor", "page.html", "/abs/path"):
         assert sanitise.safe_url(url) == url
     assert sanitise.safe_url("data:image/png;base64," + PNG, image=True)
+
+
+@pytest.mark.parametrize("src", ["/hub/logout", "//attacker.example/t.png", "https://attacker.example/t.png",
+                                 "t.png", "../../api/contents", "HTTP://x/y.png", "mailto:a@b.c"])
+def test_a_learners_image_loads_nothing_from_anywhere(src):
+    """The browser fetches an image with no click: from the grader's origin with the instructor's cookies (a GET
+    to /hub/logout), or from a host that learns who looked. Only a checked PNG inside the page is kept."""
+    assert sanitise.safe_url(src, image=True) is None
+    cleaned = sanitise.markdown_html(f"![x]({src}) <img src=\"{src}\" alt=\"y\">")
+    assert re.search(r"<img[^>]*\ssrc=", cleaned) is None, cleaned  # markup written as text shows, and loads nothing
 
 
 def test_nbgraders_own_feedback_page_is_safe_too():

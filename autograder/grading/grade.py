@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import offering
+from .. import offering, sanitise
 from ..schema import Flag, Status, StudentResult
 from . import (
     classbook,
@@ -45,7 +45,8 @@ MAX_LINE = 64 * 1024 * 1024  # bytes of one line from a worker (a student's resu
 
 
 def _say(text):
-    print(text, file=sys.stderr, flush=True)
+    """A line for the instructor's terminal: what a student named (a zip member, a file) cannot drive it."""
+    print(sanitise.for_terminal(text), file=sys.stderr, flush=True)
 
 
 def banner(lines):

@@ -28,6 +28,7 @@ import traceback
 import warnings
 from pathlib import Path
 
+from .. import sanitise
 from . import position
 
 _MAX_NOTEBOOK_BYTES = 50 * 1024 * 1024
@@ -596,19 +597,12 @@ def read_notebook(path):
     return nb, ""
 
 
-# Every C0/C1 control character and DEL but newline and tab, and the bidi controls (they reorder what a
-# terminal shows): written as visible escapes, so a log that holds the student's text cannot drive the
-# terminal of whoever reads it (window title, clipboard, clearing the screen, overwriting a line).
-_LOG_ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in "\n\t"}
-_LOG_ESCAPES.update({c: f"\\u{c:04x}" for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]})
-
-
 LOG_BUDGET = 256 * 1024  # characters of the log per student (and for the worker's start): an honest one writes a few
 
 
 class _EscapingWriter(io.TextIOBase):
-    """A text stream that writes to another with its control characters made visible (_LOG_ESCAPES), and at most
-    `budget` characters until renew(): student code can make nbgrader log a line per message it sends."""
+    """A text stream that writes to another with its control characters made visible (sanitise.for_terminal), and
+    at most `budget` characters until renew(): student code can make nbgrader log a line per message it sends."""
 
     def __init__(self, stream, budget=LOG_BUDGET):
         self._stream, self._budget, self._left = stream, budget, budget
@@ -619,7 +613,7 @@ class _EscapingWriter(io.TextIOBase):
 
     def write(self, text):
         if self._left > 0:
-            shown = text.translate(_LOG_ESCAPES)[:self._left]
+            shown = sanitise.for_terminal(text)[:self._left]
             self._left -= len(shown)
             if self._left <= 0:
                 shown += f"\n[worker] the log is cut here: more than {self._budget} characters for one student\n"
