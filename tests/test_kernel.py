@@ -53,7 +53,10 @@ async def _printed(kc, code):
 
 async def _interrupted(km, kc):
     """Interrupt a cell that sleeps: the reply to it."""
-    msg_id = kc.execute("import time\nprint('asleep', flush=True)\ntime.sleep(120)")
+    # Short sleeps: ipykernel's interrupt is a SIGINT the kernel sends itself, which may land on its control
+    # thread; the main thread then sees it only once its sleep returns (in a CI run, a single 120 s sleep outlived
+    # the wait for the reply).
+    msg_id = kc.execute("import time\nprint('asleep', flush=True)\nwhile True:\n    time.sleep(0.1)")
     # Until the learner's code runs: `execute_input` comes before it does, and an interrupt that arrives
     # in between would be spent on the kernel's own preparations, leaving the sleep to run out.
     while True:
