@@ -31,19 +31,19 @@ from html.parser import HTMLParser
 # nbformat is imported by the functions that build notebook nodes: the class report and the CLI load this module
 # with the standard library only (a learner's `check` outside the course's environment must say so in a line).
 
-# OWASP's rule for CSV injection: a spreadsheet reads a cell that starts with one of these as a formula.
 # Every C0/C1 control character and DEL but newline and tab, and the bidi controls (they reorder what a
 # terminal shows): written as visible escapes, so text that holds a student's cannot drive the terminal of
 # whoever reads it (window title, clipboard, clearing the screen, overwriting a line).
-TERMINAL_ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in "\n\t"}
-TERMINAL_ESCAPES.update({c: f"\\u{c:04x}" for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]})
+_TERMINAL_ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x20), *range(0x7F, 0xA0)] if chr(c) not in "\n\t"}
+_TERMINAL_ESCAPES.update({c: f"\\u{c:04x}" for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]})
 
 
 def for_terminal(text):
     """`text` as a terminal or a log may show it: its control characters as visible escapes."""
-    return str(text).translate(TERMINAL_ESCAPES)
+    return str(text).translate(_TERMINAL_ESCAPES)
 
 
+# OWASP's rule for CSV injection: a spreadsheet reads a cell that starts with one of these as a formula.
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
