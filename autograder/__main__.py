@@ -10,7 +10,7 @@ NOT_INSTALLED = 3
 
 
 def exports_parser(sub):
-    from .grading import exports  # reads the gradebook through nbgrader: imported when used, cheap until then
+    from .grading.gate_out import exports  # reads the gradebook through nbgrader: imported when used, cheap until then
 
     return exports.add_parser(sub)
 
@@ -108,7 +108,7 @@ def _parser():
 
 def _run(args):
     if args.command == "export":
-        from .grading import exports
+        from .grading.gate_out import exports
 
         return exports.main(args)
     if args.command == "report":

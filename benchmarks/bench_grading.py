@@ -100,7 +100,7 @@ def _write(folder, aid, submissions):
 
 
 def _scores(db_path):
-    from autograder.grading.gradebook import cell_scores
+    from autograder.grading.scoring.gradebook import cell_scores
 
     return {(row.student, row.cell): row.auto_score for row in cell_scores(db_path)}
 

@@ -4,7 +4,7 @@
 the operating system:
 
 - tests marked `sandbox` build the grading sandbox: bubblewrap (`bwrap`), plus
-  `prlimit` and `setpriv` from util-linux, as `autograder.grading.sandbox.probe` checks;
+  `prlimit` and `setpriv` from util-linux, as `autograder.grading.gate_in.sandbox.probe` checks;
 - tests marked `browser` drive JupyterLab in Debian's Chromium, through Playwright;
 - tests marked `hub` (tests/hub/) deploy the course on JupyterHub with system users they
   create: they need root and JupyterHub's proxy, `configurable-http-proxy` from npm;

@@ -1,7 +1,7 @@
 """`make bench` can start: every import a bench makes, lazy ones included, resolves.
 
 The benches run no test, so nothing else would notice a module that moved
-(a bench imports `autograder.grading.gradebook`, the browser's LabServer...).
+(a bench imports `autograder.grading.scoring.gradebook`, the browser's LabServer...).
 Timings are not checked here: the benches print them (`make bench`).
 """
 

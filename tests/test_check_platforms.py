@@ -136,7 +136,8 @@ def test_without_the_sandbox_the_learners_process_starts_from_a_windows_sized_co
     connects."""
     import socket
 
-    from autograder.grading import rerun, sandbox
+    from autograder.grading.gate_beside import rerun
+    from autograder.grading.gate_in import sandbox
 
     started, impostors, real_popen, real_server = [], [], subprocess.Popen, socket.create_server
 
@@ -183,7 +184,7 @@ def test_the_limits_not_held_are_named_for_each_system(monkeypatch, platform, pr
                                                       expected):
     import os
 
-    from autograder.grading import unsandboxed
+    from autograder.grading.gate_in import unsandboxed
 
     monkeypatch.setattr(unsandboxed.sys, "platform", platform)
     monkeypatch.setattr(unsandboxed.shutil, "which", lambda name: "/usr/bin/prlimit" if prlimit else None)

@@ -204,7 +204,7 @@ def _modes(volume):
 def test_no_secret_is_mounted_where_the_sandbox_shows_files_or_readable_by_others():
     """Student code sees /etc, /usr, ... and the Python prefix read-only (sandbox._SYSTEM, sandbox.required_paths()):
     a secret mounted there, at Kubernetes' default mode 0644, would be printed into a student's feedback."""
-    from autograder.grading import sandbox
+    from autograder.grading.gate_in import sandbox
 
     shown = [*sandbox._SYSTEM, *sandbox.required_paths()]
     found = 0

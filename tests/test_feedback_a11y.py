@@ -13,7 +13,7 @@ import pytest
 from test_feedback_safety import HOSTILE_MARKDOWN, PNG, audit  # tests/ is on sys.path (tests/conftest.py)
 
 from autograder import NOTEBOOKS_DIR, mathml
-from autograder.grading import feedback
+from autograder.grading.gate_out import feedback
 
 COURSE = nbformat.read(NOTEBOOKS_DIR / "02_forward_pass.ipynb", as_version=4)
 FORMULA = next(c.source for c in COURSE.cells if c.cell_type == "markdown" and r"$d_\text{ff}$" in c.source)

@@ -17,8 +17,7 @@ import nbformat
 import page_audit
 import pytest
 
-from autograder import sanitise
-from autograder.grading import feedback
+from autograder.grading.gate_out import feedback, sanitise
 
 pytestmark = pytest.mark.xdist_group("feedback_safety")
 

@@ -20,7 +20,7 @@ from adversarial import ASSIGNMENT, Context, grading, patch_numpy
 
 from autograder.authoring import lab
 from autograder.grading import course as course_mod
-from autograder.grading import gradebook
+from autograder.grading.scoring import gradebook
 
 AID = ASSIGNMENT
 REPO = Path(__file__).resolve().parents[1]
@@ -141,4 +141,4 @@ def test_every_formgrader_config_turns_the_button_off():
         settings = json.loads((REPO / config / "jupyter_server_config.json").read_text(encoding="utf-8"))
         extensions = settings["ServerApp"]["jpserver_extensions"]
         if extensions.get("nbgrader.server_extensions.formgrader"):
-            assert extensions.get("autograder.grading.formgrader") is True, config
+            assert extensions.get("autograder.grading.gate_out.formgrader") is True, config

@@ -19,7 +19,7 @@ import nbtools
 import pytest
 from adversarial import ASSIGNMENT, ATTACKS, Context, grading
 
-from autograder.grading.gradebook import cell_scores
+from autograder.grading.scoring.gradebook import cell_scores
 
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("grader-adversarial")]
 

@@ -28,7 +28,9 @@ import psutil
 import pytest
 from adversarial import ASSIGNMENT, ATTACKS, Context, grading
 
-from autograder.grading import cluster, cluster_reply, cluster_task, course, dask_guard, ledger
+from autograder.grading import course
+from autograder.grading.dispatch import cluster, cluster_reply, cluster_task, dask_guard
+from autograder.grading.scoring import ledger
 
 pytestmark = [pytest.mark.xdist_group("grader-cluster")]
 ATTACKERS = ("patch-numpy", "infinite-loop", "duplicate-cell", "invalid-json", "missing")
@@ -397,7 +399,7 @@ def _model(course_root):
 
 
 def _good(model, student="ann"):
-    from autograder.grading import results
+    from autograder.grading.scoring import results
 
     notebooks = [results.empty_notebook(n, "missing notebook", "no file") for n in model.notebooks]
     return {"student": student, "result": results.student_result(student, model.name, notebooks).to_dict(),

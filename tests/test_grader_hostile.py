@@ -42,7 +42,9 @@ import pytest
 from adversarial import ASSIGNMENT, _cell, grading
 from adversarial.hostile import HOSTILE, LATE_VICTIM, TWIN_STUDENTS, TWINS, HostileContext
 
-from autograder.grading import feedback, sandbox, worker
+from autograder.grading import worker
+from autograder.grading.gate_in import sandbox
+from autograder.grading.gate_out import feedback
 
 pytestmark = [pytest.mark.grading, pytest.mark.sandbox, pytest.mark.xdist_group("grader-hostile")]
 

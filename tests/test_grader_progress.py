@@ -21,9 +21,10 @@ import nbtools
 import pytest
 
 from autograder.cells import code_cells
-from autograder.grading import grade, position
+from autograder.grading import grade
 from autograder.grading.course import AssignmentModel, NotebookModel, SourceCellModel
-from autograder.grading.progress import Progress, running_text
+from autograder.grading.dispatch import position
+from autograder.grading.dispatch.progress import Progress, running_text
 
 AID = "02_forward_pass"
 NAMES = ["setup", "ffn_forward", "test_ffn_forward", "test_ffn_forward_hidden"]

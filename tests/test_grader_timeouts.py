@@ -12,7 +12,8 @@ import nbtools
 import pytest
 from adversarial import grading
 
-from autograder.grading import grade, rerun
+from autograder.grading import grade
+from autograder.grading.gate_beside import rerun
 
 pytestmark = [pytest.mark.grading, pytest.mark.sandbox, pytest.mark.xdist_group("grader-timeouts")]
 

@@ -21,10 +21,14 @@ import numpy as np
 import pytest
 
 from autograder import assignments, cells
-from autograder.grading import feedback, integrity, rerun, results, rpc, sandbox, submissions
-from autograder.grading.clean_runner import StudentPeer
+from autograder.grading import submissions
 from autograder.grading.course import NotebookModel, SourceCellModel
-from autograder.grading.progress import Progress
+from autograder.grading.dispatch.progress import Progress
+from autograder.grading.gate_beside import rerun, rpc
+from autograder.grading.gate_beside.clean_runner import StudentPeer
+from autograder.grading.gate_in import sandbox
+from autograder.grading.gate_out import feedback
+from autograder.grading.scoring import integrity, results
 from autograder.schema import Status
 
 # ---------------------------------------------------------------- sizes and the sandbox
@@ -572,7 +576,7 @@ def test_notebook_run_score():
 
 def _every_test_passed(model):
     """A notebook run and a clean re-run in which every test cell of `model` passed."""
-    from autograder.grading.rerun import CleanRunResult, TestResult
+    from autograder.grading.gate_beside.rerun import CleanRunResult, TestResult
 
     tests = [c for c in model.cells if c.grade]
     notebook = nbformat.v4.new_notebook()
@@ -599,7 +603,7 @@ def test_both_runs_must_agree_and_flags_zero_an_exercise(released):
 
 def test_a_clean_re_run_without_a_verdict_is_no_disagreement(released):
     """Trouble in the clean re-run (a busy machine, a killed process) withholds points; it accuses nobody."""
-    from autograder.grading.rerun import TestResult
+    from autograder.grading.gate_beside.rerun import TestResult
 
     _, model = released
     notebook, clean = _every_test_passed(model)
@@ -615,7 +619,7 @@ def test_a_clean_re_run_without_a_verdict_is_no_disagreement(released):
 def test_a_timeout_under_the_short_limit_is_a_timeout_not_a_disagreement(released):
     """A looping answer's later test may pass in the notebook run (nothing ran there) and overrun its short limit
     in the clean re-run: that is the loop again, 0 points and no accusation, no review."""
-    from autograder.grading.rerun import TestResult
+    from autograder.grading.gate_beside.rerun import TestResult
 
     _, model = released
     notebook, clean = _every_test_passed(model)
@@ -627,7 +631,7 @@ def test_a_timeout_under_the_short_limit_is_a_timeout_not_a_disagreement(release
 
 
 def test_a_withheld_test_s_review_flag_states_the_real_limit(released):
-    from autograder.grading.rerun import TestResult
+    from autograder.grading.gate_beside.rerun import TestResult
 
     _, model = released
     notebook, clean = _every_test_passed(model)
@@ -778,7 +782,7 @@ def test_gradebook_patch_refuses_an_nbgrader_it_was_not_written_for(monkeypatch)
     import nbgrader
     from nbgrader import api
 
-    from autograder.grading import gradebook
+    from autograder.grading.scoring import gradebook
 
     monkeypatch.setattr(api.Gradebook, "_ffn_engines", None, raising=False)
     monkeypatch.setattr(nbgrader, "__version__", "0.10.0")
@@ -854,7 +858,7 @@ def test_calling_a_reference_changes_no_module_the_clean_run_guards():
     script = (
         "import numpy as np, ffn_helpers\n"
         "from ffn_helpers import _fast\n"
-        "from autograder.grading import clean_runner\n"
+        "from autograder.grading.gate_beside import clean_runner\n"
         "_fast._N_THREADS = 2  # the threaded path on any machine\n"
         "rng = np.random.default_rng(0)\n"
         "x, W1, W2 = rng.normal(size=(300, 64)), rng.normal(size=(64, 256)), rng.normal(size=(256, 64))\n"
@@ -916,7 +920,8 @@ def test_a_workers_folder_is_closed_to_every_other_user(tmp_path):
 def test_once_a_test_times_out_its_exercise_s_later_tests_get_the_short_limit_then_are_not_run():
     """A looping answer costs one cell timeout in the notebook run, not one per test (09 has three visible tests
     of ffn_module_backward); another exercise keeps the full limit."""
-    from autograder.grading import execute, rerun
+    from autograder.grading import execute
+    from autograder.grading.gate_beside import rerun
 
     nb = nbformat.v4.new_notebook()
     for gid, role in [("f", "solution"), ("test_f_a", "grade"), ("test_f_b", "grade"), ("test_f_c", "grade"),

@@ -327,7 +327,7 @@ def test_the_grader_gives_the_solution_full_marks_and_the_learner_zero(aid, grad
     """Through `python -m autograder grade`: the worked solution earns full marks on every test cell, the untouched
     learner notebook 0 on every one (each `failed`), neither raises a flag, and the course's gradebook, where
     formgrader and `nbgrader export` read, holds the same totals."""
-    from autograder.grading.gradebook import cell_scores
+    from autograder.grading.scoring.gradebook import cell_scores
 
     batch = graded_batch(aid)
     tests = nbtools.test_ids(nbtools.source(aid))

@@ -21,7 +21,7 @@ import nbtools
 import pytest
 
 from autograder import REPO_ROOT
-from autograder.grading.gradebook import cell_scores
+from autograder.grading.scoring.gradebook import cell_scores
 
 AID = "02_forward_pass"
 GUIDE = (REPO_ROOT / "autograder" / "README.md").read_text(encoding="utf-8")

@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 
 from autograder import COURSE_ROOT, REPO_ROOT
-from autograder.grading import classbook, course, exports, ledger, progress, submissions
+from autograder.grading import course, submissions
+from autograder.grading.dispatch import progress
+from autograder.grading.gate_out import exports
+from autograder.grading.scoring import classbook, ledger
 from autograder.report import class_report
 
 DATA_PATHS = ["autograder/course/results/02_forward_pass/grades.csv",

@@ -1,4 +1,4 @@
-"""The clean re-run's tests run in a confined child of the worker (grading/judge.py): what it can and cannot do.
+"""The clean re-run's tests run in a confined child of the worker (gate_beside/judge.py): what it can and cannot do.
 
 Each test forks a real child with `judge.run`, lets it look around, and reads what it saw
 from its verdict (the only thing that comes back). No learner's process is started.
@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.grading import judge, rerun, sandbox
+from autograder.grading.gate_beside import judge, rerun
+from autograder.grading.gate_in import sandbox
 
 TESTS = {"test_look": ("look", 1.0)}
 as_root = pytest.mark.skipif(os.geteuid() != 0, reason="the judge drops to a user of its own only when grading as root")

@@ -1,4 +1,4 @@
-"""The grading kernel (grading/kernel.py): what the grader relies on, each shown on a kernel started in the sandbox.
+"""The grading kernel (gate_in/kernel.py): what the grader relies on, each shown on a kernel started in the sandbox.
 
 The attacks these guarantees stop (junk written to the kernel's sockets, a kernel that swallows interrupts)
 are graded in test_grader_hostile.py and test_grader_adversarial.py.
@@ -22,7 +22,7 @@ import pytest
 import zmq
 from jupyter_client.channels import HBChannel
 
-from autograder.grading import kernel, sandbox
+from autograder.grading.gate_in import kernel, sandbox
 
 pytestmark = pytest.mark.sandbox
 

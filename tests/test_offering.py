@@ -8,7 +8,7 @@ import pytest
 from traitlets.config import Config
 
 from autograder import REPO_ROOT, cells, offering
-from autograder.grading import sandbox
+from autograder.grading.gate_in import sandbox
 from autograder.grading.worker import Worker
 from ffn_helpers import checks
 

@@ -16,7 +16,7 @@ import nbformat
 import pytest
 from report_fixtures import cell, flag, student_record
 
-from autograder.grading import feedback
+from autograder.grading.gate_out import feedback
 from autograder.report import class_report as report
 from autograder.report import similarity
 from autograder.report.results import course_layout

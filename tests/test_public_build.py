@@ -1,4 +1,4 @@
-"""No answer-computing code runs beside the learner's (grading/public.py): the clean re-run's third gate.
+"""No answer-computing code runs beside the learner's (grading/gate_beside/public.py): the clean re-run's third gate.
 
 The learner's process of the clean re-run imports a public build of ffn_helpers whose
 functions are stubs; the grader computes them, and refuses the reference of the exercise
@@ -20,7 +20,9 @@ import numpy as np
 import pytest
 
 from autograder import cells
-from autograder.grading import integrity, public, rerun, sandbox, unsandboxed
+from autograder.grading.gate_beside import public, rerun
+from autograder.grading.gate_in import sandbox, unsandboxed
+from autograder.grading.scoring import integrity
 
 SETUP = ("import numpy as np\nimport ffn_helpers as ref\nfrom ffn_helpers import checks, norm\n"
          "from ffn_helpers import module as reference")

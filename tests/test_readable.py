@@ -6,7 +6,7 @@ import nbformat
 import pytest
 
 from autograder import cells, readable
-from autograder.grading import integrity
+from autograder.grading.scoring import integrity
 
 UNBUILDABLE = {
     "a 200,000-term sum (RecursionError)": "y = " + "+".join(["1"] * 200_000),

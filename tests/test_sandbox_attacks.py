@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from test_kernel import _manager, _run, _started
 
-from autograder.grading import kernel, sandbox, syscalls
+from autograder.grading.gate_in import kernel, sandbox, syscalls
 
 pytestmark = pytest.mark.sandbox
 
@@ -163,7 +163,7 @@ def test_a_kernel_mounts_no_tmpfs_of_its_own(tmp_path):
 # a warm process joins the same namespaces. As root, the driver runs as a worker's user, as grade.py starts one.
 _DRIVER = r"""
 import json, subprocess, sys
-from autograder.grading import sandbox
+from autograder.grading.gate_in import sandbox
 limits, code = json.loads(sys.argv[1]), sys.argv[2]
 box = sandbox.Sandbox(cwd="/tmp/work", limits=sandbox.Limits(**limits))
 run = subprocess.run(box.command([sys.executable, "-c", code]), capture_output=True, text=True, timeout=300,
@@ -173,7 +173,8 @@ print(json.dumps({"argv": box.command([]), "stdout": run.stdout, "stderr": run.s
 
 
 def _in_workers_sandbox(code, limits):
-    from autograder.grading import confine, grade
+    from autograder.grading import grade
+    from autograder.grading.gate_in import confine
 
     uid = sandbox.worker_uid(62)
     start = confine.worker_start(uid, grade._worker_paths()) if uid is not None else None

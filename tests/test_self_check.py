@@ -14,7 +14,8 @@ import pytest
 
 from autograder import REPO_ROOT
 from autograder import __main__ as cli
-from autograder.grading import check, sandbox
+from autograder.grading import check
+from autograder.grading.gate_in import sandbox
 
 ASSIGNMENT = "02_forward_pass"
 

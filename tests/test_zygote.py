@@ -1,4 +1,4 @@
-"""Processes started warm (grading/zygote.py): what bubblewrap would have started, and nothing more.
+"""Processes started warm (grading/gate_in/zygote.py): what bubblewrap would have started, and nothing more.
 
 A warm process (the clean re-run's interpreter, a graded kernel) is forked from a zygote that imported its
 modules once, then joins a sandbox that bubblewrap built for it. What is guaranteed:
@@ -230,7 +230,8 @@ def _settled(pids, within=10.0):
 
 class _Driver:
     def __init__(self, scratch):
-        from autograder.grading import sandbox, worker
+        from autograder.grading import worker
+        from autograder.grading.gate_in import sandbox
 
         self.scratch, self.made, self.report = Path(scratch), 0, {}
         # A worker's own ways to make its sandboxes and start its zygotes (one slot, not root)
@@ -257,7 +258,7 @@ class _Driver:
         return box.with_(limits=replace(box.limits, **limits)), work, runtime
 
     def runner(self, **limits):
-        from autograder.grading import rerun
+        from autograder.grading.gate_beside import rerun
 
         box, *folders = self.sandbox(**limits)
         student = rerun.StudentProcess(box)
@@ -267,7 +268,7 @@ class _Driver:
 
     def kernel(self, sources, **limits):
         """A graded kernel, started as nbgrader's run starts one: what each of `sources` printed, its process."""
-        from autograder.grading import kernel
+        from autograder.grading.gate_in import kernel
 
         box, work, runtime = self.sandbox(**limits)
 
@@ -409,7 +410,7 @@ def _failures(d, zygote):
 
 
 def _drive(scratch):
-    from autograder.grading import zygote
+    from autograder.grading.gate_in import zygote
 
     d = _Driver(scratch)
     d.report["secret in the driver"] = os.environ[_SECRET] in Path("/proc/self/environ").read_text(errors="replace")
@@ -453,7 +454,8 @@ def _drive(scratch):
 @pytest.fixture(scope="module")
 def report():
     """The driver's report; as root, the driver runs as a worker's user, started as grade.py starts a worker."""
-    from autograder.grading import confine, grade, sandbox
+    from autograder.grading import grade
+    from autograder.grading.gate_in import confine, sandbox
 
     secret = secrets.token_hex(16)
     uid = sandbox.worker_uid(63)  # None unless root: the driver then runs as this user, who is not root either
@@ -605,7 +607,8 @@ class TestFromInside:
 @pytest.mark.parametrize("mode", ["runner", "kernel"])
 def test_a_zygote_that_fails_a_start_is_retired_and_processes_start_the_plain_way(report, mode):
     entry = _section(report, f"failed {mode}")
-    assert len(entry["raised"]) == 1 and entry["raised"][0].startswith("autograder.grading.zygote.ZygoteError: ")
+    assert len(entry["raised"]) == 1
+    assert entry["raised"][0].startswith("autograder.grading.gate_in.zygote.ZygoteError: ")
     assert entry["retired"] and entry["zygote ended"]
     assert entry["process"] == "Popen" and entry["works"] == 42
 

@@ -2,7 +2,7 @@
 
 Run nbgrader from this folder, e.g. `cd autograder/course && nbgrader generate_assignment 02_forward_pass`;
 grade with `python -m autograder grade` (see autograder/README.md). The course's own code it names
-(`autograder.grading.feedback`) comes from the installed package (`make setup`), not from a path edit.
+(`autograder.grading.gate_out.feedback`) comes from the installed package (`make setup`), not from a path edit.
 """
 
 import os
@@ -46,7 +46,7 @@ c.LimitOutput.max_traceback = 60
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor  # noqa: E402
 from nbgrader.preprocessors import GetGrades  # noqa: E402
 
-from autograder.grading.feedback import NBCONVERT_TEMPLATE, NBCONVERT_TEMPLATES, HideHiddenTests  # noqa: E402
+from autograder.grading.gate_out.feedback import NBCONVERT_TEMPLATE, NBCONVERT_TEMPLATES, HideHiddenTests  # noqa: E402
 
 c.GenerateFeedback.preprocessors = [GetGrades, CSSHTMLHeaderPreprocessor, HideHiddenTests]
 c.GenerateFeedback.HTMLExporter.template_name = NBCONVERT_TEMPLATE

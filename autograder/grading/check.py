@@ -24,7 +24,8 @@ import warnings
 from pathlib import Path
 
 from .. import COURSE_ROOT, assignments, offering
-from . import course, sandbox, unsandboxed
+from . import course
+from .gate_in import sandbox, unsandboxed
 from .grade import unfinished
 
 FULL_MARKS, POINTS_LOST, BAD_INPUT = 0, 1, 2

@@ -70,7 +70,7 @@ def keep_hidden_tests_out(db_file):
     import nbformat
     from nbgrader.utils import compute_checksum
 
-    from .integrity import HIDDEN_NOTE, strip_hidden_tests
+    from .scoring.integrity import HIDDEN_NOTE, strip_hidden_tests
 
     db = sqlite3.connect(db_file)
     try:

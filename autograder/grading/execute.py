@@ -39,9 +39,9 @@ from nbgrader.preprocessors import Execute
 from traitlets import Integer, default
 
 from .. import exercise_of_test, readable
-from . import unsandboxed
-from .kernel import SandboxedKernelManager
-from .rerun import AFTER_TIMEOUT
+from .gate_beside.rerun import AFTER_TIMEOUT
+from .gate_in import unsandboxed
+from .gate_in.kernel import SandboxedKernelManager
 
 # SandboxExecute uses three of nbclient's internals, which a release may change without notice: the method a
 # cell's timeout calls, `_async_handle_timeout(timeout, cell)`, the map from a display id to the outputs

@@ -21,23 +21,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from .. import offering, sanitise
+from .. import offering
 from ..schema import Flag, Status, StudentResult
-from . import (
-    classbook,
-    confine,
-    course,
-    exports,
-    gradebook,
-    ledger,
-    position,
-    public,
-    results,
-    sandbox,
-    submissions,
-    worker,
-)
-from .progress import Progress
+from . import course, submissions, worker
+from .dispatch import position
+from .dispatch.progress import Progress
+from .gate_beside import public
+from .gate_in import confine, sandbox
+from .gate_out import exports, sanitise
+from .scoring import classbook, gradebook, ledger, results
 
 TICK = 1.0  # seconds between two refreshes of the progress line while students are being graded
 STARTUP_TIMEOUT = 600  # seconds for a worker to import nbgrader and copy the course (slow on a loaded machine)
@@ -186,7 +178,7 @@ def _worker_paths():
 def _report_page(result):
     import nbformat
 
-    from . import feedback
+    from .gate_out import feedback
 
     pages = [feedback.render(nbformat.v4.new_notebook(), nb.to_dict(), result.student) for nb in result.notebooks]
     return "\n<hr>\n".join(pages)
@@ -374,7 +366,7 @@ def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limi
 def _on_cluster(config, model, found, setup, spec, timeout, out_dir, versions):
     """cluster.grade_all, publishing as _grade_all does, the ledger saved after each result (a run started
     again skips what is done)."""
-    from . import cluster
+    from .dispatch import cluster
 
     version = next(iter(versions.values()))["course"]
     return cluster.grade_all(config, model, found, setup, spec, timeout, version,

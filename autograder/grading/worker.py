@@ -28,8 +28,8 @@ import traceback
 import warnings
 from pathlib import Path
 
-from .. import sanitise
-from . import position
+from .dispatch import position
+from .gate_out import sanitise
 
 _MAX_NOTEBOOK_BYTES = 50 * 1024 * 1024
 # Run by each kernel before the notebook, leaving no name behind: OpenBLAS takes its work buffers on the
@@ -76,9 +76,10 @@ class Worker:
         import nbformat
 
         from .. import cells
-        from . import course, gradebook
+        from . import course
         from .course import AssignmentModel
-        from .sandbox import Limits
+        from .gate_in.sandbox import Limits
+        from .scoring import gradebook
 
         self.setup = setup
         self.model = AssignmentModel.from_dict(setup["model"])
@@ -98,7 +99,7 @@ class Worker:
         course_notebooks = {name: nbformat.reads(text, as_version=4)
                             for name, text in setup["course_notebooks"].items()}
         self.course_cells = {name: cells.code_cells(nb) for name, nb in course_notebooks.items()}
-        from .feedback import course_markdown
+        from .gate_out.feedback import course_markdown
 
         # The course's own prose: formgrader's notebook may render it as written (sanitise.notebook), and the
         # feedback page shows its formulas as MathML.
@@ -148,8 +149,8 @@ class Worker:
         only the course's environment, with a folder of its own for HOME and TMPDIR (it writes nothing there)."""
         from ffn_helpers.plots import FIGURES_ENV
 
-        from . import zygote
-        from .rerun import runner_source
+        from .gate_beside.rerun import runner_source
+        from .gate_in import zygote
 
         if not zygote.usable(self.sandbox("/"), "kernel"):
             return
@@ -179,7 +180,7 @@ class Worker:
 
     def clear_slot(self):
         """No process of an earlier sandbox may still hold this job slot's uid (and its process count)."""
-        from .sandbox import clear_uid, slot_uid
+        from .gate_in.sandbox import clear_uid, slot_uid
 
         if self.isolate:
             left = clear_uid(slot_uid(self.slot, self.uid_base))
@@ -187,7 +188,7 @@ class Worker:
                 print(f"killed {left} leftover process(es) of an earlier sandbox", file=sys.stderr, flush=True)
 
     def sandbox(self, cwd, writable=(), readonly=()):
-        from .sandbox import Sandbox, slot_uid
+        from .gate_in.sandbox import Sandbox, slot_uid
 
         uid = slot_uid(self.slot, self.uid_base) if self.isolate else None
         return Sandbox(writable=tuple(map(str, writable)), readonly=tuple(map(str, readonly)), hidden=self.hidden,
@@ -197,7 +198,7 @@ class Worker:
     # --- one student ------------------------------------------------------------------------------------
     def grade(self, job):
         from .. import readable
-        from . import results
+        from .scoring import results
 
         student = job["student"]
         self.again = bool(job.get("again"))  # graded again, alone: its clean re-run could not finish in the batch
@@ -223,7 +224,8 @@ class Worker:
     def _grade(self, student, input_dir):
         import nbformat
 
-        from . import integrity, results, submissions
+        from . import submissions
+        from .scoring import integrity, results
 
         input_dir = Path(input_dir) if input_dir else None
         submitted = self.root / "submitted" / student / self.aid
@@ -323,7 +325,7 @@ class Worker:
 
         from ffn_helpers.plots import FIGURES_ENV
 
-        from .kernel import sandbox_to_json
+        from .gate_in.kernel import sandbox_to_json
 
         work = self._workdir(student, "work")
         runtime = self.scratch / "runtime" / student
@@ -388,9 +390,11 @@ class Worker:
     def _judge(self, student, nbm, autograded_dir, findings, error):
         import nbformat
 
-        from .. import cells, sanitise
+        from .. import cells
         from ..schema import Status
-        from . import execute, feedback, integrity, results
+        from . import execute
+        from .gate_out import feedback, sanitise
+        from .scoring import integrity, results
 
         path = autograded_dir / f"{nbm.name}.ipynb"
         run_info = dict(execute.LAST_RUN.get(nbm.name, {}))
@@ -435,9 +439,9 @@ class Worker:
         When neither try gives a verdict, no test earns a point from the clean re-run (its
         message says why): the notebook run alone is never trusted with points.
         """
-        from . import judge
-        from .rerun import CleanRun, CleanRunResult, StudentProcess, TestResult
-        from .sandbox import worker_uid
+        from .gate_beside import judge
+        from .gate_beside.rerun import CleanRun, CleanRunResult, StudentProcess, TestResult
+        from .gate_in.sandbox import worker_uid
 
         tests = {c.grade_id: (c.exercise, c.points) for c in course_cells if c.role == "test" and c.grade_id}
         exercises = {c.grade_id for c in course_cells if c.role == "answer"}
@@ -472,7 +476,7 @@ class Worker:
         if self.feedback_dir is None:
             return None
         from .. import readable
-        from . import feedback
+        from .gate_out import feedback
 
         parts = []
         for nb_result in notebooks:
@@ -552,7 +556,7 @@ def _preload(mpl_cache):
     import ffn_helpers
     from ffn_helpers import activations, budgets, checks, examples, ffn, mistakes, module, norm, plots  # noqa: F401
 
-    from .sandbox import precompile
+    from .gate_in.sandbox import precompile
 
     # What each sandboxed kernel imports: `grade` has compiled it already (this checks it is up to date), but a
     # cluster's worker may run on a machine of its own.

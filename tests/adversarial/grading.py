@@ -9,7 +9,8 @@ from pathlib import Path
 import nbformat
 import nbtools
 
-from autograder.grading import course, grade, sandbox
+from autograder.grading import course, grade
+from autograder.grading.gate_in import sandbox
 
 
 def make_course(root, assignment_id):

@@ -278,7 +278,7 @@ import html, json, pathlib, sys
 _source = "\\n".join("".join(c["source"]) for p in pathlib.Path({ctx.course!r}).glob("source/*/*.ipynb")
                     for c in json.loads(p.read_text())["cells"])
 pathlib.Path({ctx.proof(student)!r}).write_text("ran in the grader")
-_feedback = sys.modules["autograder.grading.feedback"]
+_feedback = sys.modules["autograder.grading.gate_out.feedback"]
 def _render(notebook, result, student, _original=_feedback.render):
     page = _original(notebook, result, student)
     return page + ("<pre>" + html.escape(_source) + "</pre>" if student == {student!r} else "")
@@ -298,8 +298,9 @@ def rpc_setattr_persist(ctx, student):
 
 def _strike(grader_ctypes):
     modules = grader_ctypes._sys.modules  # the grader's sys.modules, as a dict of handles
-    modules["autograder.grading.results"].min = modules["builtins"].max
-    anything = modules["autograder.grading.rerun"]._Shell().anything  # a grader function: any arguments, returns None
+    modules["autograder.grading.scoring.results"].min = modules["builtins"].max
+    # a grader function: any arguments, returns None
+    anything = modules["autograder.grading.gate_beside.rerun"]._Shell().anything
     modules["ffn_helpers.checks"].assert_close = anything
     return True
 ''')

@@ -13,7 +13,7 @@ import pytest
 from report_fixtures import answer_cells, renamed, synthetic_class, write_class, write_notebooks
 
 from autograder import SOLUTIONS_DIR, assignments, pages
-from autograder.grading import feedback
+from autograder.grading.gate_out import feedback
 from autograder.report import class_report as report
 
 from . import axe

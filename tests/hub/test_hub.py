@@ -30,7 +30,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grading.gradebook import CellScore
+from autograder.grading.scoring.gradebook import CellScore
 
 ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = Path(os.environ.get("FFN_ARTIFACTS", ROOT / "artifacts")) / "hub"  # screenshots of a failure
@@ -315,7 +315,7 @@ def _student_fetches_feedback(chromium, hub, student):
 
 def _scores(hub):
     """student -> {test cell: (score, max)} from the course's gradebook, read as the grading account."""
-    code = ("import json; from autograder.grading.gradebook import cell_scores\n"
+    code = ("import json; from autograder.grading.scoring.gradebook import cell_scores\n"
             "print(json.dumps(cell_scores('autograder/course/gradebook.db')))")
     rows = json.loads(_as(GRADER, "python", "-c", code, cwd=hub.course).stdout)
     scores = {}

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autograder import NOTEBOOKS_DIR
-from autograder.grading import results
+from autograder.grading.scoring import results
 from autograder.report.results import course_layout
 from autograder.schema import CellResult, CellStatus, Flag, NotebookResult, Run, Status
 from ffn_helpers import mistakes

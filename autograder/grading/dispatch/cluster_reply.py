@@ -11,9 +11,11 @@ import re
 import tempfile
 from pathlib import Path
 
-from .. import readable, sanitise
-from ..schema import SchemaError, Status, StudentResult
-from . import cluster_task, results
+from ... import readable
+from ...schema import SchemaError, Status, StudentResult
+from ..gate_out import sanitise
+from ..scoring import results
+from . import cluster_task
 
 _SECRET_TEXT = re.compile(r"[0-9a-f]{16,256}\n?")  # nbgrader's exchange secret, as worker.py keeps it
 _STATUSES = {"timeout": Status.TIMEOUT, "grader error": Status.GRADER_ERROR}
@@ -111,7 +113,7 @@ def _page(result, notebooks, course_markdown, folder):
     """The feedback page, rendered here (feedback.render escapes every cell): what grade.py copies."""
     import nbformat
 
-    from . import feedback
+    from ..gate_out import feedback
 
     parts = [feedback.render(notebooks.get(nb.notebook, nbformat.v4.new_notebook()), nb.to_dict(), result.student,
                              course_markdown.get(nb.notebook, frozenset())) for nb in result.notebooks]

@@ -394,7 +394,7 @@ def probe(limits=None):
     try:
         syscalls.program()
     except KeyError:
-        return False, (f"the grading sandbox's seccomp filter (autograder/grading/syscalls.py) knows "
+        return False, (f"the grading sandbox's seccomp filter (autograder/grading/gate_in/syscalls.py) knows "
                        f"{' and '.join(syscalls.MACHINES)}, not this machine's {platform.machine()}")
     missing = [tool for tool in ("bwrap", "prlimit", "setpriv") if shutil.which(tool) is None]
     if not _root() and "setpriv" in missing:

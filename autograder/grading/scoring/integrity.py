@@ -31,8 +31,8 @@ import importlib
 import inspect
 import pkgutil
 
-from ..cells import bound_names, parse
-from ..schema import Flag as Finding  # a finding is the Flag the result records
+from ...cells import bound_names, parse
+from ...schema import Flag as Finding  # a finding is the Flag the result records
 
 # Functions of ffn_helpers that answer an exercise whose name differs from theirs (the spec's table).
 EXTRA_REFERENCES = {

@@ -1,7 +1,7 @@
 """Formgrader's ⚡ Autograde, turned off: a Jupyter server extension for every server that runs formgrader.
 
 nbgrader's button runs plain `nbgrader autograde`: student code with the instructor's rights, no sandbox,
-no clean re-run. With this extension enabled (jpserver_extensions "autograder.grading.formgrader", in
+no clean re-run. With this extension enabled (jpserver_extensions "autograder.grading.gate_out.formgrader", in
 jupyter/instructor/ and deploy/jupyterhub/grader/), the button answers with a message that names the
 sandboxed command instead. Formgrader's other buttons (feedback, release) run no student code.
 """
@@ -33,7 +33,7 @@ def turn_off_autograde():
 
 
 def _jupyter_server_extension_points():
-    return [{"module": "autograder.grading.formgrader"}]
+    return [{"module": "autograder.grading.gate_out.formgrader"}]
 
 
 def _load_jupyter_server_extension(serverapp):

@@ -28,7 +28,7 @@ import tempfile
 import types
 from pathlib import Path
 
-from .sandbox import precompile
+from ..gate_in.sandbox import precompile
 
 PACKAGE = "ffn_helpers"
 # Modules copied as they are: no answer is computed there, and they import no other module of ffn_helpers

@@ -21,7 +21,7 @@ from nbgrader.utils import parse_utc
 from sqlalchemy.exc import SAWarning
 from sqlalchemy.orm import scoped_session, sessionmaker
 
-from ..schema import CellStatus, Status
+from ...schema import CellStatus, Status
 
 PATCHED_NBGRADER = "0.9."  # the releases whose Gradebook.__init__ reuse_engines repeats
 
@@ -46,7 +46,8 @@ def reuse_engines():
     if not nbgrader.__version__.startswith(PATCHED_NBGRADER) or params != ["self", "db_url", "course_id",
                                                                             "authenticator"]:
         raise RuntimeError(
-            f"autograder/grading/gradebook.py patches nbgrader {PATCHED_NBGRADER}x's Gradebook.__init__(self, db_url, "
+            f"autograder/grading/scoring/gradebook.py patches nbgrader {PATCHED_NBGRADER}x's "
+            "Gradebook.__init__(self, db_url, "
             f"course_id, authenticator); found nbgrader {nbgrader.__version__} with __init__({', '.join(params)}). "
             "Install the pinned nbgrader (pyproject.toml), or check the patch against this release and update "
             "PATCHED_NBGRADER.")

@@ -25,9 +25,9 @@ import socket
 import time
 import traceback
 
-from . import confine
+from ..gate_in import confine
+from ..gate_in.sandbox import required_paths
 from .rerun import CleanRunResult, Note, TestResult, connect
-from .sandbox import required_paths
 
 MEMORY = 512 * 1024 * 1024  # address space the judge may add to what it inherits: the tests compare small arrays
 _MAX_VERDICT = 8 * 1024 * 1024  # bytes of the JSON verdict

@@ -14,7 +14,7 @@ included, and tracebacks quote the failing lines. Two fixes here:
 
 Everything in a notebook the student's code ran in is hostile: outputs, their
 MIME types and metadata, markdown cells, and the failure messages and flag
-details built from them. Both pages apply autograder/sanitise.py's one policy
+details built from them. Both pages apply autograder/grading/gate_out/sanitise.py's one policy
 (plain text, valid PNGs, markdown through its whitelist); the page's template
 escapes every value it is given except that whitelisted HTML, which `_page_cell`
 alone marks as Markup. Each output and the page as a whole are also cut to a
@@ -29,12 +29,12 @@ import markupsafe
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from .. import sanitise
-from ..sanitise import ANSI as _ANSI
-from ..sanitise import ID as _ID
-from ..sanitise import MAX_MESSAGE_CHARS, MAX_OUTPUT_CHARS, image_alt, markdown_html, md_text, safe_outputs
-from ..sanitise import joined as _text
-from .integrity import strip_hidden_tests
+from ..scoring.integrity import strip_hidden_tests
+from . import sanitise
+from .sanitise import ANSI as _ANSI
+from .sanitise import ID as _ID
+from .sanitise import MAX_MESSAGE_CHARS, MAX_OUTPUT_CHARS, image_alt, markdown_html, md_text, safe_outputs
+from .sanitise import joined as _text
 
 
 def _nbgrader(cell):
@@ -69,7 +69,7 @@ NBCONVERT_TEMPLATE = "course_feedback"
 def course_markdown_block(source):
     """The course's own markdown as one line of HTML, formulas as MathML, that nbconvert's markdown renderer passes
     on as it is (as sanitise.markdown_as_html_block does a learner's)."""
-    from .. import mathml
+    from ... import mathml
 
     body = mathml.with_math(source, markdown_html)
     return '<div class="course-markdown">' + body.replace("\r", "").replace("\n", "&#10;").replace("$", "&#36;") + \
@@ -104,7 +104,7 @@ class HideHiddenTests(NbGraderPreprocessor):
     """
 
     def preprocess(self, nb, resources):
-        from .. import pages
+        from ... import pages
 
         # Notebook metadata reaches the template too (widget state goes into a <script>): keep what it needs.
         nb.metadata = sanitise.notebook_metadata()
@@ -233,7 +233,7 @@ def _markdown_cell_html(source, course_markdown):
 
 @functools.cache  # only ever called with the course's own cells: the same few dozen texts for every student
 def _course_cell_html(source):
-    from .. import mathml
+    from ... import mathml
 
     return mathml.with_math(source, markdown_html)
 
@@ -266,7 +266,7 @@ def _page_cell(cell, first, budget, course_markdown=frozenset()):
 
 @functools.cache
 def _template():
-    from ..pages import environment
+    from ...pages import environment
 
     pages = environment(Path(__file__).parent / "templates")
     return pages.get_template("feedback.html")

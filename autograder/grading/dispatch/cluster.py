@@ -29,8 +29,9 @@ except ImportError:
     raise RuntimeError("grading on a cluster needs Dask's distributed: pip install -e '.[cluster]' in the course's "
                        "environment") from None
 
-from ..schema import Status
-from . import cluster_reply, cluster_task, course, dask_guard
+from ...schema import Status
+from .. import course
+from . import cluster_reply, cluster_task, dask_guard
 from .progress import Progress
 
 TICK = 1.0  # seconds between two looks at what is running
@@ -210,7 +211,7 @@ class _Run:
         """(submission, again, what the task returned or a failure in its place) of each task done within a TICK."""
         from distributed import wait
 
-        from .grade import STARTUP_TIMEOUT
+        from ..grade import STARTUP_TIMEOUT
 
         try:
             done = wait([t[0] for t in self.tasks.values()], timeout=TICK, return_when="FIRST_COMPLETED").done
@@ -273,8 +274,9 @@ def grade_all(config, model, found, setup, spec, timeout, version, record, remem
     and `remember` it in the ledger; return the StudentResults."""
     import nbformat
 
-    from . import feedback, gradebook
-    from .grade import again_line
+    from ..gate_out import feedback
+    from ..grade import again_line
+    from ..scoring import gradebook
 
     client, local = connect(spec)
     scratch = Path(setup["scratch"]) / "cluster"
@@ -313,7 +315,7 @@ class _Answers:
 
     def collect(self, run, progress, gb, first=None, queue=()):
         """Take every answer until no task is left; return [(submission, reply)] to grade again, alone."""
-        from .grade import later_line, unfinished
+        from ..grade import later_line, unfinished
 
         later, queue = [], list(queue)
         if progress:
@@ -344,7 +346,7 @@ class _Answers:
         self.recorded.add(submission.student)
         self.remember(result)
         self.graded.append(result)
-        from .grade import result_line
+        from ..grade import result_line
 
         line = result_line(result)
         if progress:

@@ -39,7 +39,8 @@ class _Assignment:
     """One run's assignment on this Dask worker: its files on disk and the grading workers started for it."""
 
     def __init__(self, bundle):
-        from . import ledger, sandbox
+        from ..gate_in import sandbox
+        from ..scoring import ledger
 
         self.bundle = bundle
         # Under the temporary folder, not the Dask worker's own: a kernel's sockets are files in here, and their
@@ -58,7 +59,7 @@ class _Assignment:
 
     def _write(self):
         """The bundle's files in this folder, and the set-up every grading worker is started with (as grade's)."""
-        from . import sandbox
+        from ..gate_in import sandbox
 
         b, files = self.bundle, self.home / "assignment"
         write_files(files / "release", b["release"])
@@ -74,7 +75,7 @@ class _Assignment:
 
     def take(self):
         """An idle grading worker, or a new one in a slot of its own (its own sandbox uids)."""
-        from .grade import WorkerProcess
+        from ..grade import WorkerProcess
 
         with self.lock:
             if self.idle:
@@ -214,7 +215,7 @@ def _grade(assignment, student, files, again):
 
 def _ask(w, job, timeout, again):
     """Send one student to grading worker `w` and wait for its reply; {"lost": status, "why": ...} if none came."""
-    from .grade import STARTUP_TIMEOUT
+    from ..grade import STARTUP_TIMEOUT
 
     deadline = time.monotonic() + (STARTUP_TIMEOUT if not w.ready else 0)
     sent = False

@@ -8,9 +8,9 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import RESULTS
-from ..schema import Status
-from . import course
+from ... import RESULTS
+from ...schema import Status
+from .. import course
 
 NO_SUBMISSION = "no submission"  # a student of the course with nothing in the gradebook for this assignment
 

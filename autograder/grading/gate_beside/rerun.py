@@ -41,8 +41,9 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..cells import needed, slim
-from . import confine, public, rpc, unsandboxed, zygote
+from ...cells import needed, slim
+from ..gate_in import confine, unsandboxed, zygote
+from . import public, rpc
 
 _HERE = Path(__file__).resolve().parent
 
@@ -316,7 +317,7 @@ class CleanRun:
         """The course's functions that answer `exercise` (integrity.reference_names), as objects."""
         import importlib
 
-        from .integrity import reference_names
+        from ..scoring.integrity import reference_names
 
         if exercise not in self._reference_objects:
             found = []

@@ -10,7 +10,7 @@ the clean re-run alone. The overall status is the most serious of the notebook's
 
 from dataclasses import dataclass, replace
 
-from ..schema import CellResult, CellStatus, Diagnosis, Flag, NotebookResult, Run, Status, StudentResult
+from ...schema import CellResult, CellStatus, Diagnosis, Flag, NotebookResult, Run, Status, StudentResult
 
 
 def diagnoses(exercise, keys):
