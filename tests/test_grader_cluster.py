@@ -485,3 +485,63 @@ def test_the_kubernetes_example_mounts_nothing_of_the_course_and_needs_tls():
     assert env["DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION"] == "True" and "--protocol" in s["args"]
     assert s["args"][s["args"].index("--protocol") + 1] == "tls"
     assert {e["name"]: e["value"] for e in w["env"]}["DASK_DISTRIBUTED__COMM__REQUIRE_ENCRYPTION"] == "True"
+
+
+_OVERCLAIMS = {
+    "a total beyond the gradebook's": lambda d: d["result"].update(score=1e9),
+    "a cell beyond its maximum": lambda d: d["result"]["notebooks"][0]["cells"][0].update(points=99.0),
+    "a cell whose maximum is raised": lambda d: d["result"]["notebooks"][0]["cells"][0].update(max_points=99.0),
+    "a cell the gradebook does not know": lambda d: d["result"]["notebooks"][0]["cells"][0].update(grade_id="extra"),
+    "another student's result": lambda d: d["result"].update(student="bob"),
+}
+
+
+@pytest.mark.parametrize("overclaim", _OVERCLAIMS.values(), ids=_OVERCLAIMS.keys())
+def test_a_local_reply_is_bounded_by_the_gradebook_exactly_as_a_cluster_reply_is(course_root, tmp_path, overclaim):
+    """The driver reads every backend's reply with replies.checked: one machine's worker claims no more than a
+    Dask task may, and both refusals say the same."""
+    from autograder.grading.dispatch import replies
+
+    model = _model(course_root)
+    data = _good(model)
+    overclaim(data)
+    local = replies.checked({"result": data["result"]}, "ann", model, tmp_path)
+    remote = cluster_reply.reply(data, "ann", model, {}, tmp_path)
+    assert local["result"]["status"] == remote["result"]["status"] == "grader error"
+    assert local["result"]["score"] == remote["result"]["score"] == 0
+    why = local["result"]["error"].partition("refused: ")[2]
+    assert why and remote["result"]["error"].endswith(why), (local["result"]["error"], remote["result"]["error"])
+
+
+def test_the_driver_publishes_no_reply_it_has_not_checked(course_root, tmp_path):
+    """A backend's inflated reply, and one naming a file outside the run's scratch folder, reach `record` only as a
+    grader error; an honest reply passes as it came."""
+    import types
+
+    from autograder.grading.dispatch import driver
+
+    model = _model(course_root)
+    honest, inflated, outside = _good(model, "ann"), _good(model, "bob"), _good(model, "cy")
+    inflated["result"]["notebooks"][0]["cells"][0]["points"] = 99.0
+    outside["html"] = "/etc/passwd"
+    sent = {"ann": honest, "bob": inflated, "cy": outside}
+
+    class Backend:
+        scratch = tmp_path
+
+        def run(self, queue, again, tick):
+            for s in queue:
+                yield s, {k: v for k, v in sent[s.student].items() if k != "files"}
+
+    recorded = {}
+
+    def record(submission, reply):
+        recorded[submission.student] = reply["result"]
+        return types.SimpleNamespace(student=submission.student, status=reply["result"]["status"], score=0,
+                                     max_score=0)
+
+    found = [types.SimpleNamespace(student=name) for name in sent]
+    driver.grade_class(Backend(), found, model, record, tmp_path, say=lambda text: None)
+    assert recorded["ann"] == honest["result"]
+    assert recorded["bob"]["status"] == "grader error" and "not within the gradebook" in recorded["bob"]["error"]
+    assert recorded["cy"]["status"] == "grader error" and "scratch folder" in recorded["cy"]["error"]

@@ -21,9 +21,9 @@ import nbtools
 import pytest
 
 from autograder.cells import code_cells
-from autograder.grading import grade
 from autograder.grading.course import AssignmentModel, NotebookModel, SourceCellModel
-from autograder.grading.dispatch import position
+from autograder.grading.dispatch import driver, position
+from autograder.grading.dispatch import pool as local_pool
 from autograder.grading.dispatch.progress import Progress, running_text
 
 AID = "02_forward_pass"
@@ -187,11 +187,11 @@ def _pool_with_one_worker(clock):
     """The parent's pool around one worker whose channel is a pipe this test writes, as a worker would."""
     model = _model()
     read, write = os.pipe()
-    w = object.__new__(grade.WorkerProcess)
+    w = object.__new__(local_pool.WorkerProcess)
     w.proc, w.buffer, w.ready, w.slot = SimpleNamespace(stdout=os.fdopen(read, "rb")), b"", True, 0
     w.job, w.started, w.deadline = SimpleNamespace(student="cy"), time.monotonic(), time.monotonic() + 600
     w.heard = position.Listener(model, clock=clock)
-    pool = object.__new__(grade._Pool)
+    pool = object.__new__(local_pool._Pool)
     pool.model, pool.workers = model, [w]
     return pool, w, os.fdopen(write, "wb")
 
@@ -231,7 +231,7 @@ def test_a_line_that_is_no_json_object_is_dropped_and_one_too_long_ends_the_work
                    + b'{"at": [1, 0, 2, 0]\n' + b"\xff\xfe\n" + b"null\n")
         pipe.flush()
         assert list(pool.replies(w)) == [] and w.heard.where == "notebook run, ffn_forward"
-        monkeypatch.setattr(grade, "MAX_LINE", 1000)
+        monkeypatch.setattr(local_pool, "MAX_LINE", 1000)
         pipe.write(b'{"student": "cy", "result": "' + b"x" * 2000)  # no end of line, ever
         pipe.flush()
         with pytest.raises(EOFError):
@@ -276,7 +276,7 @@ def test_the_line_names_a_looping_student_its_phase_and_cell_while_it_runs(tmp_p
         "looper": nbtools.with_answers(learner, {"ffn_forward": LOOP}),
         "slow": nbtools.with_answers(learner, {"ffn_forward": SLOW})})
     terminal = _Terminal()  # a terminal: the line is redrawn at every tick (a second)
-    monkeypatch.setattr(grade, "Progress", lambda total: Progress(total, stream=terminal))
+    monkeypatch.setattr(driver, "Progress", lambda total, **kw: Progress(total, stream=terminal, **kw))
     results = grading.run_batch(AID, tmp_path / "submitted", tmp_path / "results", course_root, cell_timeout=5.0)
     lines = terminal.getvalue().split("\r\x1b[2K")
 

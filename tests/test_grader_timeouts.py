@@ -12,7 +12,7 @@ import nbtools
 import pytest
 from adversarial import grading
 
-from autograder.grading import grade
+from autograder.grading.dispatch import pool
 from autograder.grading.gate_beside import rerun
 
 pytestmark = [pytest.mark.grading, pytest.mark.sandbox, pytest.mark.xdist_group("grader-timeouts")]
@@ -31,7 +31,7 @@ def batch(tmp_path_factory, request):
     students = {"honest": solution, UNLUCKY: solution,
                 "looping": nbtools.with_answers(nbtools.completed_learner(AID), {"ffn_forward": LOOPING})}
     grading.write_submissions(base / "submitted", AID, students)
-    real, pools, ticks = grade.run_pool, [], []
+    real, pools, ticks = pool.run_pool, [], []
 
     def double(queue, setup, jobs, timeout, log_dir, model, **kwargs):
         queue = list(queue)
@@ -43,7 +43,7 @@ def batch(tmp_path_factory, request):
             yield submission, reply
 
     patch = pytest.MonkeyPatch()
-    patch.setattr(grade, "run_pool", double)
+    patch.setattr(pool, "run_pool", double)
     request.addfinalizer(patch.undo)
     results = grading.run_batch(AID, base / "submitted", base / "results", course_root, cell_timeout=CELL_TIMEOUT)
     return results, pools, ticks

@@ -796,7 +796,8 @@ def test_gradebook_patch_refuses_an_nbgrader_it_was_not_written_for(monkeypatch)
 
 _SYNCHRONOUS = """
 import sys
-from autograder.grading import course, gradebook
+from autograder.grading import course
+from autograder.grading.scoring import gradebook
 from nbgrader.api import Gradebook
 course.ensure_bin_on_path()
 scratch, kept = (f"sqlite:///{path}" for path in sys.argv[1:3])
@@ -894,7 +895,7 @@ def test_a_workers_folder_is_closed_to_every_other_user(tmp_path):
     import sqlite3
     import stat
 
-    from autograder.grading import grade
+    from autograder.grading.dispatch import pool
 
     scratch = tmp_path / "scratch"
     (tmp_path / "config").mkdir()
@@ -905,7 +906,7 @@ def test_a_workers_folder_is_closed_to_every_other_user(tmp_path):
     setup = {"scratch": str(scratch), "uid_base": sandbox.uid_base(), "isolate": True, "feedback_dir": None,
              "template_db": str(tmp_path / "template.db"), "course_root": str(tmp_path / "config"),
              "release_dir": str(tmp_path / "release")}
-    worker = grade.WorkerProcess(0, setup, tmp_path / "worker.log", 0)
+    worker = pool.WorkerProcess(0, setup, tmp_path / "worker.log", 0)
     try:
         job = types.SimpleNamespace(student="someone", folder=tmp_path / "release")
         taken = Path(worker.take_in(job))
@@ -990,7 +991,7 @@ def test_the_timing_breakdown_splits_the_notebook_run_and_keeps_the_rest():
 
 
 def test_the_timing_log_keeps_only_bounded_numbers_from_the_worker():
-    from autograder.grading.grade import _log_timing
+    from autograder.grading.dispatch.driver import log_timing as _log_timing
 
     log = io.StringIO()
     reply = {"timing": {"cells": 2.0, "junk": "x" * 100, "inf": float("inf"), "negative": -1, "flag": True,

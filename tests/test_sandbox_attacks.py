@@ -173,11 +173,11 @@ print(json.dumps({"argv": box.command([]), "stdout": run.stdout, "stderr": run.s
 
 
 def _in_workers_sandbox(code, limits):
-    from autograder.grading import grade
+    from autograder.grading.dispatch import pool
     from autograder.grading.gate_in import confine
 
     uid = sandbox.worker_uid(62)
-    start = confine.worker_start(uid, grade._worker_paths()) if uid is not None else None
+    start = confine.worker_start(uid, pool._worker_paths()) if uid is not None else None
     run = subprocess.run([sys.executable, "-c", _DRIVER, json.dumps(limits), code], preexec_fn=start, cwd="/",
                          capture_output=True, text=True, timeout=400)
     assert run.returncode == 0, run.stderr[-3000:]

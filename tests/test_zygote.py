@@ -454,7 +454,7 @@ def _drive(scratch):
 @pytest.fixture(scope="module")
 def report():
     """The driver's report; as root, the driver runs as a worker's user, started as grade.py starts a worker."""
-    from autograder.grading import grade
+    from autograder.grading.dispatch import pool
     from autograder.grading.gate_in import confine, sandbox
 
     secret = secrets.token_hex(16)
@@ -462,7 +462,7 @@ def report():
     scratch = tempfile.mkdtemp(prefix="ffn-zygote-")
     try:
         confine.hand_over(scratch, uid)
-        start = confine.worker_start(uid, [*grade._worker_paths(), str(Path(__file__).parent)]) if uid else None
+        start = confine.worker_start(uid, [*pool._worker_paths(), str(Path(__file__).parent)]) if uid else None
         run = subprocess.run([sys.executable, __file__, scratch], env={**os.environ, _SECRET: secret, "HOME": scratch},
                              cwd="/", preexec_fn=start, capture_output=True, text=True, timeout=300)
         path = Path(scratch, "report.json")

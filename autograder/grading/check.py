@@ -25,8 +25,8 @@ from pathlib import Path
 
 from .. import COURSE_ROOT, assignments, offering
 from . import course
+from .dispatch.driver import unfinished
 from .gate_in import sandbox, unsandboxed
-from .grade import unfinished
 
 FULL_MARKS, POINTS_LOST, BAD_INPUT = 0, 1, 2
 

@@ -2,8 +2,9 @@
 
 This process reads the submissions and sends each, as bytes, with the assignment (cluster_task's
 bundle: no shared file system); each task runs the grading worker on a Dask worker's machine
-(sandbox and all) and returns plain data, which is validated here (`reply`) and published by
-grade.py exactly as a result of one machine's pool. Nothing from the cluster is unpickled here
+(sandbox and all) and returns plain data, laid out here as a pool worker's reply (cluster_reply)
+for driver.py, which checks and publishes it as one machine's (`Cluster` is a backend of the
+driver, as pool.LocalPool is). Nothing from the cluster is unpickled here
 (dask_guard), so the scheduler never runs in this process: `local:N` starts a scheduler and N
 workers as processes of their own, listening on 127.0.0.1 only.
 
@@ -29,10 +30,9 @@ except ImportError:
     raise RuntimeError("grading on a cluster needs Dask's distributed: pip install -e '.[cluster]' in the course's "
                        "environment") from None
 
-from ...schema import Status
 from .. import course
+from ..gate_in.sandbox import MAX_SLOTS
 from . import cluster_reply, cluster_task, dask_guard
-from .progress import Progress
 
 TICK = 1.0  # seconds between two looks at what is running
 CONNECT_TIMEOUT = 120  # seconds for the scheduler and the first worker to come up
@@ -44,8 +44,8 @@ def parse(spec):
     match = _LOCAL.fullmatch(spec.strip())
     if match:
         n = int(match.group(1))
-        if not 1 <= n <= 64:
-            raise ValueError(f"--cluster local:N expects N from 1 to 64, got {n}")
+        if not 1 <= n <= MAX_SLOTS:
+            raise ValueError(f"--cluster local:N expects N from 1 to {MAX_SLOTS}, got {n}")
         return "local", n
     if re.fullmatch(r"(tcp|tls)://[A-Za-z0-9.\-\[\]:]+:\d+", spec.strip()):
         return "address", spec.strip()
@@ -191,12 +191,12 @@ class _Run:
     def _workers(self):
         return set(self.client.scheduler_info(n_workers=-1)["workers"])
 
-    def top_up(self, queue):
+    def top_up(self, queue, again=False):
         """Submit from `queue` until each worker has two tasks: a submission's bytes leave this process only
         shortly before a worker takes them (a class of thousands is never held by the scheduler at once)."""
         window = 2 * max(1, len(self._workers() - set(self.refusing))) + 2
         while queue and len(self.tasks) < window:
-            self.submit(queue.pop(0))
+            self.submit(queue.pop(0), again)
 
     def running(self):
         """(student, seconds, '') of the tasks a worker is running now (the scheduler's word, plain data; where in
@@ -211,7 +211,7 @@ class _Run:
         """(submission, again, what the task returned or a failure in its place) of each task done within a TICK."""
         from distributed import wait
 
-        from ..grade import STARTUP_TIMEOUT
+        from .pool import STARTUP_TIMEOUT
 
         try:
             done = wait([t[0] for t in self.tasks.values()], timeout=TICK, return_when="FIRST_COMPLETED").done
@@ -269,87 +269,56 @@ class _Run:
         self.refusing[worker] = why
 
 
-def grade_all(config, model, found, setup, spec, timeout, version, record, remember):
-    """Grade `found` on the cluster `spec`; publish each result with `record(submission, reply, gb)` as it comes
-    and `remember` it in the ledger; return the StudentResults."""
-    import nbformat
+class Cluster:
+    """The Dask backend of driver.grade_class: a context manager (connect, send the assignment, roll call; then
+    close), whose `run` yields (submission, reply) as each task's answer comes, laid out as a pool worker's."""
 
-    from ..gate_out import feedback
-    from ..grade import again_line
-    from ..scoring import gradebook
+    def __init__(self, model, setup, spec, timeout, version):
+        self.model, self.setup, self.spec, self.timeout, self.version = model, setup, spec, timeout, version
+        self.scratch = Path(setup["scratch"]) / "cluster"  # where each answer's files are rebuilt (cluster_reply)
+        self.client = self.local = self.tasks = None
 
-    client, local = connect(spec)
-    scratch = Path(setup["scratch"]) / "cluster"
-    scratch.mkdir(mode=0o700, exist_ok=True)
-    markdown = {name: feedback.course_markdown(nbformat.reads(text, as_version=4))
-                for name, text in setup["course_notebooks"].items()}
-    try:
-        workers = len(client.scheduler_info(n_workers=-1)["workers"])
-        print(f"grading {len(found)} submission(s) of {model.name} on the cluster {spec} ({workers} worker(s) now)"
-              + (" in the bubblewrap sandbox" if setup["isolate"] else " WITHOUT the sandbox"), file=sys.stderr)
-        client.register_plugin(cluster_task.Cleanup())
-        data = client.scatter(bundle(setup, timeout, version), broadcast=True, hash=False)
-        run = _Run(client, data, timeout)
-        run.roll_call()
-        answer = _Answers(model, markdown, scratch, record, remember)
-        with gradebook.open_gradebook(config) as gb:
-            later = answer.collect(run, Progress(len(found)), gb, queue=list(found))
-            if later:
-                print(again_line(later), file=sys.stderr)
-            for submission, first in later:
-                run.submit(submission, again=True)
-                answer.collect(run, None, gb, first)
-        return answer.graded
-    finally:
-        client.close()
-        if local:
-            local.close()
+    def __enter__(self):
+        import nbformat
 
+        from ..gate_out import feedback
 
-class _Answers:
-    """The tasks' answers, validated (cluster_reply) and published once each."""
+        self.scratch.mkdir(mode=0o700, exist_ok=True)
+        self.markdown = {name: feedback.course_markdown(nbformat.reads(text, as_version=4))
+                         for name, text in self.setup["course_notebooks"].items()}
+        self.client, self.local = connect(self.spec)
+        try:
+            workers = len(self.client.scheduler_info(n_workers=-1)["workers"])
+            print(f"grading on the cluster {self.spec} ({workers} worker(s) now)"
+                  + (" in the bubblewrap sandbox" if self.setup["isolate"] else " WITHOUT the sandbox"),
+                  file=sys.stderr)
+            self.client.register_plugin(cluster_task.Cleanup())
+            data = self.client.scatter(bundle(self.setup, self.timeout, self.version), broadcast=True, hash=False)
+            self.tasks = _Run(self.client, data, self.timeout)
+            self.tasks.roll_call()
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self
 
-    def __init__(self, model, markdown, scratch, record, remember):
-        self.model, self.markdown, self.scratch, self.record, self.remember = model, markdown, scratch, record, remember
-        self.graded, self.recorded = [], set()
+    def __exit__(self, *exc):
+        self.client.close()
+        if self.local:
+            self.local.close()
 
-    def collect(self, run, progress, gb, first=None, queue=()):
-        """Take every answer until no task is left; return [(submission, reply)] to grade again, alone."""
-        from ..grade import later_line, unfinished
-
-        later, queue = [], list(queue)
-        if progress:
-            progress.show()
-        run.top_up(queue)
+    def run(self, queue, again, tick):
+        """(submission, reply) as each of `queue` is graded; a worker that refuses has its task sent elsewhere, and
+        a task run twice (its worker died) counts once: its first answer stands."""
+        queue, answered, run = list(queue), set(), self.tasks
+        run.top_up(queue, again)
         while run.tasks:
-            for submission, again, data in run.next_done():
+            for submission, task_again, data in run.next_done():
                 if isinstance(data, dict) and "refused" in data:
-                    run.refused(data, submission, again)
-                    continue
-                if submission.student in self.recorded:  # a task run twice: its first answer stands
-                    continue
-                reply = cluster_reply.reply(data, submission.student, self.model, self.markdown, self.scratch)
-                if first is not None and reply["result"].get("status") == Status.GRADER_ERROR:
-                    reply = first
-                elif first is None and unfinished(reply):
-                    later.append((submission, reply))
-                    progress.advance(later_line(submission))
-                    continue
-                self._publish(submission, reply, gb, progress)
-            run.top_up(queue)
-            if progress:
-                progress.running(run.running())
-        return later
-
-    def _publish(self, submission, reply, gb, progress):
-        result = self.record(submission, reply, gb)
-        self.recorded.add(submission.student)
-        self.remember(result)
-        self.graded.append(result)
-        from ..grade import result_line
-
-        line = result_line(result)
-        if progress:
-            progress.advance(line)
-        else:
-            print(f"  {line}", file=sys.stderr, flush=True)
+                    run.refused(data, submission, task_again)
+                elif submission.student not in answered:
+                    answered.add(submission.student)
+                    yield submission, cluster_reply.reply(data, submission.student, self.model, self.markdown,
+                                                          self.scratch)
+            run.top_up(queue, again)
+            if tick:
+                tick(run.running())

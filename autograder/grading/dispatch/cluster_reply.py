@@ -12,19 +12,13 @@ import tempfile
 from pathlib import Path
 
 from ... import readable
-from ...schema import SchemaError, Status, StudentResult
+from ...schema import SchemaError, Status
 from ..gate_out import sanitise
 from ..scoring import results
-from . import cluster_task
+from . import cluster_task, replies
 
 _SECRET_TEXT = re.compile(r"[0-9a-f]{16,256}\n?")  # nbgrader's exchange secret, as worker.py keeps it
 _STATUSES = {"timeout": Status.TIMEOUT, "grader error": Status.GRADER_ERROR}
-
-
-def failed(model, student, status, message):
-    """A result for a student no notebook of whom was graded (as grade.py's for a crashed worker)."""
-    notebooks = [results.empty_notebook(n, status, message) for n in model.notebooks]
-    return results.student_result(student, model.name, notebooks, error=message).to_dict()
 
 
 def plain(value, depth=0):
@@ -43,42 +37,25 @@ def plain(value, depth=0):
 
 
 def reply(data, student, model, course_markdown, scratch):
-    """{"result": ..., "autograded_dir": ..., "html": ...} for grade._record, from what the task returned."""
+    """{"result": ..., "autograded_dir": ..., "html": ...}, a pool worker's reply, from what the task returned; its
+    result read by replies.student_result, as the driver reads every reply, before a page is rendered from it."""
     try:
         data = plain(data)
     except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict) or data.get("student") != student:
-        return {"result": failed(model, student, "grader error", "the cluster's answer for this submission was not "
-                                 "the plain data expected (refused)")}
+        return replies.refused(model, student, "the cluster's answer for this submission was not the plain data "
+                               "expected (refused)")
     if "error" in data:
         status = _STATUSES.get(data.get("status"), Status.GRADER_ERROR)
-        return {"result": failed(model, student, status, sanitise.plain(str(data["error"]), 2000))}
+        return {"result": results.failed(model, student, status, sanitise.plain(str(data["error"]), 2000))}
     try:
-        result = StudentResult.from_dict(readable.clean(data.get("result")), "the cluster's result")
-        if result.student != student or result.assignment != model.name:
-            raise SchemaError(f"a result for {result.student}/{result.assignment}, not {student}/{model.name}")
-        _within_the_gradebook(result, model)
+        result = replies.student_result(data.get("result"), student, model)
         folder, notebooks = _autograded(data.get("files"), model, course_markdown, scratch, student)
-    except (SchemaError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        return {"result": failed(model, student, "grader error", f"the cluster's result was refused: {exc}"[:2000])}
+    except (SchemaError, ValueError, TypeError, KeyError, AttributeError, RecursionError) as exc:
+        return replies.refused(model, student, f"the cluster's result was refused: {exc}")
     return {"result": result.to_dict(), "autograded_dir": str(folder),
             "html": str(_page(result, notebooks, course_markdown, folder.parent))}
-
-
-def _within_the_gradebook(result, model):
-    """No score beyond what the gradebook allows: each test cell's points, each notebook's, the total."""
-    tops = {c.name: float(c.points) for nb in model.notebooks for c in nb.cells if c.grade}
-    if sorted(nb.notebook for nb in result.notebooks) != sorted(n.name for n in model.notebooks):
-        raise SchemaError("the notebooks are not the assignment's")
-    for cell in result.cells:
-        if cell.grade_id not in tops or cell.max_points != tops[cell.grade_id] or not 0 <= cell.points <= tops[
-                cell.grade_id]:
-            raise SchemaError(f"cell {cell.grade_id!r}: {cell.points:g}/{cell.max_points:g} points, not within "
-                              "the gradebook's")
-    total = sum(nb.max_score for nb in model.notebooks)
-    if result.max_score != total or not 0 <= result.score <= total:
-        raise SchemaError(f"a score of {result.score:g}/{result.max_score:g}, not within the gradebook's {total:g}")
 
 
 def _autograded(files, model, course_markdown, scratch, student):

@@ -3,7 +3,7 @@
 A task gets the assignment (`bundle`: its model, the course's notebooks, the gradebook template,
 the release files, as bytes) and one submission's files as bytes: nothing is read from a shared
 file system. The first task of a run on a Dask worker writes the bundle into a folder of its own
-and starts a grading worker (worker.py, through grade.WorkerProcess: bubblewrap, the judge, the
+and starts a grading worker (worker.py, through pool.WorkerProcess: bubblewrap, the judge, the
 limits); later tasks reuse it, as one machine's pool does. The task returns only plain data (the
 schema's result, the autograded notebooks as bytes), which the instructor's process validates.
 
@@ -29,7 +29,7 @@ KEPT = ("timestamp.txt", "submission_secret.txt")  # what the autograded folder 
 
 
 class _Job:
-    """What grade.WorkerProcess.take_in reads: a student and the folder of their files."""
+    """What pool.WorkerProcess.take_in reads: a student and the folder of their files."""
 
     def __init__(self, student, folder):
         self.student, self.folder = student, folder
@@ -48,7 +48,7 @@ class _Assignment:
         self.home = Path(tempfile.mkdtemp(prefix="ffn-cluster-"))
         self.home.chmod(0o711)  # each grading worker's user reaches its own folder in here, and nothing else
         # Slots are reused (a killed worker's slot goes back): slot k's sandboxes run as uid base + k and its
-        # worker as base + 64 + k (sandbox.slot_uid, worker_uid), so there may never be more than 64.
+        # worker as base + MAX_SLOTS + k (sandbox.slot_uid, worker_uid), so there may never be more than MAX_SLOTS.
         self.idle, self.free, self.slots, self.started, self.lock = [], [], 0, 0, threading.Lock()
         ok, why = (True, "") if not bundle["isolate"] else sandbox.probe(sandbox.Limits(**bundle["limits"]))
         version = ledger.course_version(_Model(bundle["model"]), bundle["course_notebooks"])
@@ -75,17 +75,18 @@ class _Assignment:
 
     def take(self):
         """An idle grading worker, or a new one in a slot of its own (its own sandbox uids)."""
-        from ..grade import WorkerProcess
+        from ..gate_in import sandbox
+        from .pool import WorkerProcess
 
         with self.lock:
             if self.idle:
                 return self.idle.pop()
             if self.free:
                 slot = self.free.pop()
-            elif self.slots < 64:
+            elif self.slots < sandbox.MAX_SLOTS:
                 slot, self.slots = self.slots, self.slots + 1
             else:
-                raise RuntimeError("more than 64 students at once on one Dask worker (--nthreads)")
+                raise RuntimeError(f"more than {sandbox.MAX_SLOTS} students at once on one Dask worker (--nthreads)")
             generation, self.started = self.started, self.started + 1
         logs = self.home / "logs"
         logs.mkdir(exist_ok=True)
@@ -215,7 +216,7 @@ def _grade(assignment, student, files, again):
 
 def _ask(w, job, timeout, again):
     """Send one student to grading worker `w` and wait for its reply; {"lost": status, "why": ...} if none came."""
-    from ..grade import STARTUP_TIMEOUT
+    from .pool import STARTUP_TIMEOUT
 
     deadline = time.monotonic() + (STARTUP_TIMEOUT if not w.ready else 0)
     sent = False

@@ -38,6 +38,7 @@ from . import syscalls, unsandboxed
 GiB = 1024**3
 MiB = 1024**2
 SANDBOX_UID_BASE = 200_000  # grading as root, job slot k of a run runs as uid base + k (no such user exists)
+MAX_SLOTS = 64  # job slots of one run (or one Dask worker): slot k's uids are base + k and base + MAX_SLOTS + k
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
 
@@ -366,8 +367,8 @@ def _root():
 
 def uid_base():
     """A block of uids of its own for one grading run (two runs at once must not share a process count):
-    job slot k's student code runs as base + k, its tests (judge.py) as base + 64 + k."""
-    return SANDBOX_UID_BASE + (os.getpid() % 100_000) * 128
+    job slot k's student code runs as base + k, its tests (judge.py) as base + MAX_SLOTS + k."""
+    return SANDBOX_UID_BASE + (os.getpid() % 100_000) * 2 * MAX_SLOTS
 
 
 def slot_uid(slot, base=None):
@@ -384,7 +385,7 @@ def worker_uid(slot, base=None):
     runs as slot_uid(slot) instead."""
     if not _root():
         return None
-    return (uid_base() if base is None else base) + 64 + slot
+    return (uid_base() if base is None else base) + MAX_SLOTS + slot
 
 
 def probe(limits=None):

@@ -173,3 +173,9 @@ def student_result(student, assignment, notebooks, timestamp=None, error=None):
     return StudentResult(student, assignment, Status.worst(nb.status for nb in notebooks),
                          sum(nb.score for nb in notebooks), sum(nb.max_score for nb in notebooks), list(notebooks),
                          [f for nb in notebooks for f in nb.flags], timestamp, error)
+
+
+def failed(model, student, status, message):
+    """The result (as a dict) of a student none of whose notebooks could be graded: a crash, a timeout, a refusal."""
+    notebooks = [empty_notebook(n, status, message) for n in model.notebooks]
+    return student_result(student, model.name, notebooks, error=message).to_dict()
