@@ -11,7 +11,7 @@ import functools
 import html
 import re
 
-from .grading.gate_out.sanitise import TagCleaner
+from .sanitise import TagCleaner
 
 MATHML_NS = "http://www.w3.org/1998/Math/MathML"
 MAX_LATEX_CHARS = 2_000  # one formula

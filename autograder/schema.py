@@ -16,7 +16,7 @@ from enum import Enum, StrEnum
 from types import UnionType
 from typing import get_args, get_origin
 
-from .grading.gate_out.sanitise import plain_record
+from .sanitise import plain_record
 
 SCHEMA = 1
 

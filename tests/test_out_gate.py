@@ -1,6 +1,6 @@
 """Gate 2, Out (issue 23): nothing learner-made reaches a person live, and no diagnosis is the learner's text.
 
-The unit tests pin each part of the policy (autograder/grading/gate_out/sanitise.py, the checks' diagnosis as data, the
+The unit tests pin each part of the policy (autograder/sanitise.py, the checks' diagnosis as data, the
 judge's verdict); the batch grades tests/adversarial/out_gate's attacks with an honest twin through
 `python -m autograder grade` and reads what an instructor gets: the JSON, the class report and its
 CSV, grades.csv and the course's autograded/ folder.
@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 from adversarial import ASSIGNMENT, grading, out_gate
 
+from autograder import sanitise
 from autograder.grading import course, grade
 from autograder.grading.gate_beside import judge, rerun
-from autograder.grading.gate_out import sanitise
 from autograder.grading.scoring import gradebook, results
 from autograder.report import class_report as report
 from autograder.schema import CellResult, CellStatus, Diagnosis, Flag, NotebookResult, Run, StudentResult

@@ -5,7 +5,7 @@ import io
 
 import pytest
 
-from autograder.grading.gate_out import sanitise
+from autograder import sanitise
 
 
 @pytest.mark.parametrize("text", ['=HYPERLINK("http://x","y")', "+1+1", "-2+3", "@SUM(A1)", "\tx", "\rx"])

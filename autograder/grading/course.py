@@ -2,6 +2,7 @@
 
 import errno
 import os
+import re
 import shutil
 import sqlite3
 import stat
@@ -14,6 +15,38 @@ from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
 from .. import COURSE_ROOT, exercise_of_test
+
+TIMESTAMP = "timestamp.txt"  # when the student submitted (nbgrader's, or the LMS's time)
+SECRET = "submission_secret.txt"  # written by nbgrader's exchange at submission; release_feedback needs it
+_SECRET_TEXT = re.compile(r"[0-9a-f]{16,256}\n?")  # nbgrader's secrets.token_hex(64)
+
+
+HIDDEN_NOTE = "# (hidden tests: the grader runs them in its own process, never in this kernel)"
+
+
+def strip_hidden_tests(source, begin="BEGIN HIDDEN TESTS", end="END HIDDEN TESTS", note=None):
+    """The test cell as the learner's release shows it (nbgrader's ClearHiddenTests rule), `note` in their place."""
+    lines, hidden = [], False
+    for line in source.split("\n"):
+        if begin in line:
+            hidden = True
+            if note:
+                lines.append(note)
+        elif end in line:
+            hidden = False
+        elif not hidden:
+            lines.append(line)
+    return "\n".join(lines)
+
+
+def autograded_names(model):
+    """The only files an autograded folder may hold: formgrader serves it from the grading account's origin."""
+    return {f"{nb.name}.ipynb" for nb in model.notebooks} | {TIMESTAMP, SECRET}
+
+
+def is_exchange_secret(data):
+    """True when `data` (bytes) is what nbgrader's exchange writes as the secret (a short hex string), nothing else."""
+    return len(data) <= 300 and _SECRET_TEXT.fullmatch(data.decode("ascii", errors="replace")) is not None
 
 
 def ensure_bin_on_path():
@@ -70,7 +103,6 @@ def keep_hidden_tests_out(db_file):
     import nbformat
     from nbgrader.utils import compute_checksum
 
-    from .scoring.integrity import HIDDEN_NOTE, strip_hidden_tests
 
     db = sqlite3.connect(db_file)
     try:

@@ -16,13 +16,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import offering
+from .. import offering, sanitise
 from ..schema import Flag, Status, StudentResult
 from . import course, submissions, worker
 from .dispatch import driver, pool
 from .gate_beside import public
 from .gate_in import sandbox
-from .gate_out import exports, sanitise
+from .gate_out import exports
 from .scoring import classbook, gradebook, ledger, results
 
 

@@ -19,7 +19,6 @@ import io
 import json
 import logging
 import os
-import re
 import shutil
 import stat
 import sys
@@ -28,8 +27,9 @@ import traceback
 import warnings
 from pathlib import Path
 
+from .. import sanitise
+from . import course
 from .dispatch import position
-from .gate_out import sanitise
 
 _MAX_NOTEBOOK_BYTES = 50 * 1024 * 1024
 # Run by each kernel before the notebook, leaving no name behind: OpenBLAS takes its work buffers on the
@@ -57,15 +57,11 @@ def _keep_only(folder, names):
                 item.unlink()
 
 
-_SECRET = "submission_secret.txt"  # written by nbgrader's exchange at submission; release_feedback needs it
-_SECRET_TEXT = re.compile(r"[0-9a-f]{16,256}\n?")  # nbgrader's secrets.token_hex(64)
-
-
 def _check_secret(path):
     """Keep the exchange's secret only as what nbgrader writes (a short hex string): the student's own
     `nbgrader submit` wrote it, and formgrader serves it."""
     if path.is_file() and not path.is_symlink() and path.stat().st_size <= 300:
-        if _SECRET_TEXT.fullmatch(path.read_text(encoding="ascii", errors="replace")):
+        if course.is_exchange_secret(path.read_bytes()):
             return
     if path.is_file() or path.is_symlink():
         path.unlink()
@@ -274,8 +270,8 @@ class Worker:
                     html[nbm.name] = page
         ordered = [notebooks[n.name] for n in self.model.notebooks]
         result = results.student_result(student, self.aid, ordered, timestamp=timestamp)
-        _keep_only(autograded, {f"{n.name}.ipynb" for n in self.model.notebooks} | {"timestamp.txt", _SECRET})
-        _check_secret(autograded / _SECRET)
+        _keep_only(autograded, course.autograded_names(self.model))
+        _check_secret(autograded / course.SECRET)
         started = time.monotonic()
         page = self._write_feedback(student, ordered, html)
         self._stage("feedback", started)

@@ -36,7 +36,7 @@ from datetime import datetime
 from pathlib import Path
 
 from .. import COURSE_ROOT
-from ..grading.gate_out.sanitise import csv_text
+from ..sanitise import csv_text
 from . import similarity
 from .results import ReportError, course_answers, read_answers, read_results
 

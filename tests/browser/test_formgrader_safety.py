@@ -17,7 +17,7 @@ import nbtools
 import pytest
 from adversarial import ASSIGNMENT, EXERCISES, Context, out_gate
 
-from autograder.grading.gate_out import sanitise
+from autograder import sanitise
 
 ORIGIN = "http://formgrader.test"
 PAGE = f"{ORIGIN}/formgrader/submissions/one/"

@@ -7,17 +7,15 @@ sanitise.notebook again) and the two small files nbgrader keeps; the feedback pa
 here, from the validated result, never taken from the worker.
 """
 
-import re
 import tempfile
 from pathlib import Path
 
-from ... import readable
+from ... import readable, sanitise
 from ...schema import SchemaError, Status
-from ..gate_out import sanitise
+from .. import course
 from ..scoring import results
 from . import cluster_task, replies
 
-_SECRET_TEXT = re.compile(r"[0-9a-f]{16,256}\n?")  # nbgrader's exchange secret, as worker.py keeps it
 _STATUSES = {"timeout": Status.TIMEOUT, "grader error": Status.GRADER_ERROR}
 
 
@@ -65,11 +63,12 @@ def _autograded(files, model, course_markdown, scratch, student):
     if not isinstance(files, dict):
         raise ValueError("the autograded files are not a mapping")
     names = {f"{n.name}.ipynb" for n in model.notebooks}
+    kept = course.autograded_names(model)
     folder = Path(tempfile.mkdtemp(prefix=f"{student}-", dir=scratch)) / "autograded"
     folder.mkdir()
     notebooks = {}
     for name, data in files.items():
-        if name not in names | set(cluster_task.KEPT) or not isinstance(data, bytes):
+        if name not in kept or not isinstance(data, bytes):
             raise ValueError(f"unexpected file in the autograded folder: {str(name)[:80]!r}")
         if len(data) > cluster_task.MAX_FILE_BYTES:
             raise ValueError(f"{name} is over {cluster_task.MAX_FILE_BYTES:,} bytes")
@@ -79,9 +78,9 @@ def _autograded(files, model, course_markdown, scratch, student):
                                    course_markdown.get(stem, ()))
             notebooks[stem] = nb
             (folder / name).write_text(nbformat.writes(nb), encoding="utf-8")
-        elif name == "timestamp.txt" and len(data) <= 200:
+        elif name == course.TIMESTAMP and len(data) <= 200:
             (folder / name).write_text(sanitise.plain(data.decode("utf-8", errors="replace"), 100), encoding="utf-8")
-        elif name == "submission_secret.txt" and _SECRET_TEXT.fullmatch(data.decode("ascii", errors="replace")):
+        elif name == course.SECRET and course.is_exchange_secret(data):
             (folder / name).write_bytes(data)
     return folder, notebooks
 

@@ -24,8 +24,9 @@ from pathlib import Path
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
+from .. import course
+
 MAX_FILE_BYTES = 50 * 1024 * 1024  # an autograded notebook or file sent back (as worker.py's notebook limit)
-KEPT = ("timestamp.txt", "submission_secret.txt")  # what the autograded folder holds besides the notebooks
 
 
 class _Job:
@@ -262,7 +263,7 @@ def read_back(folder):
     if not folder or not Path(folder).is_dir():
         return out
     for item in sorted(Path(folder).iterdir()):
-        if item.suffix != ".ipynb" and item.name not in KEPT:
+        if item.suffix != ".ipynb" and item.name not in (course.TIMESTAMP, course.SECRET):
             continue
         try:  # opened without following a link, checked once open: the folder is the grading worker's user's
             fd = os.open(item, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)

@@ -1,5 +1,6 @@
 """Gate Out: what reaches a person.
 
-One policy for everything learner-made on its way to a page, a terminal, a CSV or formgrader
-(`sanitise`); the student's feedback page, formgrader's Autograde button turned off, the LMS exports.
+The student's feedback page, formgrader's Autograde button turned off, the LMS exports; each applies
+the one policy for learner-made content on its way to a page, a terminal, a CSV or formgrader
+(autograder/sanitise.py, which the class report shares).
 """

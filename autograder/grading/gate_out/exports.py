@@ -9,9 +9,9 @@ import sys
 from pathlib import Path
 
 from ... import RESULTS
+from ...sanitise import csv_text
 from .. import course
 from ..scoring import classbook
-from .sanitise import csv_text
 
 CANVAS_IDENTITY = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]  # the columns Canvas's export opens with
 CANVAS_ID_COLUMNS = {"sis_login_id": "SIS Login ID", "sis_user_id": "SIS User ID", "id": "ID"}

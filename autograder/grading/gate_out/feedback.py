@@ -14,7 +14,7 @@ included, and tracebacks quote the failing lines. Two fixes here:
 
 Everything in a notebook the student's code ran in is hostile: outputs, their
 MIME types and metadata, markdown cells, and the failure messages and flag
-details built from them. Both pages apply autograder/grading/gate_out/sanitise.py's one policy
+details built from them. Both pages apply autograder/sanitise.py's one policy
 (plain text, valid PNGs, markdown through its whitelist); the page's template
 escapes every value it is given except that whitelisted HTML, which `_page_cell`
 alone marks as Markup. Each output and the page as a whole are also cut to a
@@ -29,12 +29,12 @@ import markupsafe
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from ..scoring.integrity import strip_hidden_tests
-from . import sanitise
-from .sanitise import ANSI as _ANSI
-from .sanitise import ID as _ID
-from .sanitise import MAX_MESSAGE_CHARS, MAX_OUTPUT_CHARS, image_alt, markdown_html, md_text, safe_outputs
-from .sanitise import joined as _text
+from ... import sanitise
+from ...sanitise import ANSI as _ANSI
+from ...sanitise import ID as _ID
+from ...sanitise import MAX_MESSAGE_CHARS, MAX_OUTPUT_CHARS, image_alt, markdown_html, md_text, safe_outputs
+from ...sanitise import joined as _text
+from ..course import strip_hidden_tests
 
 
 def _nbgrader(cell):

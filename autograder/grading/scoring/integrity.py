@@ -33,6 +33,7 @@ import pkgutil
 
 from ...cells import bound_names, parse
 from ...schema import Flag as Finding  # a finding is the Flag the result records
+from .. import course
 
 # Functions of ffn_helpers that answer an exercise whose name differs from theirs (the spec's table).
 EXTRA_REFERENCES = {
@@ -374,24 +375,6 @@ def _call_findings(node, aliases, add):
         add("monkeypatch", f"{name}(): reaches into the interpreter's memory", node)
 
 
-HIDDEN_NOTE = "# (hidden tests: the grader runs them in its own process, never in this kernel)"
-
-
-def strip_hidden_tests(source, begin="BEGIN HIDDEN TESTS", end="END HIDDEN TESTS", note=None):
-    """The test cell as the learner's release shows it (nbgrader's ClearHiddenTests rule), `note` in their place."""
-    lines, hidden = [], False
-    for line in source.split("\n"):
-        if begin in line:
-            hidden = True
-            if note:
-                lines.append(note)
-        elif end in line:
-            hidden = False
-        elif not hidden:
-            lines.append(line)
-    return "\n".join(lines)
-
-
 def _same_code(a, b):
     def norm(text):
         return "\n".join(line.rstrip() for line in text.strip().splitlines())
@@ -477,7 +460,7 @@ def _changed(source_cell, cell):
             meta.pop("points", None)
         return f"the metadata of {source_cell.name} was edited ({', '.join(changed)})"
     if source_cell.locked:
-        released = strip_hidden_tests(source_cell.source) if source_cell.grade else source_cell.source
+        released = course.strip_hidden_tests(source_cell.source) if source_cell.grade else source_cell.source
         text = cell.get("source", "")
         text = "".join(text) if isinstance(text, list) else text
         if not (_same_code(text, released) or _same_code(text, source_cell.source)):  # as released, or whole
