@@ -38,8 +38,9 @@ instructor: $(READY)  ## open JupyterLab with nbgrader's formgrader on the cours
 test: $(READY)  ## run the whole test suite
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
-lint: $(READY)  ## check the code's style (ruff)
+lint: $(READY)  ## check the code's style (ruff) and its architecture (lint-imports: pyproject.toml's contracts)
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports
 
 course: $(READY)  ## regenerate notebooks/ and solutions/ from autograder/course/source/
 	$(BIN)/python -m autograder build

@@ -20,6 +20,7 @@ import ast
 from collections import Counter
 
 from .rebinding import split_rebound
+from .syntax import walk as _walk
 
 ROUNDS = 20  # passes of pruning and inlining; each pass that changes anything removes a statement
 MAX_NODES = 5_000  # a larger tree is only laid out anew: the course's longest answer has about 250 nodes
@@ -63,21 +64,6 @@ def _simplify(fn):
         if not (dropped or n):
             break
     return inlined
-
-
-def _walk(node, statements_only=False):
-    """Every node under `node` (itself first), or every statement; ast.walk's job, without its generators."""
-    out, i = [node], 0
-    while i < len(out):
-        n = out[i]
-        i += 1
-        for name in n._fields:
-            value = getattr(n, name, None)
-            if isinstance(value, list):
-                out += [v for v in value if isinstance(v, ast.stmt if statements_only else ast.AST)]
-            elif isinstance(value, ast.AST) and name != "ctx" and not statements_only:
-                out.append(value)
-    return out
 
 
 # ---------------------------------------------------------------- pruning

@@ -10,13 +10,9 @@ are renamed: there the binding in force at each read is known from the order of 
 
 import ast
 
+from .syntax import walk as _walk
+
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-
-
-def _walk(node):
-    from .normal_form import _walk  # normal_form imports this module: its walk is found when first called
-
-    return _walk(node)
 
 
 def split_rebound(fn):
