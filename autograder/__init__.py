@@ -51,3 +51,16 @@ def exercise_of_test(grade_id, answer_ids=(), previous_answer=None):
         if core == name or core.startswith(name + "_"):
             return name
     return previous_answer
+
+
+def exercises_in_order(cells):
+    """The exercise of each of a notebook's cells, given in order as (grade_id, role) pairs: an "answer" is its
+    own exercise, a "test" is exercise_of_test's with the notebook's answers, any other role None."""
+    answers = {grade_id for grade_id, role in cells if role == "answer" and grade_id}
+    out, previous = [], None
+    for grade_id, role in cells:
+        if role == "answer":
+            previous = grade_id
+        out.append(grade_id if role == "answer" else
+                   exercise_of_test(grade_id, answers, previous) if role == "test" else None)
+    return out

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from IPython.core.inputtransformer2 import TransformerManager
 
-from . import exercise_of_test
+from . import exercises_in_order
 
 _BODY_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun")
 
@@ -161,24 +161,16 @@ def role_of(cell):
 def code_cells(nb):
     """Every code cell of an nbformat notebook, as a `Cell`."""
     raw = [(i, c) for i, c in enumerate(nb.cells) if c.get("cell_type") == "code"]
-    answer_ids = {_nbgrader(c).get("grade_id") for _, c in raw if role_of(c) == "answer"}
-    out, previous_answer = [], None
-    for i, c in raw:
-        meta, role = _nbgrader(c), role_of(c)
-        grade_id = meta.get("grade_id")
-        if role == "answer":
-            exercise = previous_answer = grade_id
-        elif role == "test":
-            exercise = exercise_of_test(grade_id, answer_ids, previous_answer)
-        else:
-            exercise = None
+    roles = [(_nbgrader(c).get("grade_id"), role_of(c)) for _, c in raw]
+    out = []
+    for (i, c), (grade_id, role), exercise in zip(raw, roles, exercises_in_order(roles), strict=True):
         source = c.get("source", "")
         if isinstance(source, list):
             source = "".join(source)
         tree = parse(source)
         stores, defines = bound_names(tree)
         python = to_python(source)
-        out.append(Cell(i, role, grade_id, source, python, exercise, float(meta.get("points", 0) or 0),
+        out.append(Cell(i, role, grade_id, source, python, exercise, float(_nbgrader(c).get("points", 0) or 0),
                         stores, global_reads(analysable(source)), defines))
     return out
 

@@ -53,9 +53,7 @@ def assignment_of(path, assignment=None):
 
 
 def read_notebook(path):
-    """The notebook at `path`, read and validated; BadInput saying what is wrong with it otherwise."""
-    import nbformat
-
+    """The notebook at `path`, read as `grade` reads it (course.read_notebook); BadInput saying what is wrong."""
     path = Path(path)
     if not path.exists():
         raise BadInput(f"{path} does not exist: expected the path of your notebook, e.g. "
@@ -64,13 +62,10 @@ def read_notebook(path):
         raise BadInput(f"{path} is a folder: expected a notebook file in it, e.g. {path / '02_forward_pass.ipynb'}")
     if path.suffix != ".ipynb":
         raise BadInput(f"expected a Jupyter notebook (a .ipynb file), got {path.name!r}")
-    try:
-        nb = nbformat.read(path, as_version=4)
-        nbformat.validate(nb)
-    except Exception as exc:  # not JSON, not a notebook, or a notebook nbformat rejects
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise BadInput(f"{path} is not a readable Jupyter notebook ({reason[:300]}); was it saved "
-                       "completely? JupyterLab's File > Save Notebook writes it again") from None
+    nb, why = course.read_notebook(path.resolve())  # grade's own reader; the learner's link to their own file is fine
+    if nb is None:
+        raise BadInput(f"{path} is not a readable Jupyter notebook ({why}); was it saved completely? JupyterLab's "
+                       "File > Save Notebook writes it again")
     return nb
 
 

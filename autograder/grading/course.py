@@ -1,6 +1,7 @@
 """The nbgrader course on disk: its configuration, its gradebook, and what an assignment looks like in it."""
 
 import errno
+import json
 import os
 import re
 import shutil
@@ -8,14 +9,16 @@ import sqlite3
 import stat
 import sys
 import sysconfig
+import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from .. import COURSE_ROOT, exercise_of_test
+from .. import COURSE_ROOT, exercises_in_order
 
+MAX_NOTEBOOK_BYTES = 50 * 1024 * 1024  # a learner's notebook, as grade and check read it
 TIMESTAMP = "timestamp.txt"  # when the student submitted (nbgrader's, or the LMS's time)
 SECRET = "submission_secret.txt"  # written by nbgrader's exchange at submission; release_feedback needs it
 _SECRET_TEXT = re.compile(r"[0-9a-f]{16,256}\n?")  # nbgrader's secrets.token_hex(64)
@@ -149,14 +152,9 @@ class NotebookModel:
     @property
     def exercise_of(self):
         """grade_id -> exercise, for answer and test cells."""
-        answers = [c.name for c in self.cells if c.solution]
-        out, previous = {}, None
-        for c in self.cells:
-            if c.solution:
-                out[c.name] = previous = c.name
-            elif c.grade:
-                out[c.name] = exercise_of_test(c.name, set(answers), previous)
-        return out
+        roles = [(c.name, "answer" if c.solution else "test" if c.grade else None) for c in self.cells]
+        return {name: exercise for (name, role), exercise in zip(roles, exercises_in_order(roles), strict=True)
+                if role}
 
     @property
     def max_score(self):
@@ -351,3 +349,39 @@ def copy_file(source, target, budget):
             shutil.copyfileobj(src, dst, 1 << 20)
             copied = dst.tell()
         return "", budget - copied
+
+
+def read_notebook(path):
+    """(notebook, '') or (None, why it cannot be read): the one reader of a learner's notebook, `grade`'s and
+    `check`'s and the report's, never through a link, at most MAX_NOTEBOOK_BYTES, JSON that nbformat reads."""
+    import nbformat
+
+    try:  # never through a link: the submission's folder is the student's (a link could name a classmate's file)
+        fd = open_no_follow(path)
+    except OSError as exc:
+        return None, "a link, not a file" if os.path.islink(path) else f"cannot be read ({exc.strerror})"
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(f.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return None, "not a regular file"
+        if info.st_size == 0:
+            return None, "the file is empty"
+        if info.st_size > MAX_NOTEBOOK_BYTES:
+            return None, (f"the file is {info.st_size:,} bytes, more than a notebook can be "
+                          f"({MAX_NOTEBOOK_BYTES:,})")
+        raw = f.read(MAX_NOTEBOOK_BYTES + 1)
+    try:
+        text = raw.decode("utf-8")
+        data = json.loads(text)
+    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
+        return None, f"not valid notebook JSON: {str(exc)[:200]}"
+    cells = data.get("cells") if isinstance(data, dict) else None
+    if not isinstance(cells, list) or not all(isinstance(c, dict) and "cell_type" in c for c in cells):
+        return None, "not a notebook (no list of cells)"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # nbformat warns about (and repairs) small schema slips
+            nb = nbformat.reads(text, as_version=4)
+    except Exception as exc:
+        return None, f"not a valid notebook: {(str(exc).splitlines() or [''])[0][:200]}"
+    return nb, ""

@@ -38,7 +38,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Integer, default
 
-from .. import exercise_of_test, readable
+from .. import exercises_in_order, readable
 from .gate_beside.rerun import AFTER_TIMEOUT
 from .gate_in import unsandboxed
 from .gate_in.kernel import SandboxedKernelManager
@@ -84,14 +84,10 @@ _PASSED_ON = _OUTPUT_TYPES | {"status", "execute_input", "clear_output"}
 def _test_exercises(cells):
     """cell index -> (exercise, grade id) of each test cell, by the rule the whole grader uses."""
     meta = [c.get("metadata", {}).get("nbgrader", {}) for c in cells]
-    answers = {m.get("grade_id") for m in meta if m.get("solution") and m.get("grade_id")}
-    out, previous = {}, None
-    for i, m in enumerate(meta):
-        if m.get("solution"):
-            previous = m.get("grade_id")
-        elif m.get("grade") and m.get("grade_id"):
-            out[i] = (exercise_of_test(m["grade_id"], answers, previous) or m["grade_id"], m["grade_id"])
-    return out
+    roles = [(m.get("grade_id"), "answer" if m.get("solution") else "test" if m.get("grade") and m.get("grade_id")
+              else None) for m in meta]
+    return {i: (exercise or grade_id, grade_id) for i, ((grade_id, role), exercise)
+            in enumerate(zip(roles, exercises_in_order(roles), strict=True)) if role == "test"}
 
 
 def _error(ename, evalue):

@@ -20,7 +20,6 @@ import json
 import logging
 import os
 import shutil
-import stat
 import sys
 import time
 import traceback
@@ -31,7 +30,6 @@ from .. import sanitise
 from . import course
 from .dispatch import position
 
-_MAX_NOTEBOOK_BYTES = 50 * 1024 * 1024
 # Run by each kernel before the notebook, leaving no name behind: OpenBLAS takes its work buffers on the
 # first matrix product and ends the process when it cannot, so it takes them before any cell runs.
 _KERNEL_STARTUP = """def _grader_warm_up():
@@ -237,7 +235,7 @@ class Worker:
                 notebooks[nbm.name] = results.empty_notebook(
                     nbm, "missing notebook", submissions.missing_message(input_dir, nbm.name))
                 continue
-            nb, problem = read_notebook(path)
+            nb, problem = course.read_notebook(path)
             if nb is None:
                 notebooks[nbm.name] = results.empty_notebook(nbm, "unreadable notebook", problem)
                 continue
@@ -558,43 +556,6 @@ def _preload(mpl_cache):
     # cluster's worker may run on a machine of its own.
     precompile(Path(ffn_helpers.__file__).parent)
     del ffn_helpers
-
-
-def read_notebook(path):
-    """(notebook, '') or (None, why it cannot be read)."""
-    import nbformat
-
-    from .course import open_no_follow
-
-    try:  # never through a link: the submission's folder is the student's (a link could name a classmate's file)
-        fd = open_no_follow(path)
-    except OSError as exc:
-        return None, "a link, not a file" if os.path.islink(path) else f"cannot be read ({exc.strerror})"
-    with os.fdopen(fd, "rb") as f:
-        info = os.fstat(f.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return None, "not a regular file"
-        if info.st_size == 0:
-            return None, "the file is empty"
-        if info.st_size > _MAX_NOTEBOOK_BYTES:
-            return None, (f"the file is {info.st_size:,} bytes, more than a notebook can be "
-                          f"({_MAX_NOTEBOOK_BYTES:,})")
-        raw = f.read(_MAX_NOTEBOOK_BYTES + 1)
-    try:
-        text = raw.decode("utf-8")
-        data = json.loads(text)
-    except (UnicodeDecodeError, ValueError, RecursionError) as exc:
-        return None, f"not valid notebook JSON: {str(exc)[:200]}"
-    cells = data.get("cells") if isinstance(data, dict) else None
-    if not isinstance(cells, list) or not all(isinstance(c, dict) and "cell_type" in c for c in cells):
-        return None, "not a notebook (no list of cells)"
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # nbformat warns about (and repairs) small schema slips
-            nb = nbformat.reads(text, as_version=4)
-    except Exception as exc:
-        return None, f"not a valid notebook: {(str(exc).splitlines() or [''])[0][:200]}"
-    return nb, ""
 
 
 LOG_BUDGET = 256 * 1024  # characters of the log per student (and for the worker's start): an honest one writes a few

@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .. import SOURCE_DIR, exercise_of_test, readable, schema
+from .. import SOURCE_DIR, exercise_of_test, exercises_in_order, readable, schema
 from ..schema import CellStatus, SchemaError, Status
 
 
@@ -91,14 +91,10 @@ def course_layout(assignment):
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", assignment) or not path.is_file():
         return None
     metas = [m for m in _source_metadata(path) if m.get("grade_id")]
-    answers = {m["grade_id"] for m in metas if m.get("solution")}
-    cells, previous = [], None
-    for meta in metas:
-        if meta.get("solution"):
-            previous = meta["grade_id"]
-        elif meta.get("grade"):
-            cells.append((meta["grade_id"], exercise_of_test(meta["grade_id"], answers, previous),
-                          float(meta.get("points", 0) or 0)))
+    roles = [(m["grade_id"], "answer" if m.get("solution") else "test" if m.get("grade") else None) for m in metas]
+    cells = [(grade_id, exercise, float(meta.get("points", 0) or 0))
+             for meta, (grade_id, role), exercise in zip(metas, roles, exercises_in_order(roles), strict=True)
+             if role == "test"]
     return Layout(assignment, tuple(cells))
 
 
@@ -237,10 +233,10 @@ def read_answers(notebooks_dir, assignment, students, wanted):
     """({student: {grade_id: code}}, notes) from NOTEBOOKS_DIR/<student>/<assignment>/<assignment>.ipynb.
 
     The path is built from a valid student id and the course's own assignment and notebook names; no
-    folder on it may be a link, and the notebook is opened without following one (worker.read_notebook).
+    folder on it may be a link, and the notebook is opened without following one (course.read_notebook).
     """
+    from ..grading.course import read_notebook
     from ..grading.submissions import STUDENT_ID
-    from ..grading.worker import read_notebook
 
     answers, unread = {}, Counter()
     for student in students:
