@@ -17,7 +17,8 @@ import nbformat
 import page_audit
 import pytest
 
-from autograder.grading.gate_out import feedback, sanitise
+from autograder import sanitise
+from autograder.grading.gate_out import feedback
 
 pytestmark = pytest.mark.xdist_group("feedback_safety")
 

@@ -237,13 +237,9 @@ class SandboxExecute(Execute):
     execute_cell = run_sync(async_execute_cell)  # the base class binds its own coroutine: bind ours
 
     async def _execute_cell(self, cell, cell_index, execution_count, store_history):
-        if self._dead is not None:
-            cell.outputs = [_error("NotRun", f"not run: the kernel stopped at an earlier cell ({self._dead})")]
-            return cell
-        exercise = self._exercise.get(cell_index, (None,))[0]
-        if exercise in self._spent:
-            cell.outputs = [_error("NotRun", f"not run: {exercise} already ran past its time in "
-                                             f"{self._looped[exercise]} and {self._spent[exercise]}")]
+        not_run = self._not_run_why(cell_index)
+        if not_run:
+            cell.outputs = [_error("NotRun", not_run)]
             return cell
         self._starting(cell_index)
         timeout = self._cell_timeout(cell)
@@ -262,27 +258,14 @@ class SandboxExecute(Execute):
             cell = await (asyncio.wait_for(run, limit + self.hard_grace) if limit else run)
             if self._expired:
                 raise CellTimeoutError("the kernel was killed at the cell's hard deadline")
-        except (TimeoutError, DeadKernelError, asyncio.CancelledError) as exc:
-            if not self._expired and isinstance(exc, DeadKernelError):
-                self._stop(cell, cell_index, "the kernel died while running this cell "
-                           "(os._exit, a kill, a crash or the CPU-time limit)")
-            elif not self._expired and isinstance(exc, asyncio.CancelledError):
-                raise
-            else:
-                self._timed_out(cell_index)
-                self._stop(cell, cell_index, TIMEOUT_WHY)
-                await self._kill()
-        except CellTimeoutError:
-            self._timed_out(cell_index)
-            self._stop(cell, cell_index, TIMEOUT_WHY)
-            await self._kill()
         except CellExecutionError:
             raise
-        except Exception as exc:  # a frame that is no Jupyter message (junk written to the kernel's sockets)...
-            self.log.error("the kernel's channels broke: %r", exc)
-            self._timed_out(cell_index)
-            self._stop(cell, cell_index, BROKEN_WHY)
-            await self._kill()
+        except Exception as exc:  # noqa: BLE001 (every way a run can end is recorded: _ended says which)
+            await self._ended(cell, cell_index, exc)
+        except asyncio.CancelledError as exc:
+            if not self._expired:
+                raise
+            await self._ended(cell, cell_index, exc)
         finally:
             if watchdog is not None:
                 watchdog.cancel()
@@ -290,6 +273,31 @@ class SandboxExecute(Execute):
             if out.get("output_type") == "error" and "MemoryError" in str(out.get("ename", "")):
                 self._info["memory_errors"].append(cell_index)
         return cell
+
+    def _not_run_why(self, cell_index):
+        """Why this cell is not run at all (the kernel is gone, or its exercise already ran past its time), or ''."""
+        if self._dead is not None:
+            return f"not run: the kernel stopped at an earlier cell ({self._dead})"
+        exercise = self._exercise.get(cell_index, (None,))[0]
+        if exercise in self._spent:
+            return f"not run: {exercise} already ran past its time in {self._looped[exercise]} and " \
+                   f"{self._spent[exercise]}"
+        return ""
+
+    async def _ended(self, cell, cell_index, exc):
+        """Record how the cell's run ended early: the kernel died, its deadline passed, or its channels broke."""
+        if isinstance(exc, DeadKernelError) and not self._expired:
+            self._stop(cell, cell_index, "the kernel died while running this cell "
+                       "(os._exit, a kill, a crash or the CPU-time limit)")
+            return
+        if isinstance(exc, (TimeoutError, DeadKernelError, asyncio.CancelledError, CellTimeoutError)):
+            why = TIMEOUT_WHY
+        else:  # a frame that is no Jupyter message (junk written to the kernel's sockets)...
+            self.log.error("the kernel's channels broke: %r", exc)
+            why = BROKEN_WHY
+        self._timed_out(cell_index)
+        self._stop(cell, cell_index, why)
+        await self._kill()
 
     def _starting(self, cell_index):
         if ON_CELL is not None:  # the progress line's

@@ -384,10 +384,10 @@ class Worker:
     def _judge(self, student, nbm, autograded_dir, findings, error):
         import nbformat
 
-        from .. import cells
+        from .. import cells, sanitise
         from ..schema import Status
         from . import execute
-        from .gate_out import feedback, sanitise
+        from .gate_out import feedback
         from .scoring import integrity, results
 
         path = autograded_dir / f"{nbm.name}.ipynb"
