@@ -26,7 +26,8 @@ DATA_PATHS = ["autograder/course/results/02_forward_pass/grades.csv",
               "autograder/course/autograded/ada/02_forward_pass/02_forward_pass.ipynb",
               "autograder/course/feedback/ada/02_forward_pass/02_forward_pass.html",
               "autograder/course/release/02_forward_pass/02_forward_pass.ipynb", "autograder/course/gradebook.db",
-              "autograder/course/.report_salt", "autograder/course/source/02_forward_pass/02_forward_pass.ipynb",
+              "autograder/course/.report_salt", "autograder/course/.ledger_key",
+              "autograder/course/source/02_forward_pass/02_forward_pass.ipynb",
               "autograder/course/something-new/notes.txt",
               "grading/02_forward_pass/grades.csv", "report.html", "report.csv"]
 
@@ -115,15 +116,16 @@ def test_the_ledger_knows_unchanged_submissions(tmp_path):
 
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "ada.json").write_text("{}")
-    done = {"ada": ledger.entry(first, "v1")}
+    v1, v2 = dict.fromkeys(ledger.PARTS, "1"), dict(dict.fromkeys(ledger.PARTS, "1"), release="2")
+    done = {"ada": ledger.entry(first, v1)}
     ledger.save(tmp_path / "out", done)
     assert ledger.load(tmp_path / "out") == done
-    assert ledger.up_to_date(done, "ada", first, "v1", tmp_path / "out", {"ada"})
-    assert not ledger.up_to_date(done, "ada", second, "v1", tmp_path / "out", {"ada"})  # new files
-    assert not ledger.up_to_date(done, "ada", first, "v2", tmp_path / "out", {"ada"})  # another course version
-    assert not ledger.up_to_date(done, "ada", first, "v1", tmp_path / "out", set())  # gone from the gradebook
+    assert ledger.why_grade(done, "ada", ledger.entry(first, v1), tmp_path / "out", {"ada"}) is None
+    assert ledger.why_grade(done, "ada", ledger.entry(second, v1), tmp_path / "out", {"ada"})  # new files
+    assert ledger.why_grade(done, "ada", ledger.entry(first, v2), tmp_path / "out", {"ada"})  # another version
+    assert ledger.why_grade(done, "ada", ledger.entry(first, v1), tmp_path / "out", set())  # gone from the gradebook
     (tmp_path / "out" / "ada.json").unlink()
-    assert not ledger.up_to_date(done, "ada", first, "v1", tmp_path / "out", {"ada"})  # its result deleted
+    assert ledger.why_grade(done, "ada", ledger.entry(first, v1), tmp_path / "out", {"ada"})  # its result deleted
 
 
 # ---------------------------------------------------------------- the progress line ticks

@@ -271,6 +271,15 @@ def release_files(config, assignment_id):
     return sorted((str(f.relative_to(folder)), f) for f in found if f.is_file() and not f.is_symlink())
 
 
+def release_notebooks(config, assignment_id):
+    """The assignment's notebooks as generate_assignment released them (release/<id>/*.ipynb), sorted."""
+    from nbgrader.coursedir import CourseDirectory
+
+    coursedir = CourseDirectory(config=config)
+    folder = Path(coursedir.format_path(coursedir.release_directory, ".", assignment_id))
+    return sorted(p for p in folder.glob("*.ipynb") if p.is_file() and not p.is_symlink())
+
+
 def copy_release(config, assignment_id, target):
     """A folder `target` holding exactly `release_files` (regular files only, never through a link)."""
     target = Path(target)

@@ -113,7 +113,9 @@ def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limi
         model = course.prepare_assignment(config, assignment_id, log=_say)
         if not any(c.grade for nb in model.notebooks for c in nb.cells):
             raise ValueError(f"{assignment_id} has no graded cells: there is nothing to grade")
-        found, versions = _to_grade(config, model, found, out_dir, force)
+        scored = {"sandbox": vars(limits), "cell timeout": worker.cell_timeout(cell_timeout, config),
+                  "student timeout": float(timeout)}  # what the workers get that can change a score
+        found, versions = _to_grade(config, model, found, out_dir, force, scored)
         graded = []
         if found:
             setup = _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, cell_timeout,
@@ -168,22 +170,40 @@ def _found(config, assignment_id, submitted, scratch, students):
     return _chosen(found, students, submitted)
 
 
-def _to_grade(config, model, found, out_dir, force):
-    """(the submissions to grade, {student: ledger entry}): unchanged ones are left out unless `force`."""
-    version = ledger.course_version(model, course.source_texts(config, model.name))
+def _to_grade(config, model, found, out_dir, force, limits):
+    """(the submissions to grade, {student: ledger entry}): unchanged ones are left out unless `force`; each
+    student graded again is named with why (ledger.why_grade), new ones on one line."""
+    version = _course_version(config, model, limits)
     versions = {s.student: ledger.entry(ledger.submission_digest(s.folder), version) for s in found}
-    if force:
-        return found, versions
     done = ledger.load(out_dir)
     in_gradebook = gradebook.submitted_students(config, model.name)
-    fresh = [s for s in found if not ledger.up_to_date(done, s.student, versions[s.student]["submission"], version,
-                                                        out_dir, in_gradebook)]
-    unchanged = sorted({s.student for s in found} - {s.student for s in fresh})
+    why = {s.student: ledger.why_grade(done, s.student, versions[s.student], out_dir, in_gradebook, force)
+           for s in found}
+    fresh = [s for s in found if why[s.student]]
+    unchanged = sorted(s.student for s in found if not why[s.student])
     if unchanged:
         _say(f"{len(unchanged)} submission(s) already graded with these files and this course version, left as "
-             f"they are ({', '.join(unchanged[:10])}{' ...' if len(unchanged) > 10 else ''}); --force grades "
-             "them again")
+             f"they are ({_some(unchanged)}); --force grades them again")
+    new = sorted(s.student for s in fresh if why[s.student] == "new submission")
+    if new:
+        _say(f"{len(new)} new submission(s): {_some(new)}")
+    for s in fresh:
+        if why[s.student] != "new submission":
+            _say(f"{s.student}: graded again: {why[s.student]}")
     return fresh, versions
+
+
+def _some(students):
+    return ", ".join(students[:10]) + (" ..." if len(students) > 10 else "")
+
+
+def _course_version(config, model, limits):
+    """ledger.course_version of this run: the code, the assignment as sourced and released, the limits (`limits`:
+    what the workers get that can change a score) and the offering's seed (keyed)."""
+    released = course.release_files(config, model.name)
+    released += [(f"release notebook {p.name}", p) for p in course.release_notebooks(config, model.name)]
+    seed = ledger.offering_digest(offering.seed(config), config.CourseDirectory.root)
+    return ledger.course_version(model, course.source_texts(config, model.name), released, limits, seed)
 
 
 def _remember(out_dir, graded, versions):

@@ -109,7 +109,7 @@ class Worker:
         gradebook.scratch_writes("sqlite:///" + str(self.root / "gradebook.db"))
         self.mpl_cache = self._matplotlib_cache()
         _preload(self.mpl_cache)
-        self.cell_timeout = setup.get("cell_timeout") or self.config.Execute.get("timeout", 30) or 30
+        self.cell_timeout = cell_timeout(setup.get("cell_timeout"), self.config)
         self.figures = "png" if setup.get("draw_figures") else "text"  # each figure drawn, or its text alternative
         self._configure()
         self._start_zygote()
@@ -525,6 +525,11 @@ def _unreadable_findings(nb, nbm):
         findings.append(Flag("review", exercise_of.get(name), f"this cell could not be read: {why}; "
                              "it was graded as a cell that fails", where))
     return findings
+
+
+def cell_timeout(given, config):
+    """Seconds each cell may run: `grade --cell-timeout`, else the course's Execute.timeout, else 30."""
+    return given or config.Execute.get("timeout", 30) or 30
 
 
 def matplotlib_cache(folder):

@@ -13,6 +13,7 @@ A worker that cannot build the sandbox, or runs another version of the grader, r
 import atexit
 import contextlib
 import hashlib
+import json
 import os
 import select
 import shutil
@@ -52,10 +53,11 @@ class _Assignment:
         # worker as base + MAX_SLOTS + k (sandbox.slot_uid, worker_uid), so there may never be more than MAX_SLOTS.
         self.idle, self.free, self.slots, self.started, self.lock = [], [], 0, 0, threading.Lock()
         ok, why = (True, "") if not bundle["isolate"] else sandbox.probe(sandbox.Limits(**bundle["limits"]))
-        version = ledger.course_version(_Model(bundle["model"]), bundle["course_notebooks"])
         self.refusal = "" if ok else f"the grading sandbox cannot be set up: {' '.join(why.split())}"
-        if ok and version != bundle["version"]:
-            self.refusal = "this worker runs another version of the grader or ffn_helpers than the instructor"
+        # The rest of the course version (the assignment, the limits, the seed) comes in the bundle itself.
+        other = ledger.changed(bundle["version"], ledger.code_version(), ledger.CODE_PARTS) if ok else []
+        if other:
+            self.refusal = f"this worker runs another version of the {' and '.join(other)} than the instructor"
         self.setup = self._write() if not self.refusal else None
 
     def _write(self):
@@ -111,22 +113,12 @@ class _Assignment:
         shutil.rmtree(self.home, ignore_errors=True)
 
 
-class _Model:
-    """Just enough of course.AssignmentModel for ledger.course_version (which reads to_dict())."""
-
-    def __init__(self, data):
-        self.data = data
-
-    def to_dict(self):
-        return self.data
-
-
 _CURRENT = {}  # the bundle's digest -> _Assignment; one run's at a time per Dask worker
 _LOCK = threading.Lock()
 
 
 def _assignment(bundle):
-    key = bundle["version"] + hashlib.sha256(bundle["template_db"]).hexdigest()
+    key = json.dumps(bundle["version"], sort_keys=True) + hashlib.sha256(bundle["template_db"]).hexdigest()
     with _LOCK:
         if key not in _CURRENT:
             for old in _CURRENT.values():
