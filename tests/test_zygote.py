@@ -24,6 +24,7 @@ import json
 import os
 import re
 import secrets
+import select
 import shutil
 import subprocess
 import sys
@@ -220,6 +221,16 @@ def _ended(process, within=10.0):
     return process.poll() is not None
 
 
+def _dead(process, within=10.0):
+    """True once `process` (a JoinedProcess) has ended, seen on its pidfd: the worker has not let its keeper go."""
+    return bool(select.select([process.pidfd], [], [], within)[0])
+
+
+def _new_children(pid, before):
+    """`pid`'s children not in `before`: the keeper of the process started since, not older ones still ending."""
+    return sorted(set(_children(pid)) - before)
+
+
 def _settled(pids, within=10.0):
     """The states of `pids` once none runs any more (a zombie is "Z"), or after `within` seconds."""
     deadline = time.monotonic() + within
@@ -321,12 +332,16 @@ def _interrupt(d, entry):
 def _attacks(d, zygotes):
     """From inside warm processes: the clean re-run's, and kernels where named."""
     with d.section("listing") as entry:
+        before = set(_children(zygotes["runner"]))
         student = d.runner()
         entry["processes"] = [type(student.proc).__name__]
-        entry["seen"], keepers = _ask(student, _LISTING), _children(zygotes["runner"])
-        entry["kill(-1)"], entry["ended"] = _ask(student, _KILL.format(-1, 0)), _ended(student.proc)
+        entry["seen"], keepers = _ask(student, _LISTING), _new_children(zygotes["runner"], before)
+        entry["kill(-1)"], entry["dead"] = _ask(student, _KILL.format(-1, 0)), _dead(student.proc)
+        # read while the worker still holds the keeper: once poll() lets it go, it ends, as it should
         entry["zygotes"] = {mode: _state(pid) for mode, pid in zygotes.items()}
         entry["keepers"] = [_state(pid) for pid in keepers]
+        entry["ended"] = _ended(student.proc)
+        entry["keepers after"] = _settled(keepers)
         student.stop()
         after = d.runner()
         entry["processes"] += [type(after.proc).__name__, _ask(after, "out = '42'")]
@@ -348,12 +363,14 @@ def _attacks(d, zygotes):
         student = d.runner()
         entry["kill 1"] = [_ask(student, _KILL.format(1, 1)), _ask(student, "out = '2'"), student.proc.poll()]
         student.stop()
-        student, keepers = d.runner(), _children(zygotes["runner"])
+        before = set(_children(zygotes["runner"]))
+        student = d.runner()
+        keepers = _new_children(zygotes["runner"], before)
         entry["processes"] = [type(student.proc).__name__]
         entry["kill 2"], entry["ended"] = _ask(student, _KILL.format(2, 0)), _ended(student.proc)
         entry["keeper closed"], entry["keeper"] = student.proc.keeper.fileno() == -1, _settled(keepers)
         student.stop()
-        after = d.runner()  # the zygote reaps the keepers that are done as it is asked for the next
+        after = d.runner()
         entry["zygote's children"] = [[_state(pid), pid in keepers] for pid in _children(zygotes["runner"])]
         entry["processes"].append(type(after.proc).__name__)
         after.stop()
@@ -552,9 +569,10 @@ class TestFromInside:
         assert seen["pids"] == sorted([1, 2, seen["me"], seen["child"]]) and seen["me"] == 3
         # kill(-1) reaches the holder, so its sandbox ends, and it with it (bubblewrap's own child finds no process
         # it may signal: ESRCH); outside the sandbox, nothing
-        assert entry["ended"]
+        assert entry["dead"] and entry["ended"]
         assert entry["zygotes"].keys() == {"runner", "kernel"} and set(entry["zygotes"].values()) <= _ALIVE
-        assert entry["keepers"] and set(entry["keepers"]) <= _ALIVE
+        assert len(entry["keepers"]) == 1 and set(entry["keepers"]) <= _ALIVE  # its keeper outlived the attack
+        assert entry["keepers after"] == ["gone"]  # and, let go, ended and was reaped: no zombie holds its pid
         assert entry["processes"] == ["JoinedProcess", "JoinedProcess", 42]  # the next student's: warm, and works
 
     def test_nothing_one_warm_process_writes_is_seen_by_the_next(self, report):
@@ -591,7 +609,7 @@ class TestFromInside:
         assert entry["kill 1"] == [1, 2, None]  # it answered twice, and runs
         assert entry["processes"] == ["JoinedProcess", "JoinedProcess"]
         assert entry["ended"] and entry["keeper closed"]  # poll() saw it end, and let its keeper go
-        assert entry["keeper"] == ["Z"]  # which ended, and waits for the zygote to reap it
+        assert entry["keeper"] == ["gone"]  # which ended, and the zygote reaped it at once
         [(state, old)] = entry["zygote's children"]  # the next one's keeper, and no other
         assert state in _ALIVE and not old
 
@@ -623,8 +641,8 @@ def test_a_zygote_whose_imports_failed_says_why_at_its_first_request_and_ends(re
 
 
 def test_nothing_is_left_running(report):
-    left = report["keepers left"]  # after the attacks, each zygote's children: keepers that ended, if any
-    assert left.keys() == {"runner", "kernel"} and all(set(states) <= {"Z"} for states in left.values()), left
+    left = report["keepers left"]  # after the attacks, each zygote's children: keepers that ended were reaped
+    assert left.keys() == {"runner", "kernel"} and all(set(states) <= {"gone"} for states in left.values()), left
     assert report["left running"] == []  # no zygote or sandbox
 
 

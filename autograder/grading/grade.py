@@ -105,6 +105,8 @@ def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limi
         raise SystemExit(2)
     config = course.load_config(course_root) if course_root else course.load_config()
     out_dir = Path(out_dir or classbook.results_dir(config, assignment_id)).resolve()
+    # The run's folder: all it makes as temporary is in here (the workers' TMPDIR, a local cluster's folders), so
+    # that removing it in `finally` leaves nothing behind, after Ctrl-C or a killed worker too
     scratch = Path(tempfile.mkdtemp(prefix="ffn-grade-"))
     scratch.chmod(0o711)  # each worker's user reaches its own folder in here, and nothing else
     try:

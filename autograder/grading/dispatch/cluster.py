@@ -57,13 +57,16 @@ class LocalProcesses:
     """A Dask scheduler and `n` workers (one grading at a time each), processes of their own on 127.0.0.1.
 
     `wrap`: a command each worker is started through (the tests give each its own mount namespace); `host`: the
-    address the scheduler listens on (the tests' network namespaces reach it on a bridge of their own)."""
+    address the scheduler listens on (the tests' network namespaces reach it on a bridge of their own); `within`:
+    the folder to make this one's folder in (grade's run folder), else the temporary folder."""
 
-    def __init__(self, n, wrap=(), env=None, host="127.0.0.1"):
-        self.folder = Path(tempfile.mkdtemp(prefix="ffn-dask-"))
+    def __init__(self, n, wrap=(), env=None, host="127.0.0.1", within=None):
+        self.folder = Path(tempfile.mkdtemp(prefix="ffn-dask-", dir=within))
         self.file = self.folder / "scheduler.json"
+        # Dask's own scratch (`dask-scratch-space`: the scheduler's, which has no --local-directory) in here too
         self.env = dict(env or os.environ, DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="1",
-                        DASK_DISTRIBUTED__WORKER__DAEMON="False")  # a worker starts processes (the grading worker)
+                        DASK_DISTRIBUTED__WORKER__DAEMON="False",  # a worker starts processes (the grading worker)
+                        DASK_TEMPORARY_DIRECTORY=str(self.folder))
         self.log = open(self.folder / "dask.log", "ab")  # noqa: SIM115 (closed in close())
         self.scheduler = self._start([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", host,
                                       "--port", "0", "--no-dashboard", "--dashboard-address", "127.0.0.1:0",
@@ -118,13 +121,14 @@ def _end(procs):
         proc.wait(timeout=30)
 
 
-def connect(spec, workers=1):
-    """(client, the LocalProcesses to close or None): the guard in place first, then a msgpack-only client."""
+def connect(spec, workers=1, within=None):
+    """(client, the LocalProcesses to close or None): the guard in place first, then a msgpack-only client.
+    `within`: the folder a local cluster's files go in."""
     from distributed import Client
 
     dask_guard.install()
     kind, value = parse(spec)
-    local = LocalProcesses(value) if kind == "local" else None
+    local = LocalProcesses(value, within=within) if kind == "local" else None
     try:
         client = Client(local.address if local else value, serializers=["msgpack"], deserializers=["msgpack"],
                         timeout=CONNECT_TIMEOUT)
@@ -286,7 +290,7 @@ class Cluster:
         self.scratch.mkdir(mode=0o700, exist_ok=True)
         self.markdown = {name: feedback.course_markdown(nbformat.reads(text, as_version=4))
                          for name, text in self.setup["course_notebooks"].items()}
-        self.client, self.local = connect(self.spec)
+        self.client, self.local = connect(self.spec, within=self.setup["scratch"])
         try:
             workers = len(self.client.scheduler_info(n_workers=-1)["workers"])
             print(f"grading on the cluster {self.spec} ({workers} worker(s) now)"

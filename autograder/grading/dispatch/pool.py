@@ -44,8 +44,11 @@ class WorkerProcess:
         start = confine.worker_start(self.uid, _worker_paths()) if self.uid is not None else confine.fresh_keyring
         self.log = open(log_path, "ab")  # noqa: SIM115 (closed in kill())
         env = {k: v for k, v in os.environ.items() if k != offering.ENV}  # the seed goes in the setup, to the judge
+        # TMPDIR: what the worker makes as temporary (its public build of ffn_helpers, ...) is in the run's folder,
+        # which grade() removes however the run ends; the worker itself ends with os._exit, cleaning nothing
         env = dict(env, HOME=str(self.home), JUPYTER_RUNTIME_DIR=str(self.home / "jupyter-runtime"),
                    IPYTHONDIR=str(self.home / "ipython"), MPLCONFIGDIR=str(self.home / "matplotlib"),
+                   TMPDIR=str(self.home / "tmp"),
                    OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")  # the jobs use the cores; its judges fork it
         self.proc = subprocess.Popen([sys.executable, "-m", "autograder.grading.worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log, start_new_session=True,
@@ -129,6 +132,7 @@ def _worker_files(setup, home):
         given["matplotlib_cache"] = str(files / "matplotlib")
     (home / "feedback").mkdir()
     (home / "scratch").mkdir()
+    (home / "tmp").mkdir()  # its TMPDIR
     return {"template_db": str(files / "template.db"), "course_root": str(files / "config"),
             "release_dir": str(files / "release"), **given,
             "feedback_dir": str(home / "feedback") if setup["feedback_dir"] else None}
@@ -251,6 +255,10 @@ def run_pool(queue, setup, jobs, timeout, log_dir, model, again=False, tick=None
             yield from pool.overdue()
             if tick:
                 tick(pool.running())
+    except BaseException:  # Ctrl-C, or the run failed: no worker finishes its student first
+        for w in pool.workers:
+            w.kill()
+        raise
     finally:
         for w in pool.workers:  # all told first: they end side by side
             w.ask_to_stop()

@@ -174,7 +174,8 @@ def write(root):
 
 @functools.cache
 def built():
-    """This process's copy of the public build (removed when the process ends): the folder of its package."""
+    """This process's copy of the public build, in its temporary folder (removed when the process ends; a grading
+    worker, which ends with os._exit, has its TMPDIR in the run's folder, which grade removes): its package's folder."""
     root = tempfile.mkdtemp(prefix="ffn-public-")
     os.chmod(root, 0o755)
     pid = os.getpid()

@@ -10,6 +10,8 @@ for the runner its channel), joins the sandbox bubblewrap made for it, and forks
 drops every capability, takes the sandbox's limits, closes every other file descriptor and starts as
 `python -c` would have. The keeper stays outside the sandbox's process tree (no process in it can name it)
 and keeps its child unreaped until the worker closes the socket: its pid, and its process group, stay its.
+A keeper is reaped the moment it ends (the zygote ignores SIGCHLD, so the kernel reaps its children): no keeper
+waits as a zombie, holding a pid, for the zygote's next request or its end.
 """
 
 import ctypes
@@ -193,16 +195,13 @@ def main(fd):
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, 2)
     os.close(null)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # each keeper is reaped by the kernel as it ends
     while control.recv(1):
-        while True:  # keepers that are done
-            try:
-                if os.waitpid(-1, os.WNOHANG)[0] == 0:
-                    break
-            except ChildProcessError:
-                break
         ours, theirs = socket.socketpair()
         pid = os.fork()
         if pid == 0:
+            # The keeper waits for its own child, which starts with the disposition bubblewrap's would have
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             control.close()
             ours.close()
             _keep(theirs)
