@@ -12,6 +12,8 @@
     schema.py    the result records grading writes (<student>.json, "schema": 1) and the report reads
 """
 
+import json
+import re
 import sys
 from pathlib import Path
 
@@ -33,6 +35,35 @@ SOLUTIONS_DIR = REPO_ROOT / "solutions"
 def assignments():
     """The assignment ids, in course order (each is `source/<id>/<id>.py`)."""
     return sorted(p.parent.name for p in SOURCE_DIR.glob("*/*.py") if p.stem == p.parent.name)
+
+
+_CELL_HEADER = re.compile(r"^# %%(?P<rest>.*)$")
+_NBGRADER_META = re.compile(r"\bnbgrader=(?P<json>\{.*\})\s*$")
+
+
+def source_metadata(path):
+    """The nbgrader metadata of each cell of a jupytext percent source, read from its `# %%` header lines.
+
+    (Reading the headers directly avoids importing jupytext and nbformat, which costs seconds.)
+    """
+    metas = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        header = _CELL_HEADER.match(line)
+        if header:
+            meta = _NBGRADER_META.search(header["rest"])
+            metas.append(json.loads(meta["json"]) if meta else {})
+    return metas
+
+
+def assignment_of_answers(answer_ids):
+    """The course assignment whose source has these answer cells (most of them), or None."""
+    wanted = {a for a in answer_ids if a}
+    best, most = None, 0
+    for aid in assignments():
+        ours = {m.get("grade_id") for m in source_metadata(SOURCE_DIR / aid / f"{aid}.py") if m.get("solution")}
+        if len(wanted & ours) > most:
+            best, most = aid, len(wanted & ours)
+    return best
 
 
 def exercise_of_test(grade_id, answer_ids=(), previous_answer=None):

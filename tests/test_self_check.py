@@ -148,3 +148,37 @@ def test_feedback_describes_each_figure_in_words_unless_asked_to_draw_it(tmp_pat
 
     assert described and words(described) == words(drawn), (described, drawn)
     assert "<img" not in pages["text"] and "not drawn while grading" not in pages["drawn"]
+
+
+@pytest.mark.parametrize("how", ["saved under 02's name", "named with --assignment"])
+def test_a_notebook_of_another_assignment_is_one_line_naming_both(tmp_path, how):
+    """03's notebook checked as 02: one line saying which assignment it holds and which was asked, exit 2."""
+    solution = nbtools.SOLUTIONS_DIR / "03_residual_layernorm.ipynb"
+    if how == "saved under 02's name":
+        path = tmp_path / f"{ASSIGNMENT}.ipynb"
+        path.write_bytes(solution.read_bytes())
+        run = _check(path)
+    else:
+        run = _check(solution, "--assignment", ASSIGNMENT)
+    assert run.returncode == check.BAD_INPUT, run.stdout[-2000:] + run.stderr[-2000:]
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, lines
+    assert "holds the exercises of 03_residual_layernorm, not of 02_forward_pass" in lines[0], lines
+    assert "--assignment 03_residual_layernorm" in lines[0] and run.stdout == ""
+
+
+NO_B1 = ("import numpy as np\n\ndef ffn_forward(x, W1, b1, W2, b2):\n"
+         "    return np.maximum(np.asarray(x, dtype=float) @ W1, 0.0) @ W2 + b2\n")
+
+
+@pytest.mark.grading
+def test_an_exercise_line_carries_the_first_likely_mistake_a_check_named(tmp_path):
+    """b1 forgotten: ffn_forward's own line says so, in the catalogue's words; the right answers' lines name none."""
+    path = tmp_path / f"{ASSIGNMENT}.ipynb"
+    learner = nbtools.with_answers(nbtools.completed_learner(ASSIGNMENT), {"ffn_forward": NO_B1})
+    path.write_text(nbformat.writes(learner), encoding="utf-8")
+    run = _check(path)
+    assert run.returncode == check.POINTS_LOST, run.stderr[-3000:]
+    rows = {line.split()[0]: line for line in run.stdout.splitlines() if line.startswith("  ")}
+    assert "likely mistake: b1 is missing" in rows["ffn_forward"], rows["ffn_forward"]
+    assert "likely mistake" not in rows["linear_torch"] + rows["dead_fraction"], rows

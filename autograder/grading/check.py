@@ -23,7 +23,7 @@ import tempfile
 import warnings
 from pathlib import Path
 
-from .. import COURSE_ROOT, assignments, offering
+from .. import COURSE_ROOT, assignment_of_answers, assignments, offering
 from . import course
 from .dispatch.driver import unfinished
 from .gate_in import sandbox, unsandboxed
@@ -69,6 +69,16 @@ def read_notebook(path):
     return nb
 
 
+def _is_of(nb, path, assignment_id):
+    """BadInput when the notebook's answer cells are another assignment's (03's notebook saved as 02's name)."""
+    answers = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells
+               if c.metadata.get("nbgrader", {}).get("solution")]
+    holds = assignment_of_answers(answers)
+    if holds is not None and holds != assignment_id:
+        raise BadInput(f"{path.name} holds the exercises of {holds}, not of {assignment_id}: check it with "
+                       f"--assignment {holds}, or check {assignment_id}'s own notebook")
+
+
 def use_sandbox(limits, say=print):
     """True where the sandbox can be built; otherwise one line saying the check runs without it."""
     ok, why = sandbox.probe(limits)
@@ -85,8 +95,9 @@ def check(notebook, limits=None, unsafe=False, cell_timeout=None, feedback=None,
     without probing for it.
     """
     notebook = Path(notebook)
-    read_notebook(notebook)
+    nb = read_notebook(notebook)
     assignment_id = assignment_of(notebook, assignment)
+    _is_of(nb, notebook, assignment_id)
     limits = limits or sandbox.Limits()
     isolate = not unsafe and use_sandbox(limits, say)
     if not isolate:
@@ -173,6 +184,12 @@ def _points(value):
     return f"{value:g}"
 
 
+def _likely_mistake(cells):
+    """' likely mistake: ...' with the first mistake the checks recognised in an exercise's failed cells, or ''."""
+    named = [d for c in cells if c["points"] < c["max_points"] for d in c.get("diagnosis") or ()]
+    return f"; likely mistake: {named[0]['explanation'][:200]}" if named else ""
+
+
 def summary(result, notebook):
     """The human report: the total, one line per exercise (points, first failing message), flags, the status."""
     score, max_score = result["score"], result["max_score"]
@@ -192,7 +209,7 @@ def summary(result, notebook):
         else:
             first = (failing["message"] or failing["status"]).strip().splitlines()[0].removeprefix("AssertionError: ")
             hidden = " (a hidden test)" if failing["grade_id"].endswith("_hidden") else ""
-            verdict = f"{_mark('✘', 'x')} {first[:160]}{hidden}"
+            verdict = f"{_mark('✘', 'x')} {first[:160]}{hidden}{_likely_mistake(cells)}"
         lines.append(f"  {name.ljust(width)}  {_points(got):>4}/{_points(most):<4} {verdict}")
     lines += [f"  flag ({flag['kind']}): {flag['detail'][:200]}" for flag in result.get("flags", [])
               if flag.get("costs_points")]

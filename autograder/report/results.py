@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from .. import SOURCE_DIR, exercise_of_test, exercises_in_order, readable, schema
+from .. import SOURCE_DIR, exercise_of_test, exercises_in_order, readable, schema, source_metadata
 from ..schema import CellStatus, SchemaError, Status
 
 
@@ -67,30 +67,12 @@ class Results:
     notes: list = field(default_factory=list)  # what the reader ignored or could not read, for the report
 
 
-_CELL_HEADER = re.compile(r"^# %%(?P<rest>.*)$")
-_NBGRADER_META = re.compile(r"\bnbgrader=(?P<json>\{.*\})\s*$")
-
-
-def _source_metadata(path):
-    """The nbgrader metadata of each cell of a jupytext percent source, read from its `# %%` header lines.
-
-    (Reading the headers directly avoids importing jupytext and nbformat, which costs seconds.)
-    """
-    metas = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        header = _CELL_HEADER.match(line)
-        if header:
-            meta = _NBGRADER_META.search(header["rest"])
-            metas.append(json.loads(meta["json"]) if meta else {})
-    return metas
-
-
 def course_layout(assignment):
     """The graded test cells of a course assignment, from its authored source; None if it is not one."""
     path = SOURCE_DIR / assignment / f"{assignment}.py"
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", assignment) or not path.is_file():
         return None
-    metas = [m for m in _source_metadata(path) if m.get("grade_id")]
+    metas = [m for m in source_metadata(path) if m.get("grade_id")]
     roles = [(m["grade_id"], "answer" if m.get("solution") else "test" if m.get("grade") else None) for m in metas]
     cells = [(grade_id, exercise, float(meta.get("points", 0) or 0))
              for meta, (grade_id, role), exercise in zip(metas, roles, exercises_in_order(roles), strict=True)
