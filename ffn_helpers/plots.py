@@ -12,43 +12,40 @@ displays the text alternative, and matplotlib (imported by `_course_figure`
 only) is never loaded unless code asks the figure for more.
 
 Colours come from the Okabe–Ito palette, which stays distinguishable under the
-common colour-vision deficiencies; every colour is named once below.
+common colour-vision deficiencies; every colour is named once, in `_palette`.
 """
 
-import html
 import math
-import os
 import re
 from collections.abc import Mapping
 
 import numpy as np
 
 from ._arrays import as_float
+from ._display import FIGURES_ENV, MAX_ALT_CHARS, as_text, drawn_as_text, image_html  # noqa: F401 (plots' API)
+from ._palette import (  # noqa: F401 (plots' API: every colour is plots.<NAME>)
+    ACTIVE_FACE,
+    BLACK,
+    BLUE,
+    BLUISH_GREEN,
+    GREY,
+    INACTIVE_FACE,
+    INACTIVE_TEXT,
+    INPUT_FACE,
+    NEGATIVE,
+    NODE_TEXT,
+    OKABE_ITO,
+    ORANGE,
+    OUTPUT_FACE,
+    POSITIVE,
+    REDDISH_PURPLE,
+    SKY_BLUE,
+    VERMILION,
+    YELLOW,
+    ZERO,
+)
 from .activations import get_activation, relu
 from .ffn import check_ffn_shapes, ffn_trace
-
-# Okabe & Ito (2008), "Color Universal Design".
-BLACK = "#000000"
-ORANGE = "#E69F00"
-SKY_BLUE = "#56B4E9"
-BLUISH_GREEN = "#009E73"
-YELLOW = "#F0E442"
-BLUE = "#0072B2"
-VERMILION = "#D55E00"
-REDDISH_PURPLE = "#CC79A7"
-GREY = "#999999"
-OKABE_ITO = (ORANGE, SKY_BLUE, BLUISH_GREEN, BLUE, VERMILION, REDDISH_PURPLE, YELLOW, BLACK)
-
-# What the colours mean in the course's figures.
-POSITIVE = BLUE
-NEGATIVE = VERMILION
-ZERO = GREY
-INPUT_FACE = "#FFFFFF"
-ACTIVE_FACE = "#CCE3F6"  # a light tint of SKY_BLUE: an active hidden unit
-OUTPUT_FACE = "#FBE5B6"  # a light tint of ORANGE
-INACTIVE_FACE = "#E3E3E3"  # a hidden unit with h == 0
-INACTIVE_TEXT = "#595959"  # legible on INACTIVE_FACE (contrast 5.5 : 1; WCAG asks 4.5)
-NODE_TEXT = BLACK
 
 # Each curve differs by line style or marker as well as by colour (tests/test_palettes.py).
 ACTIVATION_STYLES = {
@@ -74,30 +71,6 @@ MAX_LABELLED_BARS = 16
 # ffn_dataflow draws every unit and edge; beyond this it is a hairball.
 MAX_DATAFLOW_D_MODEL = 8
 MAX_DATAFLOW_D_FF = 16
-
-MAX_ALT_CHARS = 1500  # a text alternative long enough for a figure's numbers, short enough to listen to
-
-# Set to "text" by the grader in the kernel of a graded run: each figure is shown by its text alternative instead of
-# a PNG. Drawing one costs 0.1-0.3 s, and importing matplotlib 0.3-0.5 s, most of a graded notebook's own time;
-# no point depends on a figure.
-FIGURES_ENV = "FFN_FIGURES"
-
-
-def drawn_as_text():
-    """True when figures are shown as their text alternatives (FIGURES_ENV is "text")."""
-    return os.environ.get(FIGURES_ENV) == "text"
-
-
-def as_text(alt):
-    """A figure's display data when it is not drawn: its text alternative, saying so."""
-    alt = (alt or "a figure without a text alternative")[:MAX_ALT_CHARS]
-    return {"text/plain": f"[Figure (not drawn while grading): {alt}]"}
-
-
-def image_html(png_base64, alt):
-    """An <img> of a base64 PNG with its alt text (escaped), as Jupyter's HTML output shows it."""
-    return f'<img alt="{html.escape(alt[:MAX_ALT_CHARS], quote=True)}" src="data:image/png;base64,{png_base64}">'
-
 
 class DescribedFigure:
     """A course figure built in text mode: its text alternative, and the figure itself only if code asks for it.
