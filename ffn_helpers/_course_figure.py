@@ -11,7 +11,8 @@ from cycler import cycler
 from matplotlib import rc_context
 from matplotlib.figure import Figure
 
-from .plots import OKABE_ITO, as_text, drawn_as_text, image_html
+from ._display import as_text, drawn_as_text, image_html
+from ._palette import OKABE_ITO
 
 STYLE = {
     "font.size": 11,

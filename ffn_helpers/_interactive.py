@@ -1,4 +1,7 @@
-"""The interactive FFN's ipywidgets view (see `widgets`, which imports this module when a view is made)."""
+"""The interactive FFN's ipywidgets view (see `widgets`, which imports this module when a view is made).
+
+It takes the stage table from `_stage_table`, not from `widgets`, so that the import goes one way only.
+"""
 
 import base64
 import html
@@ -7,9 +10,10 @@ import io
 import ipywidgets as widgets
 import numpy as np
 
+from ._display import as_text, drawn_as_text, image_html
+from ._stage_table import STAGES, stage_table_html
 from .ffn import ffn_trace
-from .plots import as_text, drawn_as_text, ffn_dataflow, image_html
-from .widgets import STAGES, stage_table_html
+from .plots import ffn_dataflow
 
 
 def _static_png(x, params):

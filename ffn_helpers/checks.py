@@ -39,23 +39,9 @@ def _fmt(a):
 def compare(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL):
     """Compare `actual` with `expected` elementwise (|a - e| <= atol + rtol·|e|, NaN equal to NaN)."""
     expected = np.asarray(expected)
-    if actual is None:
-        return Comparison(False, f"{name} is None: did the function forget to `return` its result?")
-    try:
-        got = np.asarray(actual)
-    except Exception as exc:
-        return Comparison(False, f"{name} could not be read as an array: {exc}")
-    if got.dtype.kind not in "biuf":
-        return Comparison(False, f"{name} should hold numbers, got dtype {got.dtype}: {_fmt(got)}")
-    if got.shape != expected.shape:
-        hint = ""
-        if got.shape[::-1] == expected.shape and got.ndim > 1:
-            hint = " (the axes are swapped: check for a missing or extra transpose)"
-        elif got.size == expected.size:
-            hint = " (same number of elements: check for a reshape, a squeeze or a flattening)"
-        return Comparison(
-            False, f"{name} has shape {got.shape}, expected {expected.shape}{hint}.\n"
-            f"  expected: {_fmt(expected)}\n  got:      {_fmt(got)}")
+    got, refused = _as_comparable(actual, expected, name)
+    if refused is not None:
+        return refused
     note = ""
     if expected.dtype.kind == "f" and got.dtype != expected.dtype:
         note = f"\n  note: dtype is {got.dtype}, expected {expected.dtype}"
@@ -63,7 +49,53 @@ def compare(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEFAULT_
     # exact; otherwise it fails, and the dtype is the first thing the message says, not a footnote.
     lower_precision = (expected.dtype.kind == "f" and got.dtype.kind == "f"
                        and got.dtype.itemsize < expected.dtype.itemsize)
-    g, e = got.astype(np.float64), expected.astype(np.float64)
+    diff, rel, close = _differences(got.astype(np.float64), expected.astype(np.float64), rtol, atol)
+    max_abs = float(diff.max()) if diff.size else 0.0
+    max_rel = float(rel.max()) if rel.size else 0.0
+    if close.all() and not (lower_precision and max_abs > 0):
+        how = "equal" if max_abs == 0 else (
+            f"close (largest absolute difference {max_abs:.3g}, largest relative difference {max_rel:.3g})")
+        return Comparison(True, f"{name}: {how}{note}", max_abs, max_rel)
+    if lower_precision:
+        close = diff == 0  # only exact entries of a lower-precision answer count as right
+        lines = _lower_precision_lines(name, got.dtype, expected.dtype, int((~close).sum()), close.size)
+    else:
+        lines = [f"{name} is not close to the expected value: {int((~close).sum())} of {close.size} entries differ "
+                 f"(tolerance: |got - expected| <= {atol:g} + {rtol:g}·|expected|)."]
+    worst = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
+    lines += [
+        f"  largest absolute difference {max_abs:.6g} at index {tuple(int(i) for i in worst)}, "
+        f"largest relative difference {max_rel:.3g}",
+        f"  expected: {_fmt(expected)}",
+        f"  got:      {_fmt(got)}",
+    ]
+    return Comparison(False, "\n".join(lines) + note, max_abs, max_rel)
+
+
+def _as_comparable(actual, expected, name):
+    """(`actual` as an array of numbers of the expected shape, None), or (None, the failed Comparison: why not)."""
+    if actual is None:
+        return None, Comparison(False, f"{name} is None: did the function forget to `return` its result?")
+    try:
+        got = np.asarray(actual)
+    except Exception as exc:
+        return None, Comparison(False, f"{name} could not be read as an array: {exc}")
+    if got.dtype.kind not in "biuf":
+        return None, Comparison(False, f"{name} should hold numbers, got dtype {got.dtype}: {_fmt(got)}")
+    if got.shape != expected.shape:
+        hint = ""
+        if got.shape[::-1] == expected.shape and got.ndim > 1:
+            hint = " (the axes are swapped: check for a missing or extra transpose)"
+        elif got.size == expected.size:
+            hint = " (same number of elements: check for a reshape, a squeeze or a flattening)"
+        return None, Comparison(
+            False, f"{name} has shape {got.shape}, expected {expected.shape}{hint}.\n"
+            f"  expected: {_fmt(expected)}\n  got:      {_fmt(got)}")
+    return got, None
+
+
+def _differences(g, e, rtol, atol):
+    """Elementwise |g - e|, the relative difference and closeness; NaN matches NaN and an infinity the same one."""
     with np.errstate(all="ignore"):
         diff = np.abs(g - e)
         both_nan = np.isnan(g) & np.isnan(e)
@@ -73,30 +105,14 @@ def compare(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEFAULT_
         scale = np.abs(np.where(np.isfinite(e), e, 0.0))
         close = diff <= atol + rtol * scale
         rel = np.where(diff == 0, 0.0, np.where(scale != 0, diff / scale, np.inf))
-    max_abs = float(diff.max()) if diff.size else 0.0
-    max_rel = float(rel.max()) if rel.size else 0.0
-    if close.all() and not (lower_precision and max_abs > 0):
-        how = "equal" if max_abs == 0 else (
-            f"close (largest absolute difference {max_abs:.3g}, largest relative difference {max_rel:.3g})")
-        return Comparison(True, f"{name}: {how}{note}", max_abs, max_rel)
-    if lower_precision:
-        close = diff == 0  # only exact entries of a lower-precision answer count as right
-    worst = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
-    n_bad = int((~close).sum())
-    if lower_precision:
-        lines = [f"{name} has dtype {got.dtype}, expected {expected.dtype}: compute in {expected.dtype} "
-                 f"({got.dtype} keeps only about {np.finfo(got.dtype).precision} significant digits).",
-                 f"  {n_bad} of {close.size} entries differ from the {expected.dtype} values."]
-    else:
-        lines = [f"{name} is not close to the expected value: {n_bad} of {close.size} entries differ "
-                 f"(tolerance: |got - expected| <= {atol:g} + {rtol:g}·|expected|)."]
-    lines += [
-        f"  largest absolute difference {max_abs:.6g} at index {tuple(int(i) for i in worst)}, "
-        f"largest relative difference {max_rel:.3g}",
-        f"  expected: {_fmt(expected)}",
-        f"  got:      {_fmt(got)}",
-    ]
-    return Comparison(False, "\n".join(lines) + note, max_abs, max_rel)
+    return diff, rel, close
+
+
+def _lower_precision_lines(name, got_dtype, expected_dtype, n_bad, size):
+    """The message's first lines for an answer in a lower precision than the course's: the dtype comes first."""
+    return [f"{name} has dtype {got_dtype}, expected {expected_dtype}: compute in {expected_dtype} "
+            f"({got_dtype} keeps only about {np.finfo(got_dtype).precision} significant digits).",
+            f"  {n_bad} of {size} entries differ from the {expected_dtype} values."]
 
 
 def diagnose(actual, mistakes, args, *, expected=None, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL):

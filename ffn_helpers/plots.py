@@ -12,43 +12,40 @@ displays the text alternative, and matplotlib (imported by `_course_figure`
 only) is never loaded unless code asks the figure for more.
 
 Colours come from the Okabe–Ito palette, which stays distinguishable under the
-common colour-vision deficiencies; every colour is named once below.
+common colour-vision deficiencies; every colour is named once, in `_palette`.
 """
 
-import html
 import math
-import os
 import re
 from collections.abc import Mapping
 
 import numpy as np
 
 from ._arrays import as_float
+from ._display import FIGURES_ENV, MAX_ALT_CHARS, as_text, drawn_as_text, image_html  # noqa: F401 (plots' API)
+from ._palette import (  # noqa: F401 (plots' API: every colour is plots.<NAME>)
+    ACTIVE_FACE,
+    BLACK,
+    BLUE,
+    BLUISH_GREEN,
+    GREY,
+    INACTIVE_FACE,
+    INACTIVE_TEXT,
+    INPUT_FACE,
+    NEGATIVE,
+    NODE_TEXT,
+    OKABE_ITO,
+    ORANGE,
+    OUTPUT_FACE,
+    POSITIVE,
+    REDDISH_PURPLE,
+    SKY_BLUE,
+    VERMILION,
+    YELLOW,
+    ZERO,
+)
 from .activations import get_activation, relu
 from .ffn import check_ffn_shapes, ffn_trace
-
-# Okabe & Ito (2008), "Color Universal Design".
-BLACK = "#000000"
-ORANGE = "#E69F00"
-SKY_BLUE = "#56B4E9"
-BLUISH_GREEN = "#009E73"
-YELLOW = "#F0E442"
-BLUE = "#0072B2"
-VERMILION = "#D55E00"
-REDDISH_PURPLE = "#CC79A7"
-GREY = "#999999"
-OKABE_ITO = (ORANGE, SKY_BLUE, BLUISH_GREEN, BLUE, VERMILION, REDDISH_PURPLE, YELLOW, BLACK)
-
-# What the colours mean in the course's figures.
-POSITIVE = BLUE
-NEGATIVE = VERMILION
-ZERO = GREY
-INPUT_FACE = "#FFFFFF"
-ACTIVE_FACE = "#CCE3F6"  # a light tint of SKY_BLUE: an active hidden unit
-OUTPUT_FACE = "#FBE5B6"  # a light tint of ORANGE
-INACTIVE_FACE = "#E3E3E3"  # a hidden unit with h == 0
-INACTIVE_TEXT = "#595959"  # legible on INACTIVE_FACE (contrast 5.5 : 1; WCAG asks 4.5)
-NODE_TEXT = BLACK
 
 # Each curve differs by line style or marker as well as by colour (tests/test_palettes.py).
 ACTIVATION_STYLES = {
@@ -74,30 +71,6 @@ MAX_LABELLED_BARS = 16
 # ffn_dataflow draws every unit and edge; beyond this it is a hairball.
 MAX_DATAFLOW_D_MODEL = 8
 MAX_DATAFLOW_D_FF = 16
-
-MAX_ALT_CHARS = 1500  # a text alternative long enough for a figure's numbers, short enough to listen to
-
-# Set to "text" by the grader in the kernel of a graded run: each figure is shown by its text alternative instead of
-# a PNG. Drawing one costs 0.1-0.3 s, and importing matplotlib 0.3-0.5 s, most of a graded notebook's own time;
-# no point depends on a figure.
-FIGURES_ENV = "FFN_FIGURES"
-
-
-def drawn_as_text():
-    """True when figures are shown as their text alternatives (FIGURES_ENV is "text")."""
-    return os.environ.get(FIGURES_ENV) == "text"
-
-
-def as_text(alt):
-    """A figure's display data when it is not drawn: its text alternative, saying so."""
-    alt = (alt or "a figure without a text alternative")[:MAX_ALT_CHARS]
-    return {"text/plain": f"[Figure (not drawn while grading): {alt}]"}
-
-
-def image_html(png_base64, alt):
-    """An <img> of a base64 PNG with its alt text (escaped), as Jupyter's HTML output shows it."""
-    return f'<img alt="{html.escape(alt[:MAX_ALT_CHARS], quote=True)}" src="data:image/png;base64,{png_base64}">'
-
 
 class DescribedFigure:
     """A course figure built in text mode: its text alternative, and the figure itself only if code asks for it.
@@ -329,37 +302,16 @@ def preactivation_histogram(z, bins=40, title=None):
     n_neg, n_zero = int(np.sum(z < 0)), int(np.sum(z == 0))
     share = (n_neg + n_zero) / n
     share_text = f"{100 * share:.1f}%"
-
-    # Bin edges fall on 0 so that no bar mixes active and inactive units.
-    width = (z.max() - z.min()) / bins or 1.0
-    k_lo = math.floor(min(z.min(), 0.0) / width)
-    k_hi = math.ceil(max(z.max(), 0.0) / width)
-    edges = np.arange(k_lo, max(k_hi, k_lo + 1) + 1) * width
-    counts, _ = np.histogram(z[z != 0], bins=edges)
-    centres = (edges[:-1] + edges[1:]) / 2
+    centres, counts, width = _bins_split_at_zero(z, bins)
     title = title or f"Pre-activations: {share_text} of hidden units inactive under ReLU"
 
     def draw_on(fig):
-        from matplotlib.patches import Patch
         from matplotlib.ticker import MaxNLocator
 
         ax = fig.subplots()
         ax.axvline(0.0, color=BLACK, linewidth=1.0, zorder=2)
         share_handle, = ax.plot([], [], linestyle="none", label=f"inactive (z ≤ 0, so h = 0): {share_text}")
-        neg = centres < 0
-        # Legend entries are explicit patches: an empty bar group (no z > 0, say)
-        # would otherwise get the colour cycle's default swatch.
-        handles = [share_handle, Patch(facecolor=NEGATIVE, hatch=NEGATIVE_HATCH, edgecolor="white",
-                                       label=f"z < 0: {n_neg} of {n}")]
-        ax.bar(centres[neg], counts[neg], width=width, color=NEGATIVE, edgecolor="white", linewidth=0.5,
-               hatch=NEGATIVE_HATCH)
-        if n_zero:
-            # A separate narrow bar: an exact zero belongs to neither side's bins.
-            ax.bar([0.0], [n_zero], width=0.5 * width, color=ZERO, hatch=ZERO_HATCH, edgecolor="white", zorder=3)
-            handles.append(Patch(facecolor=ZERO, hatch=ZERO_HATCH, edgecolor="white",
-                                 label=f"z = 0 exactly: {n_zero} of {n}"))
-        ax.bar(centres[~neg], counts[~neg], width=width, color=POSITIVE, edgecolor="white", linewidth=0.5)
-        handles.append(Patch(facecolor=POSITIVE, label=f"z > 0: {int(np.sum(z > 0))} of {n}"))
+        handles = [share_handle, *_histogram_bars(ax, z, centres, counts, width)]
         ax.set_xlabel("pre-activation z")
         ax.set_ylabel("count")
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
@@ -371,6 +323,39 @@ def preactivation_histogram(z, bins=40, title=None):
     return _figure((8.0, 4.4), "Histogram", title,
                    f"{n} pre-activations z from {fmt(z.min())} to {fmt(z.max())}, split at 0: {n_neg} below 0, "
                    f"{n_zero} exactly 0, {int(np.sum(z > 0))} above 0; {share_text} inactive under ReLU.", draw_on)
+
+
+def _bins_split_at_zero(z, bins):
+    """About `bins` equal bins of the non-zero z, with an edge on 0 so that no bar mixes active and inactive
+    units: (bin centres, counts, bin width)."""
+    width = (z.max() - z.min()) / bins or 1.0
+    k_lo = math.floor(min(z.min(), 0.0) / width)
+    k_hi = math.ceil(max(z.max(), 0.0) / width)
+    edges = np.arange(k_lo, max(k_hi, k_lo + 1) + 1) * width
+    counts, _ = np.histogram(z[z != 0], bins=edges)
+    return (edges[:-1] + edges[1:]) / 2, counts, width
+
+
+def _histogram_bars(ax, z, centres, counts, width):
+    """The bars below 0, at exactly 0 (if any) and above 0; returns their legend entries, in that order."""
+    from matplotlib.patches import Patch
+
+    n = z.size
+    n_neg, n_zero = int(np.sum(z < 0)), int(np.sum(z == 0))
+    neg = centres < 0
+    # Legend entries are explicit patches: an empty bar group (no z > 0, say)
+    # would otherwise get the colour cycle's default swatch.
+    handles = [Patch(facecolor=NEGATIVE, hatch=NEGATIVE_HATCH, edgecolor="white", label=f"z < 0: {n_neg} of {n}")]
+    ax.bar(centres[neg], counts[neg], width=width, color=NEGATIVE, edgecolor="white", linewidth=0.5,
+           hatch=NEGATIVE_HATCH)
+    if n_zero:
+        # A separate narrow bar: an exact zero belongs to neither side's bins.
+        ax.bar([0.0], [n_zero], width=0.5 * width, color=ZERO, hatch=ZERO_HATCH, edgecolor="white", zorder=3)
+        handles.append(Patch(facecolor=ZERO, hatch=ZERO_HATCH, edgecolor="white",
+                             label=f"z = 0 exactly: {n_zero} of {n}"))
+    ax.bar(centres[~neg], counts[~neg], width=width, color=POSITIVE, edgecolor="white", linewidth=0.5)
+    handles.append(Patch(facecolor=POSITIVE, label=f"z > 0: {int(np.sum(z > 0))} of {n}"))
+    return handles
 
 
 # --- activation functions ---------------------------------------------------
@@ -431,42 +416,13 @@ def tails_plot(names=("relu", "silu", "gelu", "gelu_tanh"), z=None, title="How f
     z = np.sort(z[z < 0])
     if z.size == 0:
         raise ValueError("tails_plot shows negative inputs; z should contain at least one value < 0")
-    curves = []  # (name, line style with its legend label, |σ(z)|, where it is exactly 0)
-    for name in names:
-        mag = np.abs(get_activation(name)(z))
-        zero = mag == 0
-        style = _activation_style(name)
-        if zero.any():
-            style["label"] = f"{style['label']}: {_zero_note(z, zero)}"
-        curves.append((name, style, mag, zero))
+    curves = _tail_curves(names, z)
 
     def draw_on(fig):
-        from matplotlib.ticker import NullLocator
-
         ax = fig.subplots()
         ax.set_yscale("log")
-        drawn = []
-        for name, style, mag, zero in curves:
-            if zero.all():
-                # Nothing positive to draw: an empty line keeps the legend entry without
-                # handing the log axis an all-zero series (which it warns about).
-                line, = ax.plot([], [], linewidth=2, **style)
-            else:
-                line, = ax.plot(z, np.where(zero, np.nan, mag), linewidth=2, **style)
-                drawn.append(mag[~zero])
-            line.set_gid(name if isinstance(name, str) else line.get_label())
-        if drawn:
-            lo = math.floor(math.log10(min(float(m.min()) for m in drawn)))
-            hi = math.ceil(math.log10(max(float(m.max()) for m in drawn)))
-        else:
-            lo, hi = -300, 0
-        hi = max(hi, lo + 1)
-        # Round decades (every 1, 2, 5, 10, 20, 50 or 100) instead of the locator's odd steps like 10^-38.
-        step = next(s for s in (1, 2, 5, 10, 20, 50, 100, 1000) if (hi - lo) / s <= 8)
-        lo = max(step * math.floor(lo / step), _LOG10_TINY)
-        ax.set_yticks([10.0**e for e in range(step * math.ceil(lo / step), hi + 1, step)])
-        ax.yaxis.set_minor_locator(NullLocator())
-        ax.set_ylim(10.0**lo, 10.0**hi)
+        drawn = _draw_tails(ax, z, curves)
+        _decade_ticks(ax, drawn)
         ax.set_xlim(z[0], z[-1])
         ax.set_xlabel("pre-activation z (negative)")
         ax.set_ylabel("|σ(z)| (log scale)")
@@ -478,6 +434,52 @@ def tails_plot(names=("relu", "silu", "gelu", "gelu_tanh"), z=None, title="How f
                      for name, style, _, _ in curves)
     return _figure((7.5, 4.5), "Line plot on a log scale", title,
                    f"|σ(z)| for z from {fmt(z[0])} to {fmt(z[-1])}, one line per activation. {ends}.", draw_on)
+
+
+def _tail_curves(names, z):
+    """[(name, line style with its legend label, |σ(z)|, where it is exactly 0)], the legend saying where."""
+    curves = []
+    for name in names:
+        mag = np.abs(get_activation(name)(z))
+        zero = mag == 0
+        style = _activation_style(name)
+        if zero.any():
+            style["label"] = f"{style['label']}: {_zero_note(z, zero)}"
+        curves.append((name, style, mag, zero))
+    return curves
+
+
+def _draw_tails(ax, z, curves):
+    """A line per curve, exact zeros masked; returns the positive magnitudes drawn, one array per drawn curve."""
+    drawn = []
+    for name, style, mag, zero in curves:
+        if zero.all():
+            # Nothing positive to draw: an empty line keeps the legend entry without
+            # handing the log axis an all-zero series (which it warns about).
+            line, = ax.plot([], [], linewidth=2, **style)
+        else:
+            line, = ax.plot(z, np.where(zero, np.nan, mag), linewidth=2, **style)
+            drawn.append(mag[~zero])
+        line.set_gid(name if isinstance(name, str) else line.get_label())
+    return drawn
+
+
+def _decade_ticks(ax, drawn):
+    """Limit the log y axis to the whole decades around the `drawn` magnitudes, ticked at round decades."""
+    from matplotlib.ticker import NullLocator
+
+    if drawn:
+        lo = math.floor(math.log10(min(float(m.min()) for m in drawn)))
+        hi = math.ceil(math.log10(max(float(m.max()) for m in drawn)))
+    else:
+        lo, hi = -300, 0
+    hi = max(hi, lo + 1)
+    # Round decades (every 1, 2, 5, 10, 20, 50 or 100) instead of the locator's odd steps like 10^-38.
+    step = next(s for s in (1, 2, 5, 10, 20, 50, 100, 1000) if (hi - lo) / s <= 8)
+    lo = max(step * math.floor(lo / step), _LOG10_TINY)
+    ax.set_yticks([10.0**e for e in range(step * math.ceil(lo / step), hi + 1, step)])
+    ax.yaxis.set_minor_locator(NullLocator())
+    ax.set_ylim(10.0**lo, 10.0**hi)
 
 
 # --- the forward pass -------------------------------------------------------
@@ -500,6 +502,11 @@ def _rows(n):
     return (n - 1) / 2 - np.arange(n)
 
 
+# The columns of ffn_dataflow, left to right (input x, hidden z and h, output y), and the sizes of their boxes.
+_COL_X, _COL_H, _COL_Y = 0.0, 3.2, 6.4
+_W_IO, _W_H, _NODE_HEIGHT = 1.25, 1.55, 0.74  # box width of x and y, of a hidden unit; box height
+
+
 def ffn_dataflow(x, W1, b1, W2, b2, activation="relu", title=None):
     """One token through a small FFN: x (d_model) → z, h (d_ff) → y (d_model).
 
@@ -507,6 +514,31 @@ def ffn_dataflow(x, W1, b1, W2, b2, activation="relu", title=None):
     are their outgoing edges, which carry nothing. Edge colour is the weight's
     sign and width its magnitude. x: (d_model,).
     """
+    x, W1, b1, W2, b2 = _dataflow_inputs(x, W1, b1, W2, b2)
+    d_model, d_ff = W1.shape
+    d_out = W2.shape[1]
+    trace = ffn_trace(x, W1, b1, W2, b2, activation=activation)
+    name = activation if isinstance(activation, str) else getattr(activation, "__name__", "σ")
+    sigma = ACTIVATION_SYMBOLS.get(name, name)
+    ys = _dataflow_rows(d_model, d_ff, d_out)
+    n_off = int(np.sum(trace.h == 0))
+    title = title or f"One token through the FFN: {n_off} of {d_ff} hidden units inactive (grey)"
+
+    def draw_on(fig):
+        ax = fig.subplots()
+        _dataflow_weights(ax, trace, W1, W2, ys)
+        _dataflow_units(ax, trace, ys)
+        _dataflow_axes(ax, ys, sigma, title)
+        key = _dataflow_key(n_off)
+        fig.legend(handles=key, loc="outside lower center", ncols=len(key), frameon=False, fontsize=9,
+                   handlelength=1.6, columnspacing=1.2)
+
+    rows = max(d_model, d_ff, d_out)
+    return _figure((8.4, 1.0 + 0.78 * rows + 1.4), "Diagram", title, _dataflow_alt(trace, sigma), draw_on)
+
+
+def _dataflow_inputs(x, W1, b1, W2, b2):
+    """The FFN's arrays, checked: one token, and a network small enough to draw every unit and edge."""
     x, W1, b1, W2, b2 = check_ffn_shapes(x, W1, b1, W2, b2)
     if x.ndim != 1:
         raise ValueError(f"ffn_dataflow draws one token: x should have shape (d_model,), got {x.shape}")
@@ -517,82 +549,94 @@ def ffn_dataflow(x, W1, b1, W2, b2, activation="relu", title=None):
             f"ffn_dataflow draws small FFNs (d_model <= {MAX_DATAFLOW_D_MODEL}, d_ff <= {MAX_DATAFLOW_D_FF}), "
             f"got d_model = {d_model}, d_ff = {d_ff}; try shape_trace_table for a large one"
         )
-    trace = ffn_trace(x, W1, b1, W2, b2, activation=activation)
-    name = activation if isinstance(activation, str) else getattr(activation, "__name__", "σ")
-    sigma = ACTIVATION_SYMBOLS.get(name, name)
+    return x, W1, b1, W2, b2
 
-    col_x, col_h, col_y = 0.0, 3.2, 6.4
-    w_io, w_h, height = 1.25, 1.55, 0.74
-    y_in, y_hid, y_out = _rows(d_model), 1.08 * _rows(d_ff) if d_ff > 1 else _rows(1), _rows(d_out)
-    rows = max(d_model, d_ff, d_out)
-    n_off = int(np.sum(trace.h == 0))
-    title = title or f"One token through the FFN: {n_off} of {d_ff} hidden units inactive (grey)"
 
-    def draw_on(fig):
-        from matplotlib.lines import Line2D
-        from matplotlib.patches import Patch
+def _dataflow_rows(d_model, d_ff, d_out):
+    """The vertical positions of the input, hidden and output units (hidden ones a little further apart)."""
+    return _rows(d_model), 1.08 * _rows(d_ff) if d_ff > 1 else _rows(1), _rows(d_out)
 
-        ax = fig.subplots()
-        max_w = max(float(np.abs(W1).max()), float(np.abs(W2).max())) or 1.0
-        for W, (c0, w0, ys0), (c1, w1, ys1), layer in (
-            (W1, (col_x, w_io, y_in), (col_h, w_h, y_hid), 1),
-            (W2, (col_h, w_h, y_hid), (col_y, w_io, y_out), 2),
-        ):
-            for i, j in np.ndindex(W.shape):
-                w = W[i, j]
-                if w == 0:
-                    continue  # a zero weight carries nothing; leaving it out keeps the picture honest
-                silent = layer == 2 and trace.h[i] == 0
-                ax.plot([c0 + w0 / 2, c1 - w1 / 2], [ys0[i], ys1[j]],
-                        color=GREY if silent else (POSITIVE if w > 0 else NEGATIVE),
-                        linestyle=":" if silent else "-" if w > 0 else "--", alpha=0.55 if silent else 0.75,
-                        linewidth=0.6 + 2.6 * abs(w) / max_w, zorder=1, solid_capstyle="round",
-                        gid=f"W{layer}[{i},{j}]")
 
-        for i in range(d_model):
-            _node(ax, col_x, y_in[i], f"x[{i}] = {fmt(trace.x[i])}", INPUT_FACE, BLACK, NODE_TEXT, f"x-{i}", w_io,
-                  height)
-        for j in range(d_ff):
-            inactive = trace.h[j] == 0
-            _node(ax, col_h, y_hid[j], f"z[{j}] = {fmt(trace.z[j])}\nh[{j}] = {fmt(trace.h[j])}",
-                  INACTIVE_FACE if inactive else ACTIVE_FACE, GREY if inactive else BLUE,
-                  INACTIVE_TEXT if inactive else NODE_TEXT, f"hidden-{j}", w_h, height, "--" if inactive else "-")
-        for k in range(d_out):
-            _node(ax, col_y, y_out[k], f"y[{k}] = {fmt(trace.y[k])}", OUTPUT_FACE, ORANGE, NODE_TEXT, f"y-{k}", w_io,
-                  height)
+def _dataflow_weights(ax, trace, W1, W2, ys):
+    """One line per non-zero weight, from box edge to box edge: colour and style its sign, width its magnitude;
+    grey and dotted out of an inactive unit, which sends nothing."""
+    y_in, y_hid, y_out = ys
+    max_w = max(float(np.abs(W1).max()), float(np.abs(W2).max())) or 1.0
+    for W, (c0, w0, ys0), (c1, w1, ys1), layer in (
+        (W1, (_COL_X, _W_IO, y_in), (_COL_H, _W_H, y_hid), 1),
+        (W2, (_COL_H, _W_H, y_hid), (_COL_Y, _W_IO, y_out), 2),
+    ):
+        for i, j in np.ndindex(W.shape):
+            w = W[i, j]
+            if w == 0:
+                continue  # a zero weight carries nothing; leaving it out keeps the picture honest
+            silent = layer == 2 and trace.h[i] == 0
+            ax.plot([c0 + w0 / 2, c1 - w1 / 2], [ys0[i], ys1[j]],
+                    color=GREY if silent else (POSITIVE if w > 0 else NEGATIVE),
+                    linestyle=":" if silent else "-" if w > 0 else "--", alpha=0.55 if silent else 0.75,
+                    linewidth=0.6 + 2.6 * abs(w) / max_w, zorder=1, solid_capstyle="round",
+                    gid=f"W{layer}[{i},{j}]")
 
-        half = max(y_hid.max(), y_in.max(), y_out.max()) + height / 2 + 0.15
-        ax.set_xlim(col_x - w_io / 2 - 0.15, col_y + w_io / 2 + 0.15)
-        ax.set_ylim(-half, half)
-        ax.set_xticks([col_x, col_h, col_y], [f"input x\nd_model = {d_model}",
-                                              f"hidden: z, h = {sigma}(z)\nd_ff = {d_ff}",
-                                              f"output y\nd_model = {d_out}"])
-        ax.set_yticks([])
-        ax.tick_params(axis="x", length=0)
-        for side in ("left", "right", "top", "bottom"):
-            ax.spines[side].set_visible(False)
-        ax.set_xlabel("stage of the forward pass: z = x W1 + b1,  h = σ(z),  y = h W2 + b2")
-        ax.set_ylabel("units (index from the top)")
-        ax.set_title(title)
-        key = [Patch(facecolor=ACTIVE_FACE, edgecolor=BLUE, label="active unit")]
-        if n_off:
-            key.append(Patch(facecolor=INACTIVE_FACE, edgecolor=GREY, linestyle="--", label="inactive (h = 0)"))
-        key += [Line2D([], [], color=POSITIVE, linewidth=2, label="weight > 0"),
-                Line2D([], [], color=NEGATIVE, linewidth=2, linestyle="--", label="weight < 0")]
-        if n_off:
-            key.append(Line2D([], [], color=GREY, linewidth=1.5, linestyle=":", label="carries 0 (from h = 0)"))
-        fig.legend(handles=key, loc="outside lower center", ncols=len(key), frameon=False, fontsize=9,
-                   handlelength=1.6, columnspacing=1.2)
 
-    off = [j for j in range(d_ff) if trace.h[j] == 0]
-    return _figure((8.4, 1.0 + 0.78 * rows + 1.4), "Diagram", title,
-                   f"One token through an FFN with d_model = {d_model}, d_ff = {d_ff}, left to right. "
-                   f"Input x = {_values(trace.x)}; pre-activation z = {_values(trace.z, 16)}; "
-                   f"hidden h = {sigma}(z) = {_values(trace.h, 16)}"
-                   + (f", {'units' if len(off) > 1 else 'unit'} {', '.join(map(str, off))} inactive" if off
-                      else ", every unit active")
-                   + f"; output y = {_values(trace.y)}. Lines are the weights: solid blue positive, "
-                     "dashed vermilion negative, thicker for larger magnitude.", draw_on)
+def _dataflow_units(ax, trace, ys):
+    """A box per unit with its values: x, then z and h (grey when h == 0), then y."""
+    y_in, y_hid, y_out = ys
+    for i in range(trace.x.size):
+        _node(ax, _COL_X, y_in[i], f"x[{i}] = {fmt(trace.x[i])}", INPUT_FACE, BLACK, NODE_TEXT, f"x-{i}", _W_IO,
+              _NODE_HEIGHT)
+    for j in range(trace.h.size):
+        inactive = trace.h[j] == 0
+        _node(ax, _COL_H, y_hid[j], f"z[{j}] = {fmt(trace.z[j])}\nh[{j}] = {fmt(trace.h[j])}",
+              INACTIVE_FACE if inactive else ACTIVE_FACE, GREY if inactive else BLUE,
+              INACTIVE_TEXT if inactive else NODE_TEXT, f"hidden-{j}", _W_H, _NODE_HEIGHT, "--" if inactive else "-")
+    for k in range(trace.y.size):
+        _node(ax, _COL_Y, y_out[k], f"y[{k}] = {fmt(trace.y[k])}", OUTPUT_FACE, ORANGE, NODE_TEXT, f"y-{k}", _W_IO,
+              _NODE_HEIGHT)
+
+
+def _dataflow_axes(ax, ys, sigma, title):
+    """The axes as a diagram: one labelled tick per column, no spines, room for every box."""
+    y_in, y_hid, y_out = ys
+    half = max(y_hid.max(), y_in.max(), y_out.max()) + _NODE_HEIGHT / 2 + 0.15
+    ax.set_xlim(_COL_X - _W_IO / 2 - 0.15, _COL_Y + _W_IO / 2 + 0.15)
+    ax.set_ylim(-half, half)
+    ax.set_xticks([_COL_X, _COL_H, _COL_Y], [f"input x\nd_model = {y_in.size}",
+                                             f"hidden: z, h = {sigma}(z)\nd_ff = {y_hid.size}",
+                                             f"output y\nd_model = {y_out.size}"])
+    ax.set_yticks([])
+    ax.tick_params(axis="x", length=0)
+    for side in ("left", "right", "top", "bottom"):
+        ax.spines[side].set_visible(False)
+    ax.set_xlabel("stage of the forward pass: z = x W1 + b1,  h = σ(z),  y = h W2 + b2")
+    ax.set_ylabel("units (index from the top)")
+    ax.set_title(title)
+
+
+def _dataflow_key(n_off):
+    """The legend's entries; those of inactive units only when there are some."""
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    key = [Patch(facecolor=ACTIVE_FACE, edgecolor=BLUE, label="active unit")]
+    if n_off:
+        key.append(Patch(facecolor=INACTIVE_FACE, edgecolor=GREY, linestyle="--", label="inactive (h = 0)"))
+    key += [Line2D([], [], color=POSITIVE, linewidth=2, label="weight > 0"),
+            Line2D([], [], color=NEGATIVE, linewidth=2, linestyle="--", label="weight < 0")]
+    if n_off:
+        key.append(Line2D([], [], color=GREY, linewidth=1.5, linestyle=":", label="carries 0 (from h = 0)"))
+    return key
+
+
+def _dataflow_alt(trace, sigma):
+    """The diagram in words: every stage's values, which units are inactive, how the weights are drawn."""
+    off = [j for j in range(trace.h.size) if trace.h[j] == 0]
+    return (f"One token through an FFN with d_model = {trace.x.size}, d_ff = {trace.h.size}, left to right. "
+            f"Input x = {_values(trace.x)}; pre-activation z = {_values(trace.z, 16)}; "
+            f"hidden h = {sigma}(z) = {_values(trace.h, 16)}"
+            + (f", {'units' if len(off) > 1 else 'unit'} {', '.join(map(str, off))} inactive" if off
+               else ", every unit active")
+            + f"; output y = {_values(trace.y)}. Lines are the weights: solid blue positive, "
+              "dashed vermilion negative, thicker for larger magnitude.")
 
 
 def shape_trace(x, W1, b1, W2, b2, activation="relu"):
@@ -859,44 +903,19 @@ def recall_curves(x, panels, xlabel, title, ylabel="recall", log_x=False):
     x = _finite(x, "x")
     if x.ndim != 1:
         raise ValueError(f"x should be a 1-D sequence, got shape {x.shape}")
-    if not isinstance(panels, Mapping) or not panels or not all(
-            isinstance(c, Mapping) and c for c in panels.values()):
-        raise ValueError(f"panels should be a non-empty mapping panel title -> non-empty mapping "
-                         f"label -> values, got {panels!r}")
+    recall = _recall_values(x, panels)
     labels = list(dict.fromkeys(label for curves in panels.values() for label in curves))
-    recall = {}  # (panel, label) -> recall at each x
-    for panel, curves in panels.items():
-        for label, values in curves.items():
-            y = _finite(values, f"panels[{panel!r}][{label!r}]")
-            if y.shape != x.shape or y.min() < 0 or y.max() > 1:
-                raise ValueError(f"panels[{panel!r}][{label!r}] should hold {x.size} values in [0, 1], "
-                                 f"got shape {y.shape} with range [{y.min():g}, {y.max():g}]")
-            recall[panel, label] = y
 
     def draw_on(fig):
         from matplotlib.lines import Line2D
-        from matplotlib.ticker import NullLocator
 
-        markers, styles = "osD^v", ("-", "--", "-.", ":")
         axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True))
         for ax, (panel, curves) in zip(axes, panels.items(), strict=True):
             for label in curves:
-                k = labels.index(label)
-                ax.plot(x, recall[panel, label], color=OKABE_ITO[k % len(OKABE_ITO)], marker=markers[k % len(markers)],
-                        linestyle=styles[k % len(styles)], linewidth=1.8, markersize=5, label=str(label))
-            if log_x:
-                ax.set_xscale("log", base=2)
-                ax.set_xticks(x)  # the sizes tried, and only those, as plain numbers
-                ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:g}")
-                ax.xaxis.set_minor_locator(NullLocator())
-            ax.set_ylim(-0.03, 1.03)
-            ax.set_title(str(panel))
-            ax.set_xlabel(xlabel)
-            ax.set_ylabel(ylabel)
-            ax.tick_params(labelleft=True)
-            ax.grid(color="#E6E6E6", linewidth=0.8)
-        handles = [Line2D([], [], color=OKABE_ITO[k % len(OKABE_ITO)], marker=markers[k % len(markers)],
-                          linestyle=styles[k % len(styles)], linewidth=1.8, label=str(label))
+                ax.plot(x, recall[panel, label], **_recall_style(labels.index(label)), linewidth=1.8, markersize=5,
+                        label=str(label))
+            _recall_axes(ax, x, log_x, str(panel), xlabel, ylabel)
+        handles = [Line2D([], [], **_recall_style(k), linewidth=1.8, label=str(label))
                    for k, label in enumerate(labels)]
         fig.legend(handles=handles, loc="outside lower center", ncols=min(len(labels), 4), frameon=False)
         fig.suptitle(title)
@@ -906,3 +925,44 @@ def recall_curves(x, panels, xlabel, title, ylabel="recall", log_x=False):
     return _figure((3.6 * len(panels) + 1.0, 3.9), f"{len(panels)} line plot{'s' if len(panels) > 1 else ''}",
                    title, f"{ylabel} against {xlabel} = {_values(x)}, one line per label (colour, marker and line "
                    f"style differ). {each}.", draw_on)
+
+
+def _recall_values(x, panels):
+    """{(panel, label): recall at each x}, each checked to be one value in [0, 1] per x."""
+    if not isinstance(panels, Mapping) or not panels or not all(
+            isinstance(c, Mapping) and c for c in panels.values()):
+        raise ValueError(f"panels should be a non-empty mapping panel title -> non-empty mapping "
+                         f"label -> values, got {panels!r}")
+    recall = {}
+    for panel, curves in panels.items():
+        for label, values in curves.items():
+            y = _finite(values, f"panels[{panel!r}][{label!r}]")
+            if y.shape != x.shape or y.min() < 0 or y.max() > 1:
+                raise ValueError(f"panels[{panel!r}][{label!r}] should hold {x.size} values in [0, 1], "
+                                 f"got shape {y.shape} with range [{y.min():g}, {y.max():g}]")
+            recall[panel, label] = y
+    return recall
+
+
+def _recall_style(k):
+    """The colour, marker and line style of the k-th label, the same in every panel and in the legend."""
+    markers, styles = "osD^v", ("-", "--", "-.", ":")
+    return dict(color=OKABE_ITO[k % len(OKABE_ITO)], marker=markers[k % len(markers)],
+                linestyle=styles[k % len(styles)])
+
+
+def _recall_axes(ax, x, log_x, panel, xlabel, ylabel):
+    """One panel's axes: recall from 0 to 1; on a log x axis, ticks at the sizes tried only."""
+    from matplotlib.ticker import NullLocator
+
+    if log_x:
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(x)  # the sizes tried, and only those, as plain numbers
+        ax.xaxis.set_major_formatter(lambda v, _pos: f"{v:g}")
+        ax.xaxis.set_minor_locator(NullLocator())
+    ax.set_ylim(-0.03, 1.03)
+    ax.set_title(panel)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.tick_params(labelleft=True)
+    ax.grid(color="#E6E6E6", linewidth=0.8)

@@ -12,36 +12,12 @@ matplotlib) when one is made: in a graded run (plots.FIGURES_ENV) the view is
 its text alternative, and neither is imported unless code asks the view for more.
 """
 
-import html
-
 import numpy as np
 
+from ._display import drawn_as_text
+from ._stage_table import STAGES, stage_table_html  # noqa: F401 (widgets' API)
 from .ffn import ffn_trace
-from .plots import INACTIVE_FACE, INACTIVE_TEXT, DescribedFigure, drawn_as_text, ffn_dataflow
-
-STAGES = ("input x", "pre-activation z = x W1 + b1", "hidden h = ReLU(z)", "output y = h W2 + b2")
-
-
-def _fmt(v):
-    return f"{v:.6g}".replace("-", "−")  # a real minus sign reads better and is what a person sees
-
-
-def stage_table_html(trace, stage):
-    """The HTML table of every stage up to `stage` (0..3), inactive hidden units greyed."""
-    rows = []
-    for k, (label, values) in enumerate(zip(STAGES, (trace.x, trace.z, trace.h, trace.y), strict=True)):
-        if k > stage:
-            break
-        cells = []
-        for i, v in enumerate(np.ravel(values)):
-            inactive = k in (1, 2) and trace.h.ravel()[i] == 0.0
-            cls = "ffn-value ffn-inactive" if inactive else "ffn-value"
-            style = f"color:{INACTIVE_TEXT};background:{INACTIVE_FACE};" if inactive else ""
-            cells.append(f'<td class="{cls}" data-stage="{k}" data-index="{i}" '
-                         f'style="padding:2px 8px;text-align:right;{style}">{_fmt(v)}</td>')
-        head = f'<th scope="row" style="text-align:left;padding-right:12px">{html.escape(label)}</th>'
-        rows.append(f'<tr>{head}{"".join(cells)}</tr>')
-    return f'<table class="ffn-stages">{"".join(rows)}</table>'
+from .plots import DescribedFigure, ffn_dataflow
 
 
 def interactive_ffn(x, W1, b1, W2, b2, value_range=(-2.0, 2.0), step=0.05):

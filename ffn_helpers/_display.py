@@ -1,0 +1,31 @@
+"""How a course figure is displayed without being drawn: text mode (FIGURES_ENV) and the alt text's HTML.
+
+Below `plots`, `_course_figure`, `widgets` and `_interactive`, which all decide "drawn or described?" here;
+it imports neither matplotlib nor ipywidgets.
+"""
+
+import html
+import os
+
+MAX_ALT_CHARS = 1500  # a text alternative long enough for a figure's numbers, short enough to listen to
+
+# Set to "text" by the grader in the kernel of a graded run: each figure is shown by its text alternative instead of
+# a PNG. Drawing one costs 0.1-0.3 s, and importing matplotlib 0.3-0.5 s, most of a graded notebook's own time;
+# no point depends on a figure.
+FIGURES_ENV = "FFN_FIGURES"
+
+
+def drawn_as_text():
+    """True when figures are shown as their text alternatives (FIGURES_ENV is "text")."""
+    return os.environ.get(FIGURES_ENV) == "text"
+
+
+def as_text(alt):
+    """A figure's display data when it is not drawn: its text alternative, saying so."""
+    alt = (alt or "a figure without a text alternative")[:MAX_ALT_CHARS]
+    return {"text/plain": f"[Figure (not drawn while grading): {alt}]"}
+
+
+def image_html(png_base64, alt):
+    """An <img> of a base64 PNG with its alt text (escaped), as Jupyter's HTML output shows it."""
+    return f'<img alt="{html.escape(alt[:MAX_ALT_CHARS], quote=True)}" src="data:image/png;base64,{png_base64}">'
