@@ -896,6 +896,7 @@ def test_a_workers_folder_is_closed_to_every_other_user(tmp_path):
     import stat
 
     from autograder.grading.dispatch import pool
+    from autograder.grading.worker_setup import WorkerSetup
 
     scratch = tmp_path / "scratch"
     (tmp_path / "config").mkdir()
@@ -903,9 +904,9 @@ def test_a_workers_folder_is_closed_to_every_other_user(tmp_path):
     sqlite3.connect(tmp_path / "template.db").close()
     (tmp_path / "release").mkdir()
     scratch.mkdir()
-    setup = {"scratch": str(scratch), "uid_base": sandbox.uid_base(), "isolate": True, "feedback_dir": None,
-             "template_db": str(tmp_path / "template.db"), "course_root": str(tmp_path / "config"),
-             "release_dir": str(tmp_path / "release")}
+    setup = WorkerSetup(model={}, scratch=str(scratch), limits={}, isolate=True, course_notebooks={},
+                        uid_base=sandbox.uid_base(), template_db=str(tmp_path / "template.db"),
+                        course_root=str(tmp_path / "config"), release_dir=str(tmp_path / "release"))
     worker = pool.WorkerProcess(0, setup, tmp_path / "worker.log", 0)
     try:
         job = types.SimpleNamespace(student="someone", folder=tmp_path / "release")
@@ -1037,3 +1038,14 @@ def test_an_ffn_on_an_identity_network_runs_the_activations_reference(monkeypatc
     unwatched, nothing = rerun._computed_without([activations.relu], ffn.ffn_forward, (z, W1, None, W2, None),
                                                  {"activation": activation})
     assert nothing is None and np.array_equal(unwatched, getattr(activations, reference)(z))
+
+
+def test_a_worker_setup_with_an_unknown_or_missing_field_is_refused_naming_them():
+    """grade, check and a Dask task make one WorkerSetup; a message that is not one says what it lacks or adds."""
+    from autograder.grading.worker_setup import WorkerSetup
+
+    setup = WorkerSetup(model={}, scratch="/s", limits={}, isolate=True, course_notebooks={}, template_db="/t",
+                        release_dir="/r", course_root="/c", hidden=("/h",))
+    assert WorkerSetup.from_dict(setup.to_dict()) == setup  # what crosses the pipe as JSON comes back the same
+    with pytest.raises(ValueError, match=r"unknown: \['seed'\], missing: \['template_db'\]"):
+        WorkerSetup.from_dict({**{k: v for k, v in setup.to_dict().items() if k != "template_db"}, "seed": 1})

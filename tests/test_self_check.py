@@ -173,7 +173,7 @@ NO_B1 = ("import numpy as np\n\ndef ffn_forward(x, W1, b1, W2, b2):\n"
 
 @pytest.mark.grading
 def test_an_exercise_line_carries_the_first_likely_mistake_a_check_named(tmp_path):
-    """b1 forgotten: ffn_forward's own line says so, in the catalogue's words; the right answers' lines name none."""
+    """b1 forgotten: ffn_forward's own line says so, in the catalogue's words; the right answers name none."""
     path = tmp_path / f"{ASSIGNMENT}.ipynb"
     learner = nbtools.with_answers(nbtools.completed_learner(ASSIGNMENT), {"ffn_forward": NO_B1})
     path.write_text(nbformat.writes(learner), encoding="utf-8")

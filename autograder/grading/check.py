@@ -129,6 +129,7 @@ def _grade(notebook, assignment_id, tmp, limits, isolate, cell_timeout, feedback
 
     from ..authoring import build
     from .worker import Worker
+    from .worker_setup import WorkerSetup
 
     root = tmp / "course"
     (root / "source" / assignment_id).mkdir(parents=True)
@@ -144,16 +145,16 @@ def _grade(notebook, assignment_id, tmp, limits, isolate, cell_timeout, feedback
     submitted.mkdir(parents=True)
     shutil.copy(notebook, submitted / f"{assignment_id}.ipynb")
     results_dir = tmp / "results"
-    setup = {
-        "model": model.to_dict(), "scratch": str(tmp / "scratch"), "slot": 0, "limits": vars(limits),
-        "isolate": isolate, "hidden": [str(root), str(tmp), str(notebook.resolve().parent)],
-        "feedback_dir": str(results_dir) if feedback else None,
-        "course_notebooks": course.source_texts(config, assignment_id),
-        "template_db": str(course.db_path(config)),  # the course's own release: its data files, if any
-        "release_dir": str(course.copy_release(instructor, assignment_id, tmp / "release")),
-        "course_root": str(root), "cell_timeout": cell_timeout, "draw_figures": draw_figures,
-        "offering_seed": offering.seed(instructor),
-    }
+    setup = WorkerSetup(
+        model=model.to_dict(), scratch=str(tmp / "scratch"), limits=vars(limits), isolate=isolate,
+        hidden=(str(root), str(tmp), str(notebook.resolve().parent)),
+        feedback_dir=str(results_dir) if feedback else None,
+        course_notebooks=course.source_texts(config, assignment_id),
+        template_db=str(course.db_path(config)),
+        release_dir=str(course.copy_release(instructor, assignment_id, tmp / "release")),  # the course's own release
+        course_root=str(root), cell_timeout=cell_timeout, draw_figures=draw_figures,
+        offering_seed=offering.seed(instructor),
+    )
     worker = Worker(setup)
     job = {"student": student, "input_dir": str(submitted)}
     reply = worker.grade(job)

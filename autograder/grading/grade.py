@@ -24,6 +24,7 @@ from .gate_beside import public
 from .gate_in import sandbox
 from .gate_out import exports
 from .scoring import classbook, gradebook, ledger, results
+from .worker_setup import WorkerSetup
 
 
 def _say(text):
@@ -241,17 +242,16 @@ def _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, ce
     course.copy_database(course.db_path(config), template)
     sandbox.precompile(public.real_folder())  # the workers may not write there; every sandboxed kernel reads it
     root = Path(config.CourseDirectory.root).resolve()
-    return {
-        "model": model.to_dict(), "scratch": str(scratch), "limits": vars(limits), "isolate": not unsafe,
-        "hidden": sorted({str(root), str(Path(submitted).resolve()), str(out_dir), str(scratch)}),
-        "feedback_dir": str(out_dir), "course_notebooks": course.source_texts(config, model.name),
-        "template_db": str(template), "release_dir": str(course.copy_release(config, model.name, scratch / "release")),
-        "course_root": str(root), "cell_timeout": cell_timeout, "draw_figures": draw_figures,
-        "uid_base": sandbox.uid_base(),
-        "offering_seed": offering.seed(config),
+    return WorkerSetup(
+        model=model.to_dict(), scratch=str(scratch), limits=vars(limits), isolate=not unsafe,
+        hidden=tuple(sorted({str(root), str(Path(submitted).resolve()), str(out_dir), str(scratch)})),
+        feedback_dir=str(out_dir), course_notebooks=course.source_texts(config, model.name),
+        template_db=str(template), release_dir=str(course.copy_release(config, model.name, scratch / "release")),
+        course_root=str(root), cell_timeout=cell_timeout, draw_figures=draw_figures,
+        uid_base=sandbox.uid_base(), offering_seed=offering.seed(config),
         # matplotlib's font list, built once here rather than by each worker (and each worker started again)
-        "matplotlib_cache": str(worker.matplotlib_cache(scratch / "matplotlib")),
-    }
+        matplotlib_cache=str(worker.matplotlib_cache(scratch / "matplotlib")),
+    )
 
 
 def _record(config, model, submission, reply, out_dir, gb):

@@ -29,6 +29,7 @@ from pathlib import Path
 from .. import sanitise
 from . import course
 from .dispatch import position
+from .worker_setup import WorkerSetup
 
 # Run by each kernel before the notebook, leaving no name behind: OpenBLAS takes its work buffers on the
 # first matrix product and ends the process when it cannot, so it takes them before any cell runs.
@@ -75,23 +76,19 @@ class Worker:
         from .gate_in.sandbox import Limits
         from .scoring import gradebook
 
-        self.setup = setup
-        self.model = AssignmentModel.from_dict(setup["model"])
+        self.setup = setup  # a WorkerSetup
+        self.model = AssignmentModel.from_dict(setup.model)
         self.aid = self.model.name
-        self.scratch = Path(setup["scratch"])
+        self.scratch = Path(setup.scratch)
         self.root = self.scratch / "course"
-        self.slot = int(setup.get("slot", 0))
-        self.uid_base = setup.get("uid_base")
+        self.slot, self.uid_base, self.isolate, self.hidden = setup.slot, setup.uid_base, setup.isolate, setup.hidden
         self.last_log = ""
         self.timing = {}
         self.again = False
-        self.limits = Limits(**setup["limits"])
-        self.isolate = bool(setup.get("isolate", True))
-        self.hidden = tuple(setup.get("hidden", ()))
-        self.offering_seed = setup.get("offering_seed")  # autograder/offering.py; only the judge draws with it
-        self.feedback_dir = Path(setup["feedback_dir"]) if setup.get("feedback_dir") else None
-        course_notebooks = {name: nbformat.reads(text, as_version=4)
-                            for name, text in setup["course_notebooks"].items()}
+        self.limits = Limits(**setup.limits)
+        self.offering_seed = setup.offering_seed  # autograder/offering.py; only the judge draws with it
+        self.feedback_dir = Path(setup.feedback_dir) if setup.feedback_dir else None
+        course_notebooks = {name: nbformat.reads(text, as_version=4) for name, text in setup.course_notebooks.items()}
         self.course_cells = {name: cells.code_cells(nb) for name, nb in course_notebooks.items()}
         from .gate_out.feedback import course_markdown
 
@@ -99,18 +96,18 @@ class Worker:
         # feedback page shows its formulas as MathML.
         self.course_markdown = {name: course_markdown(nb) for name, nb in course_notebooks.items()}
         self.root.mkdir(parents=True, exist_ok=True)
-        course.copy_database(setup["template_db"], self.root / "gradebook.db")
+        course.copy_database(setup.template_db, self.root / "gradebook.db")
         course.keep_hidden_tests_out(self.root / "gradebook.db")
         # The scratch course's source/<id>/ holds the release's files alone (course.release_files): nbgrader copies
         # them into the autograded folder, and every sandbox's working folder is made from them (_workdir).
-        course.copy_tree(setup["release_dir"], self.root / "source" / self.aid)
-        self.config = course.load_config(setup["course_root"])
+        course.copy_tree(setup.release_dir, self.root / "source" / self.aid)
+        self.config = course.load_config(setup.course_root)
         gradebook.reuse_engines()
         gradebook.scratch_writes("sqlite:///" + str(self.root / "gradebook.db"))
         self.mpl_cache = self._matplotlib_cache()
         _preload(self.mpl_cache)
-        self.cell_timeout = cell_timeout(setup.get("cell_timeout"), self.config)
-        self.figures = "png" if setup.get("draw_figures") else "text"  # each figure drawn, or its text alternative
+        self.cell_timeout = cell_timeout(setup.cell_timeout, self.config)
+        self.figures = "png" if setup.draw_figures else "text"  # each figure drawn, or its text alternative
         self._configure()
         self._start_zygote()
         from . import execute
@@ -159,7 +156,7 @@ class Worker:
         """A folder holding matplotlib's font list: a copy of the run's (`grade` builds it once for all its
         workers), or built here when the setup names none."""
         folder = self.scratch / "matplotlib"
-        given = self.setup.get("matplotlib_cache")
+        given = self.setup.matplotlib_cache
         if given and Path(given).is_dir():
             shutil.copytree(given, folder, dirs_exist_ok=True)
             return folder
@@ -629,7 +626,7 @@ def main():
     for line in sys.stdin:
         message = json.loads(line)
         if message.get("op") == "setup":
-            worker = Worker(message)
+            worker = Worker(WorkerSetup.from_dict(message["setup"]))
             reporter = position.Reporter(channel, [len(nb.cells) for nb in worker.model.notebooks])
             worker.where.report = reporter.at  # where it is, between the replies
             reporter.write({"ready": True})

@@ -143,13 +143,12 @@ def connect(spec, workers=1, within=None):
 # --- the run ----------------------------------------------------------------------------------------------------
 def bundle(setup, timeout, version):
     """What every task needs of the assignment, as plain data: sent to the workers once (scatter)."""
-    root = Path(setup["course_root"])
-    release = Path(setup["release_dir"])
-    return {"model": setup["model"], "course_notebooks": setup["course_notebooks"], "limits": setup["limits"],
-            "isolate": setup["isolate"], "cell_timeout": setup["cell_timeout"], "timeout": float(timeout),
-            "draw_figures": bool(setup.get("draw_figures")),
-            "offering_seed": setup["offering_seed"], "version": version,
-            "template_db": Path(setup["template_db"]).read_bytes(),
+    root = Path(setup.course_root)
+    release = Path(setup.release_dir)
+    return {"model": setup.model, "course_notebooks": setup.course_notebooks, "limits": setup.limits,
+            "isolate": setup.isolate, "cell_timeout": setup.cell_timeout, "timeout": float(timeout),
+            "draw_figures": setup.draw_figures, "offering_seed": setup.offering_seed, "version": version,
+            "template_db": Path(setup.template_db).read_bytes(),
             "nbgrader_config": (root / "nbgrader_config.py").read_bytes() if (root / "nbgrader_config.py").is_file()
             else b"",
             "release": {str(p.relative_to(release)): p.read_bytes() for p in sorted(release.rglob("*"))
@@ -279,7 +278,7 @@ class Cluster:
 
     def __init__(self, model, setup, spec, timeout, version):
         self.model, self.setup, self.spec, self.timeout, self.version = model, setup, spec, timeout, version
-        self.scratch = Path(setup["scratch"]) / "cluster"  # where each answer's files are rebuilt (cluster_reply)
+        self.scratch = Path(setup.scratch) / "cluster"  # where each answer's files are rebuilt (cluster_reply)
         self.client = self.local = self.tasks = None
 
     def __enter__(self):
@@ -289,12 +288,12 @@ class Cluster:
 
         self.scratch.mkdir(mode=0o700, exist_ok=True)
         self.markdown = {name: feedback.course_markdown(nbformat.reads(text, as_version=4))
-                         for name, text in self.setup["course_notebooks"].items()}
-        self.client, self.local = connect(self.spec, within=self.setup["scratch"])
+                         for name, text in self.setup.course_notebooks.items()}
+        self.client, self.local = connect(self.spec, within=self.setup.scratch)
         try:
             workers = len(self.client.scheduler_info(n_workers=-1)["workers"])
             print(f"grading on the cluster {self.spec} ({workers} worker(s) now)"
-                  + (" in the bubblewrap sandbox" if self.setup["isolate"] else " WITHOUT the sandbox"),
+                  + (" in the bubblewrap sandbox" if self.setup.isolate else " WITHOUT the sandbox"),
                   file=sys.stderr)
             self.client.register_plugin(cluster_task.Cleanup())
             data = self.client.scatter(bundle(self.setup, self.timeout, self.version), broadcast=True, hash=False)

@@ -26,6 +26,7 @@ from pathlib import Path
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from .. import course
+from ..worker_setup import WorkerSetup
 
 MAX_FILE_BYTES = 50 * 1024 * 1024  # an autograded notebook or file sent back (as worker.py's notebook limit)
 
@@ -69,12 +70,12 @@ class _Assignment:
         write_files(files / "config", {"nbgrader_config.py": b["nbgrader_config"]})
         (files / "template.db").write_bytes(b["template_db"])
         hidden = {str(self.home), *(p for p in (_worker_directory(),) if p)}
-        return {"model": b["model"], "scratch": str(self.home), "limits": b["limits"], "isolate": b["isolate"],
-                "hidden": sorted(hidden), "feedback_dir": None, "course_notebooks": b["course_notebooks"],
-                "template_db": str(files / "template.db"), "release_dir": str(files / "release"),
-                "course_root": str(files / "config"), "cell_timeout": b["cell_timeout"],
-                "draw_figures": bool(b.get("draw_figures")),
-                "uid_base": sandbox.uid_base(), "offering_seed": b["offering_seed"]}
+        return WorkerSetup(model=b["model"], scratch=str(self.home), limits=b["limits"], isolate=b["isolate"],
+                           hidden=tuple(sorted(hidden)), course_notebooks=b["course_notebooks"],
+                           template_db=str(files / "template.db"), release_dir=str(files / "release"),
+                           course_root=str(files / "config"), cell_timeout=b["cell_timeout"],
+                           draw_figures=bool(b.get("draw_figures")), uid_base=sandbox.uid_base(),
+                           offering_seed=b["offering_seed"])
 
     def take(self):
         """An idle grading worker, or a new one in a slot of its own (its own sandbox uids)."""

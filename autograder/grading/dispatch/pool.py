@@ -35,11 +35,11 @@ class WorkerProcess:
 
     def __init__(self, slot, setup, log_path, generation):
         self.slot = slot
-        self.home = Path(setup["scratch"]) / f"w{slot}-{generation}"
+        self.home = Path(setup.scratch) / f"w{slot}-{generation}"
         # Grading as root, the worker runs as a user of its own (sandbox.worker_uid), which may read only its own
         # folder: what it needs from the course is copied there, and its results are read back from there.
-        self.uid = sandbox.worker_uid(slot, setup["uid_base"]) if setup["isolate"] else None
-        self.setup = dict(setup, slot=slot, scratch=str(self.home / "scratch"), **_worker_files(setup, self.home))
+        self.uid = sandbox.worker_uid(slot, setup.uid_base) if setup.isolate else None
+        self.setup = setup.but(slot=slot, scratch=str(self.home / "scratch"), **_worker_files(setup, self.home))
         confine.hand_over(self.home, self.uid)
         start = confine.worker_start(self.uid, _worker_paths()) if self.uid is not None else confine.fresh_keyring
         self.log = open(log_path, "ab")  # noqa: SIM115 (closed in kill())
@@ -58,7 +58,7 @@ class WorkerProcess:
         self.job = None
         self.created = self.started = time.monotonic()  # self.started: of the current job
         self.deadline = time.monotonic() + STARTUP_TIMEOUT
-        self.send({"op": "setup", **self.setup})
+        self.send({"op": "setup", "setup": self.setup.to_dict()})
 
     def take_in(self, job):
         """A copy of the student's submitted folder in the worker's own (regular files only), or None."""
@@ -123,19 +123,19 @@ def _worker_files(setup, home):
     """Copies, in the worker's folder, of the course files it reads; the setup entries that name them."""
     files = home / "course-files"
     (files / "config").mkdir(parents=True)
-    shutil.copyfile(setup["template_db"], files / "template.db")
-    shutil.copyfile(Path(setup["course_root"]) / "nbgrader_config.py", files / "config" / "nbgrader_config.py")
-    course.copy_tree(setup["release_dir"], files / "release")  # what a learner received: nothing of source/
+    shutil.copyfile(setup.template_db, files / "template.db")
+    shutil.copyfile(Path(setup.course_root) / "nbgrader_config.py", files / "config" / "nbgrader_config.py")
+    course.copy_tree(setup.release_dir, files / "release")  # what a learner received: nothing of source/
     given = {}
-    if setup.get("matplotlib_cache"):  # built once for the run (_worker_setup); a worker without one builds its own
-        course.copy_tree(setup["matplotlib_cache"], files / "matplotlib")
+    if setup.matplotlib_cache:  # built once for the run (grade._worker_setup); a worker without one builds its own
+        course.copy_tree(setup.matplotlib_cache, files / "matplotlib")
         given["matplotlib_cache"] = str(files / "matplotlib")
     (home / "feedback").mkdir()
     (home / "scratch").mkdir()
     (home / "tmp").mkdir()  # its TMPDIR
     return {"template_db": str(files / "template.db"), "course_root": str(files / "config"),
             "release_dir": str(files / "release"), **given,
-            "feedback_dir": str(home / "feedback") if setup["feedback_dir"] else None}
+            "feedback_dir": str(home / "feedback") if setup.feedback_dir else None}
 
 
 def _worker_paths():
@@ -224,14 +224,14 @@ class LocalPool:
 
     def __init__(self, setup, jobs, timeout, log_dir, model):
         self.setup, self.jobs, self.timeout, self.log_dir, self.model = setup, jobs, timeout, log_dir, model
-        self.scratch = Path(setup["scratch"])  # every worker's folder, and so every file a reply names, is in here
+        self.scratch = Path(setup.scratch)  # every worker's folder, and so every file a reply names, is in here
 
     def run(self, queue, again, tick):
         """(submission, reply) as each of `queue` is graded; `again`: one worker, in a folder of its own."""
         setup, jobs = self.setup, self.jobs
         if again:
             (self.scratch / "again").mkdir(mode=0o711, exist_ok=True)
-            setup, jobs = dict(setup, scratch=str(self.scratch / "again")), 1
+            setup, jobs = setup.but(scratch=str(self.scratch / "again")), 1
         yield from run_pool(queue, setup, jobs, self.timeout, self.log_dir, self.model, again=again, tick=tick)
 
 
