@@ -68,13 +68,8 @@ def _check_secret(path):
 
 class Worker:
     def __init__(self, setup):
-        import nbformat
-
-        from .. import cells
-        from . import course
         from .course import AssignmentModel
         from .gate_in.sandbox import Limits
-        from .scoring import gradebook
 
         self.setup = setup  # a WorkerSetup
         self.model = AssignmentModel.from_dict(setup.model)
@@ -88,22 +83,9 @@ class Worker:
         self.limits = Limits(**setup.limits)
         self.offering_seed = setup.offering_seed  # autograder/offering.py; only the judge draws with it
         self.feedback_dir = Path(setup.feedback_dir) if setup.feedback_dir else None
-        course_notebooks = {name: nbformat.reads(text, as_version=4) for name, text in setup.course_notebooks.items()}
-        self.course_cells = {name: cells.code_cells(nb) for name, nb in course_notebooks.items()}
-        from .gate_out.feedback import course_markdown
-
-        # The course's own prose: formgrader's notebook may render it as written (sanitise.notebook), and the
-        # feedback page shows its formulas as MathML.
-        self.course_markdown = {name: course_markdown(nb) for name, nb in course_notebooks.items()}
-        self.root.mkdir(parents=True, exist_ok=True)
-        course.copy_database(setup.template_db, self.root / "gradebook.db")
-        course.keep_hidden_tests_out(self.root / "gradebook.db")
-        # The scratch course's source/<id>/ holds the release's files alone (course.release_files): nbgrader copies
-        # them into the autograded folder, and every sandbox's working folder is made from them (_workdir).
-        course.copy_tree(setup.release_dir, self.root / "source" / self.aid)
+        self.course_cells, self.course_markdown = _course_cells_and_prose(setup.course_notebooks)
+        self._make_scratch_course()
         self.config = course.load_config(setup.course_root)
-        gradebook.reuse_engines()
-        gradebook.scratch_writes("sqlite:///" + str(self.root / "gradebook.db"))
         self.mpl_cache = self._matplotlib_cache()
         _preload(self.mpl_cache)
         self.cell_timeout = cell_timeout(setup.cell_timeout, self.config)
@@ -114,6 +96,19 @@ class Worker:
 
         self.where = position.Tracker(self.model)  # for the parent's progress line; main() sets its report
         execute.ON_CELL = self.where.notebook_cell
+
+    def _make_scratch_course(self):
+        """This worker's own copy of the course: its gradebook (without the hidden tests) and the release's files."""
+        from .scoring import gradebook
+
+        self.root.mkdir(parents=True, exist_ok=True)
+        course.copy_database(self.setup.template_db, self.root / "gradebook.db")
+        course.keep_hidden_tests_out(self.root / "gradebook.db")
+        # The scratch course's source/<id>/ holds the release's files alone (course.release_files): nbgrader copies
+        # them into the autograded folder, and every sandbox's working folder is made from them (_workdir).
+        course.copy_tree(self.setup.release_dir, self.root / "source" / self.aid)
+        gradebook.reuse_engines()
+        gradebook.scratch_writes("sqlite:///" + str(self.root / "gradebook.db"))
 
     def _configure(self):
         from nbconvert.preprocessors import ClearMetadataPreprocessor
@@ -213,19 +208,50 @@ class Worker:
                 "html": html, "timing": timing}
 
     def _grade(self, student, input_dir):
-        import nbformat
-
-        from . import submissions
-        from .scoring import integrity, results
+        """(result, autograded folder or None, feedback page or None) of one student: the submission read and
+        checked, the notebook run, each notebook's clean re-run and judgement, then what is kept and shown."""
+        from .scoring import results
 
         input_dir = Path(input_dir) if input_dir else None
+        submitted, autograded = self._fresh_folders(student)
+        notebooks, present = self._read_submission(input_dir, submitted)
+        timestamp = self._copy_extras(input_dir, submitted) if input_dir is not None else None
+        html = {}
+        if present:
+            error = self._notebook_run(student, first=next(iter(present)))
+            for nbm in self.model.notebooks:
+                if nbm.name in present:
+                    findings = present[nbm.name]
+                    notebooks[nbm.name], html[nbm.name] = self._judge(student, nbm, autograded, findings, error)
+        ordered = [notebooks[n.name] for n in self.model.notebooks]
+        result = results.student_result(student, self.aid, ordered, timestamp=timestamp)
+        _keep_only(autograded, course.autograded_names(self.model))
+        _check_secret(autograded / course.SECRET)
+        started = time.monotonic()
+        page = self._write_feedback(student, ordered, html)
+        self._stage("feedback", started)
+        return result, str(autograded) if autograded.is_dir() else None, page
+
+    def _fresh_folders(self, student):
+        """This student's submitted/ (made empty) and autograded/ (removed) folders in the scratch course: nothing
+        of an earlier student graded under the same name is left in either."""
         submitted = self.root / "submitted" / student / self.aid
         autograded = self.root / "autograded" / student / self.aid
         for folder in (submitted, autograded):
             if folder.exists():
                 shutil.rmtree(folder)
         submitted.mkdir(parents=True)
-        notebooks, present, timestamp = {}, {}, None
+        return submitted, autograded
+
+    def _read_submission(self, input_dir, submitted):
+        """Each notebook of the submission read, checked against the gradebook and written into `submitted`:
+        ({name: empty result} of each missing or unreadable one, {name: its findings} of each one present)."""
+        import nbformat
+
+        from . import submissions
+        from .scoring import integrity, results
+
+        notebooks, present = {}, {}
         for nbm in self.model.notebooks:
             path = input_dir / f"{nbm.name}.ipynb" if input_dir else None
             if path is None or not (path.is_file() or path.is_symlink()):
@@ -241,36 +267,26 @@ class Worker:
             findings += unreadable
             (submitted / f"{nbm.name}.ipynb").write_text(nbformat.writes(nb), encoding="utf-8")
             present[nbm.name] = findings
-        if input_dir is not None:
-            timestamp = self._copy_extras(input_dir, submitted)
-        html = {}
-        if present:
-            from . import execute
+        return notebooks, present
 
-            started = time.monotonic()
-            self.where.phase(position.NOTEBOOK_RUN, next(iter(present)))  # before the kernel starts
-            for _attempt in range(2):  # a kernel that could not even start gets one more chance
-                execute.LAST_RUN.clear()
-                self.clear_slot()
-                error = self._autograde(student)
-                if "before replying to kernel_info" not in self.last_log:
-                    break
-            self._stage("notebook run", started)
-            for info in execute.LAST_RUN.values():
-                for stage, seconds in info.get("seconds", {}).items():
-                    self.timing[f"notebook run: {stage}"] = self.timing.get(f"notebook run: {stage}", 0.0) + seconds
-            for nbm in self.model.notebooks:
-                if nbm.name in present:
-                    notebooks[nbm.name], page = self._judge(student, nbm, autograded, present[nbm.name], error)
-                    html[nbm.name] = page
-        ordered = [notebooks[n.name] for n in self.model.notebooks]
-        result = results.student_result(student, self.aid, ordered, timestamp=timestamp)
-        _keep_only(autograded, course.autograded_names(self.model))
-        _check_secret(autograded / course.SECRET)
+    def _notebook_run(self, student, first):
+        """nbgrader's Autograde of the student's notebooks (`first`: the first of them), each stage of it timed; a
+        kernel that could not even start gets one more chance. Returns nbgrader's error message, or ''."""
+        from . import execute
+
         started = time.monotonic()
-        page = self._write_feedback(student, ordered, html)
-        self._stage("feedback", started)
-        return result, str(autograded) if autograded.is_dir() else None, page
+        self.where.phase(position.NOTEBOOK_RUN, first)  # before the kernel starts
+        for _attempt in range(2):
+            execute.LAST_RUN.clear()
+            self.clear_slot()
+            error = self._autograde(student)
+            if "before replying to kernel_info" not in self.last_log:
+                break
+        self._stage("notebook run", started)
+        for info in execute.LAST_RUN.values():
+            for stage, seconds in info.get("seconds", {}).items():
+                self.timing[f"notebook run: {stage}"] = self.timing.get(f"notebook run: {stage}", 0.0) + seconds
+        return error
 
     def _copy_extras(self, input_dir, submitted):
         """Non-notebook files the student submitted (nbgrader keeps them), and the submission's timestamp."""
@@ -314,8 +330,6 @@ class Worker:
         from nbgrader.coursedir import CourseDirectory
         from traitlets.config import Config
 
-        from ffn_helpers.plots import FIGURES_ENV
-
         from .gate_in.kernel import sandbox_to_json
 
         work = self._workdir(student, "work")
@@ -325,27 +339,7 @@ class Worker:
         runtime.mkdir(parents=True)
         config = Config(self.config)
         config.CourseDirectory.student_id = student
-        startup = runtime / "00-grader.py"
-        startup.write_text(_KERNEL_STARTUP, encoding="utf-8")
-        env = (("NBGRADER_EXECUTION", "autograde"), (FIGURES_ENV, self.figures))
-        if self.isolate:
-            # No folder of the machine is writable in the kernel's sandbox: it works in its own /tmp (memory of a
-            # bounded size), where what it was given is shown read-only; of `runtime` it sees its connection file
-            # alone, read-only too, and it binds its sockets in that /tmp (kernel.py).
-            given = [(f, f"{_KERNEL_WORK}/{f.relative_to(work).as_posix()}") for f in sorted(work.rglob("*"))
-                     if f.is_file() and not f.is_symlink()]
-            given += [(f, f"/tmp/matplotlib/{f.name}") for f in sorted(self.mpl_cache.iterdir()) if f.is_file()]
-            given.append((startup, "/tmp/ipython/profile_default/startup/00-grader.py"))
-            sandbox = self.sandbox(_KERNEL_WORK).with_(
-                env=env, in_tmp=tuple((str(f), target) for f, target in given))
-        else:  # a learner's `check` without the sandbox: its folders on the machine, as any local kernel's
-            mpl, ipython = runtime / "matplotlib", runtime / "ipython"
-            shutil.copytree(self.mpl_cache, mpl)
-            (ipython / "profile_default" / "startup").mkdir(parents=True)
-            shutil.copyfile(startup, ipython / "profile_default" / "startup" / startup.name)
-            sandbox = self.sandbox(work, writable=(work, runtime)).with_(
-                env=env + (("MPLCONFIGDIR", str(mpl)), ("IPYTHONDIR", str(ipython))))
-        config.SandboxedKernelManager.sandbox_json = sandbox_to_json(sandbox, runtime)
+        config.SandboxedKernelManager.sandbox_json = sandbox_to_json(self._kernel_sandbox(work, runtime), runtime)
         capture = io.StringIO()  # nbgrader reports some failures only in its log
         handler = logging.StreamHandler(capture)
         handler.setLevel(logging.ERROR)
@@ -364,6 +358,31 @@ class Worker:
             shutil.rmtree(work, ignore_errors=True)
             self.last_log = capture.getvalue()
             logging.getLogger().removeHandler(handler)
+
+    def _kernel_sandbox(self, work, runtime):
+        """The sandbox of the student's kernel: it is given the working folder `work` and matplotlib's font list,
+        and first runs _KERNEL_STARTUP (written into `runtime`, the folder of its connection file)."""
+        from ffn_helpers.plots import FIGURES_ENV
+
+        startup = runtime / "00-grader.py"
+        startup.write_text(_KERNEL_STARTUP, encoding="utf-8")
+        env = (("NBGRADER_EXECUTION", "autograde"), (FIGURES_ENV, self.figures))
+        if self.isolate:
+            # No folder of the machine is writable in the kernel's sandbox: it works in its own /tmp (memory of a
+            # bounded size), where what it was given is shown read-only; of `runtime` it sees its connection file
+            # alone, read-only too, and it binds its sockets in that /tmp (kernel.py).
+            given = [(f, f"{_KERNEL_WORK}/{f.relative_to(work).as_posix()}") for f in sorted(work.rglob("*"))
+                     if f.is_file() and not f.is_symlink()]
+            given += [(f, f"/tmp/matplotlib/{f.name}") for f in sorted(self.mpl_cache.iterdir()) if f.is_file()]
+            given.append((startup, "/tmp/ipython/profile_default/startup/00-grader.py"))
+            return self.sandbox(_KERNEL_WORK).with_(env=env, in_tmp=tuple((str(f), target) for f, target in given))
+        # A learner's `check` without the sandbox: its folders on the machine, as any local kernel's.
+        mpl, ipython = runtime / "matplotlib", runtime / "ipython"
+        shutil.copytree(self.mpl_cache, mpl)
+        (ipython / "profile_default" / "startup").mkdir(parents=True)
+        shutil.copyfile(startup, ipython / "profile_default" / "startup" / startup.name)
+        return self.sandbox(work, writable=(work, runtime)).with_(
+            env=env + (("MPLCONFIGDIR", str(mpl)), ("IPYTHONDIR", str(ipython))))
 
     def _restored(self, student, nbm):
         """The submission after nbgrader's sanitising steps, for when nbgrader's own run left nothing."""
@@ -507,6 +526,20 @@ def _breakdown(timing, total, cpu):
     out["total"] = round(total, 3)
     out["worker cpu"], out["reaped children cpu"] = round(cpu[0], 3), round(cpu[1], 3)
     return out
+
+
+def _course_cells_and_prose(course_notebooks):
+    """From the course's notebooks ({name: text}): each one's code cells, and each one's own prose, which
+    formgrader's notebook may render as written (sanitise.notebook) and the feedback page shows with its formulas
+    as MathML."""
+    import nbformat
+
+    from .. import cells
+    from .gate_out.feedback import course_markdown
+
+    notebooks = {name: nbformat.reads(text, as_version=4) for name, text in course_notebooks.items()}
+    return ({name: cells.code_cells(nb) for name, nb in notebooks.items()},
+            {name: course_markdown(nb) for name, nb in notebooks.items()})
 
 
 def _unreadable_findings(nb, nbm):

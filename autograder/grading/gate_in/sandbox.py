@@ -197,11 +197,29 @@ class Sandbox:
                 f"--fsize={lim['fsize']}", f"--nofile={lim['nofile']}", "--core=0", "--"]
 
     def _bwrap(self, info_fd=None):
-        # An empty root with only what a Python process needs: the system's folders, the interpreter and its
-        # packages (each package folder, not the checkout around it), and the folders given. Nothing else on
-        # the machine is there to read: not the course, another checkout of it, the results or a home folder.
+        """bwrap and its arguments, in the order bwrap applies them (a later mount goes over an earlier one).
+
+        An empty root with only what a Python process needs: the system's folders, the interpreter and its
+        packages (each package folder, not the checkout around it), and the folders given. Nothing else on the
+        machine is there to read: not the course, another checkout of it, the results or a home folder.
+        """
         args = [shutil.which("bwrap") or "bwrap"]  # found here: `env -i` leaves it no PATH to search
         system = [d for d in _SYSTEM if os.path.isdir(d) or os.path.islink(d)]
+        args += self._system_mounts(system)
+        shown = [d for d in system if not os.path.islink(d)]  # folders bound from the machine, whose insides exist
+        made = set(system) | {"/", "/tmp", "/dev", "/proc"}  # folders that exist in the sandbox's root
+        args += self._in_tmp(made)
+        python = required_paths()
+        required = [r for r in _outermost(python) if not any(_inside(r, d) for d in shown)]
+        args += _binds("--ro-bind", ((r, r) for r in required), made, shown)
+        shown += required
+        args += self._hide(python, shown)
+        args += self._given_mounts(made, shown)
+        return args + self._confinement(info_fd)
+
+    def _system_mounts(self, system):
+        """The system's folders, read-only, and the sandbox's own /dev, /proc, /tmp and /dev/shm."""
+        args = []
         for d in system:
             args += ["--symlink", os.readlink(d), d] if os.path.islink(d) else ["--ro-bind", d, d]
         # Its writable memory-backed folders, each of a bounded size (a tmpfs counts against RAM, not RLIMIT_AS):
@@ -209,38 +227,35 @@ class Sandbox:
         args += ["--dev", "/dev", "--proc", "/proc"]
         for folder in ("/tmp", "/dev/shm"):
             args += ["--size", str(self.limits.tmp_size), "--perms", "1777", "--tmpfs", folder]
-        shown = [d for d in system if not os.path.islink(d)]
-        made = set(system) | {"/", "/tmp", "/dev", "/proc"}
-        args += self._in_tmp(made)
-        python = required_paths()
-        required = [r for r in _outermost(python) if not any(_inside(r, d) for d in shown)]
-        for r in required:
-            args += _parents(r, made, shown) + ["--ro-bind", r, r]
-            made.add(r)
-        shown += required
-        # What is shown may still hold folders that must stay hidden (a course inside /usr/local, a home
-        # folder around the interpreter): an empty folder goes over each.
+        return args
+
+    def _hide(self, python, shown):
+        """An empty folder over each hidden folder (and the home folder) inside one already `shown`: a course inside
+        /usr/local, a home folder around the interpreter. Never over one the interpreter (`python`) needs."""
         hidden = {os.path.realpath(h) for h in (*self.hidden, os.path.expanduser("~")) if h and os.path.isdir(h)}
         hidden -= set(python)
+        args = []
         for h in _outermost(h for h in hidden if h != "/" and any(_inside(h, d) and h != d for d in shown)):
             if not any(_inside(r, h) for r in python):
                 args += ["--perms", "0755", "--tmpfs", h]
-        for r in self.readonly:
-            r = os.path.realpath(r)
-            args += _parents(r, made, shown) + ["--ro-bind", r, r]
-            made.add(r)
-        for w in self.writable:
-            w = os.path.realpath(w)
-            args += _parents(w, made, shown) + ["--bind", w, w]
-            made.add(w)
-        for source, target in self.replaced:  # last: over whatever showed the target before
-            target = os.path.realpath(target)
-            args += _parents(target, made, shown) + ["--ro-bind", os.path.realpath(source), target]
-            made.add(target)
+        return args
+
+    def _given_mounts(self, made, shown):
+        """The folders this sandbox was given: read-only, writable, and last, the replacements, over whatever showed
+        their targets before."""
+        readonly = ((os.path.realpath(r),) * 2 for r in self.readonly)
+        writable = ((os.path.realpath(w),) * 2 for w in self.writable)
+        replaced = ((os.path.realpath(source), os.path.realpath(target)) for source, target in self.replaced)
+        return (_binds("--ro-bind", readonly, made, shown) + _binds("--bind", writable, made, shown)
+                + _binds("--ro-bind", replaced, made, shown))
+
+    def _confinement(self, info_fd):
+        """The rest of bwrap's arguments: read-only root and /dev, new namespaces, the environment, and the switch
+        to the sandbox's user (grading as root), ending where the command's own arguments start."""
         # The root itself and /dev (bwrap's tmpfs of no set size, holding the folders and devices made above) are
         # read-only: their folders may belong to the sandbox's user, who could fill memory there. Only /tmp and
         # /dev/shm, each of a bounded size, are written in.
-        args += ["--remount-ro", "/dev", "--remount-ro", "/"]
+        args = ["--remount-ro", "/dev", "--remount-ro", "/"]
         args += ["--chdir", self.cwd, "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts",
                  "--unshare-cgroup-try", "--hostname", "sandbox", "--die-with-parent", "--clearenv"]
         if self.uid is None and os.geteuid() != 0:
@@ -299,6 +314,16 @@ def _under_the_filter(argv):
 @functools.cache
 def _filter_source():
     return Path(__file__).with_name("syscalls.py").read_text(encoding="utf-8")
+
+
+def _binds(option, pairs, made, shown):
+    """bwrap arguments that show each (source, target) of `pairs` at its target with `option` (--bind, --ro-bind),
+    after the folders leading to it (_parents); each target is added to `made`."""
+    args = []
+    for source, target in pairs:
+        args += _parents(target, made, shown) + [option, source, target]
+        made.add(target)
+    return args
 
 
 def _parents(path, made, binds, perms="0755", itself=False):
