@@ -48,7 +48,7 @@ class WorkerProcess:
         # which grade() removes however the run ends; the worker itself ends with os._exit, cleaning nothing
         env = dict(env, HOME=str(self.home), JUPYTER_RUNTIME_DIR=str(self.home / "jupyter-runtime"),
                    IPYTHONDIR=str(self.home / "ipython"), MPLCONFIGDIR=str(self.home / "matplotlib"),
-                   TMPDIR=str(self.home / "tmp"),
+                   TMPDIR=str(self.home / "tmp"), PYTHONPATH=os.pathsep.join(_code_roots()),
                    OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")  # the jobs use the cores; its judges fork it
         self.proc = subprocess.Popen([sys.executable, "-m", "autograder.grading.worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log, start_new_session=True,
@@ -138,6 +138,15 @@ def _worker_files(setup, home):
             "feedback_dir": str(home / "feedback") if setup.feedback_dir else None}
 
 
+def _code_roots():
+    """The folders holding the grader's own two packages, first on a worker's path: it runs the very code that
+    grades (not the checkout an editable install names, which may be another one, or closed to its user)."""
+    import autograder
+    import ffn_helpers
+
+    return sorted({str(Path(m.__file__).resolve().parent.parent) for m in (autograder, ffn_helpers)})
+
+
 def _worker_paths():
     """What a worker's interpreter must reach: Python, its packages, and the course's own two packages."""
     import autograder
@@ -145,6 +154,14 @@ def _worker_paths():
 
     return sorted({*sandbox.required_paths(), os.path.dirname(autograder.__file__),
                    os.path.dirname(ffn_helpers.__file__)})
+
+
+def _last_line(log):
+    """The last line a worker wrote to its log (usually why it ended), printable and short."""
+    with open(log, "rb") as f:
+        f.seek(max(0, f.seek(0, os.SEEK_END) - 4096))
+        lines = [line for line in f.read().decode("utf-8", "replace").splitlines() if line.strip()]
+    return "".join(c for c in lines[-1] if c.isprintable())[:300] if lines else "it wrote nothing"
 
 
 class _Pool:
@@ -192,8 +209,8 @@ class _Pool:
                     yield job, message
         except EOFError:
             if not w.ready:
-                raise RuntimeError(f"worker {w.slot} failed to start; see {self.log_dir}/worker-{w.slot}.log") \
-                    from None
+                log = self.log_dir / f"worker-{w.slot}.log"
+                raise RuntimeError(f"worker {w.slot} failed to start ({_last_line(log)}); see {log}") from None
             job = w.job
             self._replace(w)
             if job is not None:

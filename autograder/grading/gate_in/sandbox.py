@@ -92,10 +92,15 @@ def required_paths():
     prefixes = [os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)]
     paths.update(p for p in sys.path if p and os.path.isdir(p)
                  and any(_inside(os.path.realpath(p), prefix) for prefix in prefixes))
-    spec = importlib.util.find_spec("ffn_helpers")
-    if spec is not None and spec.submodule_search_locations:
-        paths.update(spec.submodule_search_locations)
+    paths.update(_course_package())
     return sorted({os.path.realpath(p) for p in paths})
+
+
+def _course_package():
+    """The folder of the ffn_helpers this process imported (a checkout's own, which may not be the one the
+    environment's editable install names), as a list: empty where there is none."""
+    spec = importlib.util.find_spec("ffn_helpers")
+    return list(spec.submodule_search_locations) if spec is not None and spec.submodule_search_locations else []
 
 
 def _inside(path, folder):
@@ -174,6 +179,8 @@ class Sandbox:
             # One BLAS thread per sandbox: the jobs already use every core.
             "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
         }
+        if _course_package():  # ffn_helpers from where the grader has it (in a sandbox: it, or its public build)
+            env["PYTHONPATH"] = os.pathsep.join(os.path.dirname(p) for p in _course_package())
         if not self.isolate:  # nothing is hidden: keep the real /tmp out of the way anyway
             env.update(HOME=self.cwd, TMPDIR=self.cwd, MPLCONFIGDIR=os.path.join(self.cwd, ".matplotlib"),
                        IPYTHONDIR=os.path.join(self.cwd, ".ipython"),
