@@ -2,6 +2,8 @@
 way by `nbgrader zip_collect` (the course's collector plugin) and by `grade` given the zip, whose timestamp.txt
 files are then the same bytes (switching from one to the other grades nobody again)."""
 
+import subprocess
+import sys
 import zipfile
 from datetime import datetime
 
@@ -156,6 +158,27 @@ def test_two_files_that_claim_one_attempt_are_refused_naming_both(tmp_path):
         intake.take(f"smithjane_12345_555555_{NB}")  # no time: neither can be told newer
 
 
+def test_a_download_collected_twice_is_read_once(tmp_path):
+    """The guide's late submission: the LMS's new zip beside the first in archive/; the attempts both hold are
+    the same bytes, read once, and the newer attempt replaces the older."""
+    course_root = nbtools.scratch_course(tmp_path / "course", AID)
+    archive = course_root / "downloaded" / AID / "archive"
+    archive.mkdir(parents=True)
+    first = {f"FFN02_alice_attempt_2026-12-02-09-15-42_{NB}": "alice 1",
+             f"FFN02_bo_attempt_2026-12-01-08-00-24_{NB}": "bo"}
+    second = dict(first, **{f"FFN02_alice_attempt_2026-12-04-07-00-33_{NB}": "alice 2"})
+    for name, files in (("first.zip", first), ("second.zip", second)):
+        with zipfile.ZipFile(archive / name, "w") as zf:
+            for member, text in files.items():
+                zf.writestr(member, text)
+    run = nbtools.nbgrader("zip_collect", AID, cwd=course_root)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert f"bo: 'FFN02_bo_attempt_2026-12-01-08-00-24_{NB}' is the same file as" in run.stderr
+    alice = course_root / "submitted" / "alice" / AID
+    assert (alice / NB).read_text() == "alice 2" and (alice / "timestamp.txt").read_text() == "2026-12-04 07:00:33"
+    assert (course_root / "submitted" / "bo" / AID / NB).read_text() == "bo"
+
+
 def test_a_replaced_attempt_is_reported(tmp_path):
     said = []
     archive = tmp_path / "download.zip"
@@ -249,3 +272,51 @@ def test_a_changed_timestamp_is_the_reason_a_student_is_graded_again(tmp_path):
     now = ledger.submission_entry(folder, version)
     assert ledger.why_grade(done, "alice", now, tmp_path, {"alice"}) == \
         f"the files changed ({NB}, extra.py, timestamp.txt)"
+
+
+def test_the_course_config_names_the_collector_and_no_named_regexp():
+    config = course.load_config()
+    assert config.ZipCollectApp.collector_plugin == "autograder.grading.submissions.LmsCollector"
+    assert "named_regexp" not in config.FileNameCollectorPlugin
+    assert submissions.collector_class()(config=config).intake.formats == tuple(submissions.LMS_NAMES)
+    with pytest.raises(submissions.RefusedSubmission, match="among canvas, moodle, blackboard, got d2l"):
+        submissions.read_lms_name(NB, ("canvas", "d2l"))
+
+
+def test_both_paths_read_the_lms_time_zone_the_course_sets(tmp_path):
+    course_root = nbtools.scratch_course(tmp_path / "course", AID)
+    with (course_root / "nbgrader_config.py").open("a") as f:
+        f.write('\nc.LmsCollector.timezone = "America/New_York"\n')
+    archive = course_root / "downloaded" / AID / "archive"
+    archive.mkdir(parents=True)
+    with zipfile.ZipFile(archive / "submissions.zip", "w") as zf:
+        zf.writestr(f"FFN02_alice_attempt_2026-12-02-23-30-42_{NB}", "alice")
+    run = nbtools.nbgrader("zip_collect", AID, cwd=course_root)
+    assert run.returncode == 0, run.stderr[-3000:]
+    [alice] = submissions.find(archive / "submissions.zip", AID, tmp_path / "s", course.load_config(course_root),
+                               log=_quiet)
+    expected = b"2026-12-03 04:30:42"  # 23:30:42 at UTC-05:00
+    assert (alice.folder / "timestamp.txt").read_bytes() == expected
+    assert (course_root / "submitted" / "alice" / AID / "timestamp.txt").read_bytes() == expected
+
+
+def test_a_submission_of_many_files_is_not_listed_in_the_ledger(tmp_path):
+    for i in range(101):
+        (tmp_path / f"f{i:03d}.txt").write_text(str(i))
+    version = dict.fromkeys(ledger.PARTS, "v")
+    assert "files" not in ledger.submission_entry(tmp_path, version)
+    (tmp_path / "f100.txt").unlink()
+    assert len(ledger.submission_entry(tmp_path, version)["files"]) == 100
+
+
+def test_grade_refuses_an_ambiguous_zip_and_writes_nothing(tmp_path):
+    course_root = nbtools.scratch_course(tmp_path / "course", AID)
+    archive = tmp_path / "download.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr(f"smithjane_12345_678901_x_bob_attempt_2099-12-31-23-59-59_{NB}", "two ways")
+    run = subprocess.run([sys.executable, "-m", "autograder", "grade", AID, str(archive), "--out",
+                          str(tmp_path / "results"), "--course", str(course_root)], capture_output=True, text=True,
+                         env=nbtools.nbgrader_env(), timeout=600)
+    assert run.returncode == 2, run.stderr[-3000:]
+    assert "error: " in run.stderr and "reads two ways" in run.stderr and "blackboard: student bob" in run.stderr
+    assert not (tmp_path / "results").exists() and not (course_root / "submitted").exists()

@@ -9,12 +9,14 @@ the collector plugin the course's nbgrader_config.py names.
 """
 
 import re
+import shutil
 import zipfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 STUDENT_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,127}$")
+TIMESTAMP = "timestamp.txt"  # nbgrader's (course.TIMESTAMP too: the two modules are independent layers)
 _MAX_MEMBER = 50 * 1024 * 1024
 
 
@@ -51,18 +53,24 @@ def unpack(archive, assignment_id, target, config=None, log=print):
 
     Only regular files are read, each under a size limit, and each is written to
     a path this function builds: names inside the zip never choose where a
-    file goes (no `../` escapes). Each student's timestamp.txt is written as
+    file goes (no `../` escapes). An LMS-named member is first staged as a file
+    under its own name and folder, as zip_collect unzips it, and read by the same
+    collector (LmsCollector); each student's timestamp.txt is then written as
     zip_collect writes it, so that either way of collecting gives the same bytes.
     """
     target = Path(target)
-    target.mkdir(parents=True, exist_ok=True)
+    staging = target.parent / "zip-files"
     collector = collector_class()(config=config) if config is not None else collector_class()()
     collector.log_to(log)
     with zipfile.ZipFile(archive) as zf:
         members = [info for info in zf.infolist() if not _ignored(info)]
-        owners = [_owner(info, assignment_id, collector, log) for info in members]  # all read before one is written
+        # every member is read before one is written: a later, newer attempt replaces an earlier one
+        owners = [_owner(zf, info, assignment_id, collector, staging / f"{i:06d}", log) for i, info in
+                  enumerate(members)]
+        shutil.rmtree(staging, ignore_errors=True)  # read: only the chosen files are written, in nbgrader's layout
+        target.mkdir(parents=True, exist_ok=True)
         for info, owner in zip(members, owners, strict=True):
-            if owner is None or not collector.intake.is_kept(owner[0], owner[1], info.filename):
+            if owner is None or not collector.intake.is_kept(*owner):
                 continue  # not a submission, or an attempt a newer one replaced (reported)
             folder = target / owner[0] / assignment_id
             folder.mkdir(parents=True, exist_ok=True)
@@ -70,9 +78,6 @@ def unpack(archive, assignment_id, target, config=None, log=print):
     for student, time in collector.intake.times().items():
         (target / student / assignment_id / TIMESTAMP).write_text(timestamp_text(time), encoding="utf-8")
     return target
-
-
-TIMESTAMP = "timestamp.txt"
 
 
 def _ignored(info):
@@ -86,8 +91,8 @@ def _read(zf, info):
         return src.read(_MAX_MEMBER + 1)[:_MAX_MEMBER]
 
 
-def _owner(info, assignment_id, collector, log):
-    """(student, file name) of one zip member, or None (said in `log`) when it has none.
+def _owner(zf, info, assignment_id, collector, staging, log):
+    """(student, file name, where it was read from) of one zip member, or None (said in `log`) when it has none.
 
     From nbgrader's layout `<student>/<assignment>/<file>` if the member's path
     has it; else from its LMS download name, by the course's collector (LmsCollector).
@@ -95,17 +100,15 @@ def _owner(info, assignment_id, collector, log):
     if info.file_size > _MAX_MEMBER:
         log(f"skipping {info.filename}: larger than {_MAX_MEMBER // 2**20} MiB")
         return None
-    name = PurePosixPath(info.filename)
-    student, file_name = None, None
-    parts = [p for p in name.parts if p not in ("", ".", "..")]
-    if assignment_id in parts[:-1]:  # nbgrader's own layout, possibly under a top folder
+    parts = [p for p in PurePosixPath(info.filename).parts if p not in ("", ".", "..")]
+    if assignment_id in parts[:-1] and parts.index(assignment_id) >= 1:  # nbgrader's layout, maybe in a folder
         k = parts.index(assignment_id)
-        if k >= 1:
-            student, file_name = parts[k - 1], "/".join(parts[k + 1:])
-    if student is None:
-        found = collector.collect(info.filename)
+        student, file_name, source = parts[k - 1], "/".join(parts[k + 1:]), info.filename
+    else:
+        source = _stage(zf, info, parts[-2:], staging)  # its name and the folder above it: all a name reader reads
+        found = collector.collect(str(source)) if source else None
         if not found:
-            if name.suffix == ".ipynb" and info.filename not in collector.intake.replaced:
+            if parts[-1].endswith(".ipynb") and str(source) not in collector.intake.set_aside:
                 log(f"skipping {info.filename}: its name is none of the LMS download names the course reads "
                     "(Canvas, Moodle, Blackboard: see autograder/README.md)")
             return None
@@ -113,7 +116,18 @@ def _owner(info, assignment_id, collector, log):
     if not student or not STUDENT_ID.match(student) or not file_name or "/" in file_name or file_name.startswith("."):
         log(f"skipping {info.filename}: no usable student id and file name in it")
         return None
-    return student, file_name
+    return student, file_name, str(source)
+
+
+def _stage(zf, info, parts, staging):
+    """The member written to `staging`/<its folder>/<its name> (both its own, no `..`), or None if it cannot be."""
+    try:
+        path = staging.joinpath(*parts)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(_read(zf, info))
+    except (OSError, ValueError):  # a name too long for the file system, or holding a NUL
+        return None
+    return path
 
 
 # ---------------------------------------------------------------- LMS download names
@@ -197,6 +211,9 @@ def read_lms_name(path, formats=tuple(LMS_NAMES), zone="UTC"):
 
     `path` may be a zip member's path or an unpacked file's: only the file name counts, and the folder above
     it for Moodle's folders. A name that two formats read differently is refused (RefusedSubmission)."""
+    unknown = [lms for lms in formats if lms not in LMS_NAMES]
+    if unknown:
+        raise RefusedSubmission(f"expected LMS formats among {', '.join(LMS_NAMES)}, got {', '.join(unknown)}")
     path = PurePosixPath(str(path).replace("\\", "/"))
     if "moodle" in formats:
         folder = _moodle_folder(path)
@@ -204,8 +221,6 @@ def read_lms_name(path, formats=tuple(LMS_NAMES), zone="UTC"):
             return folder
     readings = {}
     for lms in formats:
-        if lms not in LMS_NAMES:
-            raise RefusedSubmission(f"expected LMS formats among {', '.join(LMS_NAMES)}, got {lms!r}")
         found = _read_as(lms, path, zone)
         if found is not None:
             readings[lms] = found
@@ -244,11 +259,11 @@ class Intake:
     def __init__(self, formats=tuple(LMS_NAMES), zone="UTC", log=print):
         self.formats, self.zone, self.log = tuple(formats), zone, log
         self.kept = {}  # (student, file name) -> (LmsName, the path it came from)
-        self.replaced = set()  # the paths of older attempts (reported)
+        self.set_aside = set()  # the paths of older attempts and of files read twice (reported)
 
     def take(self, path):
         """The LmsName of `path` if it is the newest attempt so far of its file, else None (not an LMS name, or an
-        older attempt: reported)."""
+        attempt set aside: an older one, or the same file again; reported)."""
         found = read_lms_name(path, self.formats, self.zone)
         if found is None:
             return None
@@ -258,15 +273,24 @@ class Intake:
             return found
         before, before_path = self.kept[key]
         if found.time is None or before.time is None or found.time == before.time:
-            raise RefusedSubmission(f"two files claim the same attempt of {found.student}'s {found.file_name}: "
-                                    f"{_shown(before_path)} and {_shown(path)}; keep one of them in the download")
+            return self._again(found, path, before_path)
         newer, older = ((found, path), (before, before_path)) if found.time > before.time else \
             ((before, before_path), (found, path))
         self.log(f"{found.student}: {found.file_name} of {timestamp_text(newer[0].time)} replaces the older attempt "
                  f"of {timestamp_text(older[0].time)} ({_shown(older[1])})")
         self.kept[key] = newer
-        self.replaced.add(older[1])
+        self.set_aside.add(str(older[1]))
         return found if newer[0] is found else None
+
+    def _again(self, found, path, before_path):
+        """A second file for an attempt already taken: set aside if it is the same bytes (a download collected
+        twice), else refused, naming both."""
+        if _same_bytes(path, before_path):
+            self.log(f"{found.student}: {_shown(path)} is the same file as {_shown(before_path)}, read once")
+            self.set_aside.add(str(path))
+            return None
+        raise RefusedSubmission(f"two files claim the same attempt of {found.student}'s {found.file_name}: "
+                                f"{_shown(before_path)} and {_shown(path)}; keep one of them in the download")
 
     def is_kept(self, student, file_name, path):
         """False when `path` was read as an attempt of (student, file_name) that another one replaced."""
@@ -280,6 +304,13 @@ class Intake:
             if found.time is not None and (student not in out or found.time > out[student]):
                 out[student] = found.time
         return out
+
+
+def _same_bytes(a, b):
+    try:
+        return Path(a).read_bytes() == Path(b).read_bytes()
+    except OSError:  # not files on disk (a bare name): nothing shows they are the same
+        return False
 
 
 def _shown(path):

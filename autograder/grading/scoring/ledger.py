@@ -17,6 +17,7 @@ import stat
 from pathlib import Path
 
 LEDGER = "graded.ledger"  # JSON, beside the <student>.json it vouches for (not *.json: the report reads those)
+_MAX_LISTED = 100  # files listed in a ledger entry, by name and digest
 _MAX_BYTES = 200 * 1024 * 1024  # as course.copy_tree: past this, nothing is skipped (the digest is None)
 
 
@@ -187,9 +188,10 @@ def entry(digest, version, files=None):
 
 
 def submission_entry(folder, version):
-    """The ledger entry of the submission in `folder` against the course `version`."""
+    """The ledger entry of the submission in `folder` against the course `version` (its files listed when they are
+    few: a submission of thousands of files would fill the ledger)."""
     digest, files = submission_files(folder)
-    return entry(digest, version, files)
+    return entry(digest, version, files if files is not None and len(files) <= _MAX_LISTED else None)
 
 
 def _changed_files(before, now):
@@ -198,7 +200,8 @@ def _changed_files(before, now):
     if not isinstance(old, dict) or not isinstance(new, dict):
         return "the files changed"
     names = sorted(n for n in set(old) | set(new) if old.get(n) != new.get(n))
-    return f"the files changed ({', '.join(names)})" if names else "the files changed"
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return f"the files changed ({shown})" if names else "the files changed"
 
 
 def why_grade(ledger, student, now, out_dir, in_gradebook, force=False):
