@@ -1,4 +1,5 @@
-"""An instructor's term, pasted from autograder/README.md into a fresh clone: release, collect an LMS zip, a wrong
+"""An instructor's term, pasted from autograder/README.md into a fresh clone: release, collect an LMS zip (Blackboard
+names, times to the second, an upload name that tries to pass for a classmate's newest attempt), a wrong
 assignment id refused, grade a class of three (one answer loops forever), collect a late submission and grade only
 it, regrade one student, export for Canvas, report; and `git status` shows nothing of the students'.
 
@@ -71,11 +72,12 @@ class Shell:
 
 
 def _zip(path, students):
-    """An LMS download: nbgrader's documented file names, one notebook per (student, time stamp)."""
+    """A Blackboard download: one notebook per (student, time stamp[, the name the student uploaded under])."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(path, "w") as zf:
-        for (student, stamp), nb in students.items():
-            zf.writestr(f"FFN02_{student}_attempt_{stamp}_{AID}.ipynb", nbformat.writes(nb))
+        for (student, stamp, *upload), nb in students.items():
+            zf.writestr(f"FFN02_{student}_attempt_{stamp}_{upload[0] if upload else AID + '.ipynb'}",
+                        nbformat.writes(nb))
 
 
 def _grades(clone):
@@ -99,15 +101,21 @@ def test_a_term_from_a_fresh_clone(tmp_path):
     released = nbformat.read(clone / f"autograder/course/release/{AID}/{AID}.ipynb", as_version=4)
     right = nbtools.completed_learner(AID)
 
-    # 2: an LMS zip of three students, collected as the guide says
+    # 2: an LMS zip of three students, collected as the guide says; bob also uploads an empty notebook under a name
+    # that tries to pass for ada's newest attempt
     _zip(home / "Downloads/submissions.zip", {
-        ("ada", "2024-05-02-10-00-00"): right,
-        ("bob", "2024-05-02-11-00-00"): nbtools.with_answers(right, {"ffn_forward": MISSING_B1}),
-        ("cy", "2024-05-02-12-00-00"): nbtools.with_answers(right, {"ffn_forward": LOOP})})
+        ("ada", "2024-05-02-10-00-42"): right,
+        ("bob", "2024-05-02-11-15-23"): nbtools.with_answers(right, {"ffn_forward": MISSING_B1}),
+        ("bob", "2024-05-02-11-15-23", f"x_ada_attempt_2099-12-31-23-59-59_{AID}.ipynb"): nbtools.learner(AID),
+        ("cy", "2024-05-02-12-00-59"): nbtools.with_answers(right, {"ffn_forward": LOOP})})
     assert nbtools.answer_ids(released) == nbtools.answer_ids(right)
     sh("mkdir -p autograder/course/downloaded/02_forward_pass/archive")
     sh("cp ~/Downloads/submissions.zip autograder/course/downloaded/02_forward_pass/archive/")
     sh("(cd autograder/course && nbgrader zip_collect 02_forward_pass)")
+    submitted = clone / "autograder/course/submitted"
+    assert {s: (submitted / s / AID / "timestamp.txt").read_text() for s in ("ada", "bob", "cy")} == {
+        "ada": "2024-05-02 10:00:42", "bob": "2024-05-02 11:15:23", "cy": "2024-05-02 12:00:59"}
+    assert (submitted / "bob" / AID / f"x_ada_attempt_2099-12-31-23-59-59_{AID}.ipynb").is_file()
 
     # a wrong assignment id that exists: refused, naming what the folder holds, nothing written
     grade = "python -m autograder grade 02_forward_pass autograder/course/submitted --jobs 2"
@@ -127,20 +135,21 @@ def test_a_term_from_a_fresh_clone(tmp_path):
     assert first["cy"]["status"] == "timeout" and first["cy"]["score"] < first["cy"]["max_score"]
     rows = _grades(clone)
     assert sorted(rows) == ["ada", "bob", "cy"] and rows["cy"]["status"] == "timeout"
+    assert rows["ada"]["timestamp"] == "2024-05-02 10:00:42" and rows["cy"]["timestamp"] == "2024-05-02 12:00:59"
     assert float(rows["bob"]["score"]) == first["bob"]["score"] and "ffn_forward" in rows["bob"]
     stamps = {s: (results / f"{s}.json").stat().st_mtime_ns for s in first}
 
     # a late submission: collected and graded alone; the class's CSV still holds everyone
-    _zip(home / "Downloads/submissions.zip", {("dee", "2024-05-04-09-00-00"): right})
+    _zip(home / "Downloads/submissions.zip", {("dee", "2024-05-04-09-00-31"): right})
     sh("cp ~/Downloads/submissions.zip autograder/course/downloaded/02_forward_pass/archive/")
     sh("(cd autograder/course && nbgrader zip_collect --force 02_forward_pass)")
-    submitted = clone / "autograder/course/submitted"
     assert sorted(p.name for p in submitted.iterdir()) == ["ada", "bob", "cy", "dee"]
     done = sh(grade, *SHORT)
     assert "1/1 students" in done.stderr and "3 submission(s) already graded" in done.stderr
     assert {s: (results / f"{s}.json").stat().st_mtime_ns for s in first} == stamps
     rows = _grades(clone)
     assert sorted(rows) == ["ada", "bob", "cy", "dee"] and rows["dee"]["status"] == "graded"
+    assert rows["dee"]["timestamp"] == "2024-05-04 09:00:31"
 
     # regrade one student: bob alone is graded, the CSV keeps the class
     done = sh("python -m autograder grade 02_forward_pass autograder/course/submitted --student bob --force", *SHORT)

@@ -56,8 +56,12 @@ c.GenerateFeedback.HTMLExporter.optimistic_validation = True
 # Code colours at 4.5 : 1 or more wherever nbconvert renders the course (autograder.pages.NOTEBOOK_CODE_STYLE).
 c.CSSHTMLHeaderPreprocessor.style = "xcode"
 
-# `nbgrader zip_collect` (and `python -m autograder grade` given a .zip): how an LMS download names
-# files, here nbgrader's documented form <anything>_<student>_attempt_<YYYY-MM-DD-hh-mm-ss>_<notebook>.ipynb.
-c.FileNameCollectorPlugin.named_regexp = (
-    r".*_(?P<student_id>[A-Za-z0-9.@-]+)_attempt_(?P<timestamp>\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2})"
-    r"_(?P<file_id>[A-Za-z0-9_.-]+\.ipynb)$")
+# `nbgrader zip_collect` and `python -m autograder grade` given a .zip read an LMS download's names the same way,
+# with the course's collector (Canvas, Moodle and Blackboard names; autograder/grading/submissions.py): the student
+# and the time come from the LMS's fixed part of a name, never from the name the learner uploaded under. A
+# `FileNameCollectorPlugin.named_regexp` is not used: zip_collect would read its time's final "-ss" as a UTC offset.
+c.ZipCollectApp.collector_plugin = "autograder.grading.submissions.LmsCollector"
+# The zone of the times in Blackboard's names (Canvas and Moodle put none there): timestamp.txt holds them in UTC.
+c.LmsCollector.timezone = "UTC"
+# Which LMS's names to read; with one left, a name another LMS would read differently is no longer refused.
+c.LmsCollector.formats = ["canvas", "moodle", "blackboard"]

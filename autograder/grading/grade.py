@@ -177,7 +177,7 @@ def _to_grade(config, model, found, out_dir, force, limits):
     """(the submissions to grade, {student: ledger entry}): unchanged ones are left out unless `force`; each
     student graded again is named with why (ledger.why_grade), new ones on one line."""
     version = _course_version(config, model, limits)
-    versions = {s.student: ledger.entry(ledger.submission_digest(s.folder), version) for s in found}
+    versions = {s.student: ledger.submission_entry(s.folder, version) for s in found}
     done = ledger.load(out_dir)
     in_gradebook = gradebook.submitted_students(config, model.name)
     why = {s.student: ledger.why_grade(done, s.student, versions[s.student], out_dir, in_gradebook, force)

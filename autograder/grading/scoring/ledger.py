@@ -17,31 +17,42 @@ import stat
 from pathlib import Path
 
 LEDGER = "graded.ledger"  # JSON, beside the <student>.json it vouches for (not *.json: the report reads those)
+_MAX_LISTED = 100  # files listed in a ledger entry, by name and digest
 _MAX_BYTES = 200 * 1024 * 1024  # as course.copy_tree: past this, nothing is skipped (the digest is None)
 
 
 def submission_digest(folder):
     """SHA-256 of the regular files under `folder` (names and bytes; links never followed), or None."""
+    return submission_files(folder)[0]
+
+
+def submission_files(folder):
+    """(submission_digest, {file's path under `folder`: SHA-256 of its bytes}) or (None, None): the files, so that
+    a student graded again is told which of them changed (a new timestamp.txt alone, say)."""
     if folder is None:
-        return None
-    digest, budget = hashlib.sha256(), _MAX_BYTES
-    for root, dirs, files in os.walk(folder):  # os.walk does not descend into linked folders
+        return None, None
+    digest, files, budget = hashlib.sha256(), {}, _MAX_BYTES
+    for root, dirs, names in os.walk(folder):  # os.walk does not descend into linked folders
         dirs.sort()
-        for name in sorted(files):
+        for name in sorted(names):
             path = os.path.join(root, name)
+            rel = os.path.relpath(path, folder)
             try:
                 fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
             except OSError:
-                digest.update(f"unreadable {os.path.relpath(path, folder)}\0".encode())
+                digest.update(f"unreadable {rel}\0".encode())
+                files[rel] = "unreadable"
                 continue
             with os.fdopen(fd, "rb") as f:
                 info = os.fstat(f.fileno())
                 if not stat.S_ISREG(info.st_mode) or info.st_size > budget:
-                    return None
+                    return None, None
                 budget -= info.st_size
-                digest.update(f"{os.path.relpath(path, folder)}\0{info.st_size}\0".encode())
-                digest.update(f.read(info.st_size + 1))
-    return digest.hexdigest()
+                data = f.read(info.st_size + 1)
+                digest.update(f"{rel}\0{info.st_size}\0".encode())
+                digest.update(data)
+                files[rel] = hashlib.sha256(data).hexdigest()
+    return digest.hexdigest(), files
 
 
 PARTS = ("grader code", "ffn_helpers", "source notebook", "release", "limits", "offering seed")
@@ -171,8 +182,26 @@ def save(out_dir, ledger):
     tmp.replace(path)
 
 
-def entry(digest, version):
-    return {"submission": digest, "course": version}
+def entry(digest, version, files=None):
+    """A student's ledger entry; `files` ({path: SHA-256}, submission_files') lets why_grade name what changed."""
+    return {"submission": digest, "course": version} | ({"files": files} if files is not None else {})
+
+
+def submission_entry(folder, version):
+    """The ledger entry of the submission in `folder` against the course `version` (its files listed when they are
+    few: a submission of thousands of files would fill the ledger)."""
+    digest, files = submission_files(folder)
+    return entry(digest, version, files if files is not None and len(files) <= _MAX_LISTED else None)
+
+
+def _changed_files(before, now):
+    """"the files changed", naming them when both entries list their files (an older ledger's do not)."""
+    old, new = before.get("files"), now.get("files")
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return "the files changed"
+    names = sorted(n for n in set(old) | set(new) if old.get(n) != new.get(n))
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return f"the files changed ({shown})" if names else "the files changed"
 
 
 def why_grade(ledger, student, now, out_dir, in_gradebook, force=False):
@@ -189,7 +218,7 @@ def why_grade(ledger, student, now, out_dir, in_gradebook, force=False):
     course = before.get("course")
     if not isinstance(course, dict) or set(course) != set(PARTS):
         return "graded by an older grader"
-    why = ["the files changed"] if before.get("submission") != now["submission"] else []
+    why = [_changed_files(before, now)] if before.get("submission") != now["submission"] else []
     parts = changed(course, now["course"])
     if parts:
         why.append(f"the course version changed ({', '.join(parts)})")
