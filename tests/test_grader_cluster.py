@@ -440,6 +440,28 @@ def test_submission_files_follow_no_link(tmp_path):
     assert not (tmp_path / "escape").exists()
 
 
+def test_running_names_the_tasks_a_worker_runs_not_those_queued_behind_them():
+    """One worker with one thread holds three tasks (top_up gives each worker more than it runs): one runs."""
+    from types import SimpleNamespace
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  host="127.0.0.1") as local, distributed.Client(local) as client:
+        run = cluster._Run(client, None, 60.0)
+        for student in ("ann", "bob", "cy"):
+            future = client.submit(time.sleep, 4, pure=False, key=f"grade-{student}")
+            run.tasks[future.key] = (future, SimpleNamespace(student=student), False)
+        deadline = time.monotonic() + 30
+        while len(client.processing()[next(iter(client.processing()))]) < 3 and time.monotonic() < deadline:
+            time.sleep(0.1)  # all three sent to the worker
+        time.sleep(0.5)
+        running = run.running()
+        assert len(next(iter(client.processing().values()))) == 3
+        assert len(running) == 1 and running[0][1] < 1.0, running  # timed from this tick, not from its sending
+        time.sleep(1.0)
+        (student, seconds, where), = run.running()
+        assert student == running[0][0] and 0.9 <= seconds < 3 and where == ""
+
+
 def test_jobs_and_cluster_together_is_an_error():
     proc = subprocess.run([sys.executable, "-m", "autograder", "grade", ASSIGNMENT, "nowhere", "--jobs", "2",
                            "--cluster", "local:2"], capture_output=True, text=True, timeout=120)

@@ -10,6 +10,7 @@ import io
 import json
 import os
 import pty
+import select
 import struct
 import termios
 import threading
@@ -85,20 +86,61 @@ def test_running_text_shows_the_longest_four():
                                                                                            "setup (0:02) (+2)")
 
 
-def test_on_a_terminal_the_line_is_cut_to_its_width():
-    """A line wider than the terminal would wrap, and the next tick would clear only its last row."""
+def _shown_on_a_terminal(columns, draw):
+    """What `draw(stream)` writes on a pseudo-terminal `columns` wide: the last line drawn."""
     leader, follower = pty.openpty()
     try:
-        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 60, 0, 0))
+        fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
         with os.fdopen(follower, "w", closefd=False) as stream:
-            bar = Progress(2, stream=stream)
-            bar.running([("bob", 41.0, "clean re-run, a cell below test_ffn_forward_hidden")])
-        shown = os.read(leader, 4096).decode()
+            draw(stream)
+        shown = b""
+        while select.select([leader], [], [], 0.5)[0]:  # all that was written, however the terminal hands it over
+            shown += os.read(leader, 65536)
+        shown = shown.decode()
     finally:
         os.close(leader)
         os.close(follower)
-    line = shown.split("\x1b[2K")[-1]
-    assert line == "0/2 students · 0:00 elapsed · ETA ? · running: bob: clean r"  # no bar, then cut to 59
+    return shown.split("\x1b[2K")[-1]
+
+
+def test_on_a_terminal_the_line_is_cut_to_its_width():
+    """A line wider than the terminal would wrap, and the next tick would clear only its last row."""
+    line = _shown_on_a_terminal(60, lambda stream: Progress(2, stream=stream).running(
+        [("bob", 41.0, "clean re-run, a cell below test_ffn_forward_hidden")]))
+    assert line == "0/2 · 0:00 elapsed · ETA ? · running: bob: clean re… (0:41)"  # no bar, its place cut: 59
+
+
+def test_at_80_columns_the_slowest_student_and_its_time_are_shown_first():
+    """A class of 12 on 2 workers: the looper's name, time and as much of its place as fits; the other's after."""
+    def draw(stream):
+        clock = _Clock()
+        bar = Progress(12, stream=stream, clock=clock)
+        for _ in range(10):
+            bar.advance("ada: graded 10/10")
+        clock.now += 62
+        bar.running([("dan", 1.0, "notebook run, ffn_forward"), ("looper", 62.0, "notebook run, test_ffn_forward")])
+
+    line = _shown_on_a_terminal(80, draw)
+    assert line == "10/12 · 1:02 elapsed · ETA 0:12 · running: looper: notebook… (1:02); dan (0:01)", line
+
+
+def test_the_eta_is_not_told_once_only_a_long_runner_is_left():
+    """Eleven students of about a second each, then one in a loop: the average no longer says when it ends."""
+    clock, out = _Clock(), _Terminal()
+    bar = Progress(12, stream=out, clock=clock)
+    for i in range(11):
+        bar.running([(f"s{i}", 0.4, ""), ("looper", clock.now - 100.0, "notebook run, ffn_forward")])
+        clock.now += 0.5
+        bar.running([(f"s{i}", 0.9, ""), ("looper", clock.now - 100.0, "notebook run, ffn_forward")])
+        bar.advance(f"s{i}: graded 10/10")
+    assert "ETA 0:00" in out.getvalue().split("\r\x1b[2K")[-1]  # the looper has run 5.5 s: it may end any time
+    ticks = []
+    for _ in range(60):
+        clock.now += 1.0
+        bar.running([("looper", clock.now - 100.0, "notebook run, ffn_forward")])
+        ticks.append(out.getvalue().split("\r\x1b[2K")[-1])
+    assert "ETA ?" in ticks[-1] and "running: looper: notebook run, ffn_forward (1:05)" in ticks[-1], ticks[-1]
+    assert [t for t in ticks if "ETA ?" not in t] == ticks[:1]  # past 2 x 0.9 s + 5 s, the ETA is not told
 
 
 # ---------------------------------------------------------------- the worker's side

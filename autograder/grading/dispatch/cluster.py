@@ -176,6 +176,7 @@ class _Run:
     def __init__(self, client, data, timeout):
         self.client, self.data, self.timeout = client, data, timeout
         self.tasks, self.started, self.refusing = {}, {}, {}  # key -> (future, submission, again); key -> start
+        self.running_since = {}  # key -> when a worker was first seen running it (not only holding it)
 
     def submit(self, submission, again=False):
         from .cluster_task import grade_one
@@ -202,13 +203,23 @@ class _Run:
             self.submit(queue.pop(0), again)
 
     def running(self):
-        """(student, seconds, '') of the tasks a worker is running now (the scheduler's word, plain data; where in
-        the grading each is, which one machine's pool shows, does not cross the cluster)."""
+        """(student, seconds, '') of the tasks a worker is running now, timed from the first tick that saw each run
+        (plain data; where in the grading each is, which one machine's pool shows, does not cross the cluster).
+
+        The scheduler's `processing` also holds the tasks a worker keeps queued behind the one it runs (`top_up`
+        gives each two): which of them runs is the workers' own word, `call_stack`, asked of those keys only."""
         now = time.monotonic()
-        busy = {key for keys in self.client.processing().values() for key in keys}
+        busy = [key for keys in self.client.processing().values() for key in keys if key in self.tasks]
         for key in busy:
             self.started.setdefault(key, now)
-        return [(self.tasks[k][1].student, now - self.started[k], "") for k in busy if k in self.tasks]
+        try:
+            stacks = self.client.call_stack(keys=busy) if busy else {}
+        except (OSError, TimeoutError):  # a worker that does not answer now: nobody is shown running this tick
+            stacks = {}
+        for key in {key for keys in stacks.values() for key in keys if key in self.tasks}:
+            self.running_since.setdefault(key, now)
+        return [(self.tasks[k][1].student, now - self.running_since[k], "") for k in self.running_since
+                if k in self.tasks]
 
     def next_done(self):
         """(submission, again, what the task returned or a failure in its place) of each task done within a TICK."""
@@ -232,7 +243,8 @@ class _Run:
             future.release()
             yield submission, again, answer
         now, limit = time.monotonic(), self.timeout + STARTUP_TIMEOUT + 60  # a worker that hangs
-        for key in [k for k, t in self.started.items() if k in self.tasks and now - t > limit]:
+        since = {**self.started, **self.running_since}  # a task queued behind a long one is timed from its run
+        for key in [k for k, t in since.items() if k in self.tasks and now - t > limit]:
             future, submission, again = self.tasks.pop(key)
             future.cancel()
             yield submission, again, {"student": submission.student, "status": "timeout",
