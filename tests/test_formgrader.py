@@ -8,8 +8,10 @@ the instructor's JupyterLab, asked to autograde through formgrader's own API, mu
 
 import json
 import secrets
+import shlex
 import socket
 import subprocess
+import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -132,8 +134,31 @@ def test_the_autograde_button_of_the_instructors_formgrader_runs_nothing(instruc
     with urllib.request.urlopen(request, timeout=120) as reply:
         answer = json.loads(reply.read())
     assert answer["success"] is False and "turned off" in answer["log"], answer
-    assert f"python -m autograder grade {AID}" in answer["log"] and "--student bob" in answer["log"]
     assert not (root / "autograded").exists()  # nbgrader's autograde never ran
+    command = next(line.strip() for line in answer["log"].splitlines() if "python -m autograder grade" in line)
+    assert command == (f"python -m autograder grade {AID} {root.resolve() / 'submitted'} --course {root.resolve()} "
+                       "--student bob --force"), command
+
+
+@pytest.mark.grading
+def test_the_dialogs_command_grades_again_when_pasted_at_the_repository_root(tmp_path):
+    """bob graded once; then the command the Autograde dialog gives, pasted as it is: bob is graded again."""
+    from autograder.grading.gate_out import formgrader
+
+    root = grading.make_course(tmp_path / "my course", AID)  # a space: the command quotes its paths
+    grading.write_submissions(root / "submitted", AID, {"bob": nbtools.completed_learner(AID)})
+    env = nbtools.nbgrader_env()
+    first = subprocess.run([sys.executable, "-m", "autograder", "grade", AID, str(root / "submitted"), "--course",
+                            str(root)], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr[-3000:]
+    pasted = formgrader.refusal(AID, "bob", root)["log"].split("\n\n")[1].strip()
+    assert pasted.startswith("python -m autograder grade ")
+    again = subprocess.run(["bash", "-c", pasted.replace("python", shlex.quote(sys.executable), 1)], cwd=REPO,
+                           env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "bob: graded again: --force" in again.stderr and "left as they are" not in again.stderr, again.stderr
+    assert formgrader.grade_command(AID, "bob") == (f"python -m autograder grade {AID} autograder/course/submitted "
+                                                    "--student bob --force")
 
 
 def test_every_formgrader_config_turns_the_button_off():

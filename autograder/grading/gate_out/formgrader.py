@@ -7,17 +7,33 @@ sandboxed command instead. Formgrader's other buttons (feedback, release) run no
 """
 
 import json
+import shlex
+from pathlib import Path
+
+from ... import COURSE_ROOT, REPO_ROOT
 
 REFUSAL = ("Autograding from formgrader is turned off for this course: it runs student code with your rights "
            "and no sandbox. Grade with the sandboxed grader, from the repository root:\n\n"
-           "    python -m autograder grade {assignment} SUBMISSIONS_DIR --student {student}\n\n"
-           "Its statuses and flags then show here (a test cell that needs your look is marked for manual grading, "
-           "and the answer cell carries the grader's comment).")
+           "    {command}\n\n"
+           "(--force grades again a student graded before.) Its statuses and flags then show here (a test cell that "
+           "needs your look is marked for manual grading, and the answer cell carries the grader's comment).")
 
 
-def refusal(assignment, student):
+def grade_command(assignment, student, course_root=None):
+    """The `grade` command for one student, as it runs pasted at the repository root: the course's submissions
+    by their path from there (the course's own folder) or in full with --course (any other course root), and
+    --force, without which a student graded before with the same files is skipped."""
+    root = Path(course_root or COURSE_ROOT).resolve()
+    where = ["--course", str(root)] if root != COURSE_ROOT.resolve() else []
+    submitted = str(root / "submitted") if where else str((root / "submitted").relative_to(REPO_ROOT.resolve()))
+    args = ["python", "-m", "autograder", "grade", assignment, submitted, *where, "--student", student, "--force"]
+    return shlex.join(args)
+
+
+def refusal(assignment, student, course_root=None):
     """What formgrader's autograde request gets back: nbgrader's reply format, success false."""
-    return {"success": False, "log": REFUSAL.format(assignment=assignment, student=student), "error": ""}
+    return {"success": False, "log": REFUSAL.format(command=grade_command(assignment, student, course_root)),
+            "error": ""}
 
 
 def turn_off_autograde():
@@ -27,7 +43,7 @@ def turn_off_autograde():
 
     @web.authenticated
     def post(self, assignment_id, student_id):
-        self.write(json.dumps(refusal(assignment_id, student_id)))
+        self.write(json.dumps(refusal(assignment_id, student_id, self.coursedir.root)))
 
     apihandlers.AutogradeHandler.post = post
 
