@@ -199,6 +199,55 @@ def test_make_help_lists_the_commands():
     assert {"setup", "lab", "instructor", "course", "test", "lint", "help"} <= set(names)
 
 
+# ---------------------------------------------------------------- one score: the terminal, grades.csv, the exports
+
+
+class _Graded:
+    """A backend whose grading is done already: each student's reply as a worker sends it (no kernel starts)."""
+
+    def __init__(self, scratch, replies):
+        self.scratch, self.replies = Path(scratch), replies
+
+    def run(self, queue, again, tick):
+        for submission in queue:
+            yield submission, {"result": self.replies[submission.student]}
+
+
+def test_after_a_hand_score_the_terminal_says_what_grades_csv_and_canvas_say(tmp_path, monkeypatch, capsys):
+    import nbtools
+    from adversarial import grading
+
+    from autograder.grading import grade as grade_mod
+    from autograder.grading.scoring import gradebook, results
+    from autograder.schema import CellResult, CellStatus, NotebookResult, Status
+
+    aid = "02_forward_pass"
+    root = grading.make_course(tmp_path / "course", aid)
+    grading.write_submissions(tmp_path / "submitted", aid, {"bob": nbtools.completed_learner(aid)})
+    config = course.load_config(root)
+    nb = course.prepare_assignment(config, aid).notebooks[0]
+    tests = [c for c in nb.cells if c.grade and not c.solution]
+    cells = [CellResult(c.name, nb.exercise_of.get(c.name), 0.0 if c is tests[-1] else float(c.points),
+                        float(c.points), CellStatus.FAILED if c is tests[-1] else CellStatus.PASSED) for c in tests]
+    auto = sum(c.points for c in cells)
+    bob = results.student_result("bob", aid, [NotebookResult(aid, Status.GRADED, auto, nb.max_score, cells)])
+    monkeypatch.setattr(grade_mod.pool, "LocalPool", lambda setup, *a: _Graded(setup.scratch, {"bob": bob.to_dict()}))
+    grade_mod.grade(aid, tmp_path / "submitted", course_root=root)
+    with gradebook.open_gradebook(config) as gb:  # formgrader: one more point by hand on the failed test
+        gb.find_grade(tests[-1].name, aid, aid, "bob").manual_score = 1.0
+        gb.db.commit()
+    capsys.readouterr()
+    grade_mod.grade(aid, tmp_path / "submitted", course_root=root, force=True)
+    said = capsys.readouterr().err
+    top = nb.max_score
+    assert f"bob: graded {auto + 1:g}/{top:g} ({auto:g} from the grader, {auto + 1:g} with the scores given by hand)" \
+        in said, said
+    row = next(csv.DictReader(io.StringIO((root / "results" / aid / "grades.csv").read_text())))
+    assert float(row["score"]) == float(row["grade"]) == auto + 1
+    canvas = _read(exports.canvas_csv([classbook.sheet(config, aid)]))
+    assert float(canvas[2][5]) == auto + 1
+
+
 # ---------------------------------------------------------------- the exports, against samples of each format
 
 # Canvas's gradebook export, which its import takes back (the identity columns, a Points Possible row, then one

@@ -156,7 +156,8 @@ def _grade_found(config, model, found, setup, out_dir, versions, jobs, timeout, 
             _remember(out_dir, [result], versions)  # saved after each: a run started again skips what is done
             return result
 
-        return driver.grade_class(backend, found, model, record, log_dir, _say)
+        return driver.grade_class(backend, found, model, record, log_dir, _say,
+                                  line=lambda result: classbook.result_line(gb, result))
 
 
 def _found(config, assignment_id, submitted, scratch, students):

@@ -16,8 +16,10 @@ from .progress import Progress
 WITHHELD = " (a test still unfinished: withheld, for review)"
 
 
-def grade_class(backend, found, model, record, log_dir, say):
-    """Grade `found`; `record(submission, reply)` publishes one checked reply and returns its StudentResult."""
+def grade_class(backend, found, model, record, log_dir, say, line=None):
+    """Grade `found`; `record(submission, reply)` publishes one checked reply and returns its StudentResult, and
+    `line(result)` (result_line by default) is what the terminal says of it."""
+    line = line or result_line
     progress = Progress(len(found))
     progress.show()
     graded, later = [], []
@@ -29,12 +31,12 @@ def grade_class(backend, found, model, record, log_dir, say):
                 progress.advance(later_line(submission))
                 continue
             graded.append(_timed(record, timing, submission, reply))
-            progress.advance(result_line(graded[-1]))
-        graded += _again_alone(backend, later, model, record, timing, say)
+            progress.advance(line(graded[-1]))
+        graded += _again_alone(backend, later, model, record, timing, say, line)
     return graded
 
 
-def _again_alone(backend, later, model, record, timing, say):
+def _again_alone(backend, later, model, record, timing, say, line):
     """Grade each of `later` (submission, first reply) again, one at a time, after the batch; publish that result
     (the first, if the regrade itself failed). A test still unfinished then is withheld, with a `review` flag: the
     notebook run alone never earns points."""
@@ -56,7 +58,7 @@ def _again_alone(backend, later, model, record, timing, say):
         if reply is None or reply["result"].get("status") == Status.GRADER_ERROR:
             reply = first
         graded.append(_timed(record, timing, submission, reply))
-        say(f"  {result_line(graded[-1])}" + (WITHHELD if unfinished(reply) else ""))
+        say(f"  {line(graded[-1])}" + (WITHHELD if unfinished(reply) else ""))
     return graded
 
 

@@ -104,10 +104,32 @@ def sheet(config, assignment_id, results=None):
                     ex = of.get((nb.name, g.name))
                     if ex is not None:
                         points[ex] += float(g.score or 0.0)
-            rows.append(Row(**names, status=_status(results, student.id), score=float(sub.score),
-                            max_score=float(sub.max_score), late_penalty=float(sub.late_submission_penalty or 0.0),
+            rows.append(Row(**names, status=_status(results, student.id), **_points(sub),
                             timestamp=sub.timestamp.isoformat(sep=" ") if sub.timestamp else "", exercises=points))
     return Sheet(assignment_id, model_max(maxima), maxima, rows)
+
+
+def _points(sub):
+    """A gradebook submission's score (the hand scores given in formgrader in place of the grader's), maximum and
+    late penalty: what grades.csv, the exports and the terminal give."""
+    return {"score": float(sub.score), "max_score": float(sub.max_score),
+            "late_penalty": float(sub.late_submission_penalty or 0.0)}
+
+
+def result_line(gb, result):
+    """What the terminal says of a result just recorded in the open gradebook `gb`: the points grades.csv and the
+    exports give (Row.grade), with the grader's own and the late penalty beside them when they differ."""
+    from nbgrader.api import MissingEntry
+
+    try:
+        points = _points(gb.find_submission(result.assignment, result.student))
+    except MissingEntry:  # its recording failed (the run said why): the grader's own points
+        points = {"score": result.score, "max_score": result.max_score, "late_penalty": 0.0}
+    row = Row(result.student, "", "", "", "", f"{result.status}", **points, timestamp="")
+    notes = [f"{result.score:g} from the grader, {row.score:g} with the scores given by hand"] \
+        if row.score != result.score else []
+    notes += [f"{row.late_penalty:g} off for lateness"] if row.late_penalty else []
+    return f"{row.student}: {row.status} {row.grade:g}/{row.max_score:g}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def model_max(maxima):
