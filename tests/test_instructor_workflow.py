@@ -180,6 +180,27 @@ def _cli(*args):
     return subprocess.run([sys.executable, "-m", "autograder", *args], capture_output=True, text=True, timeout=300)
 
 
+def test_every_autograder_command_of_the_guide_runs_from_the_repository_root():
+    """The guide says to run everything from the repository root: each `python -m autograder` line of its bash
+    blocks parses, and each path it names is there from the root, or in autograder/course/ (the class data the
+    steps above it make), or the instructor's own (~)."""
+    import re
+    import shlex
+
+    from autograder.__main__ import _parser
+
+    guide = (REPO_ROOT / "autograder" / "README.md").read_text(encoding="utf-8")
+    lines = [re.sub(r"\s+#.*$", "", line).strip() for block in re.findall(r"```bash\n(.*?)```", guide, flags=re.S)
+             for line in block.splitlines()]
+    commands = [shlex.split(line)[3:] for line in lines if line.startswith("python -m autograder ")]
+    assert len(commands) >= 8 and any("--cluster" in c for c in commands)
+    for args in commands:
+        _parser().parse_args(args)  # an unknown option or a missing argument would end the test here
+        for arg in args:
+            if "/" in arg and "://" not in arg and not arg.startswith(("~", "-")):
+                assert (REPO_ROOT / arg).exists() or Path(arg).is_relative_to("autograder/course"), (arg, args)
+
+
 def test_version_help_and_jobs():
     version = _cli("--version")
     assert version.returncode == 0 and version.stdout.startswith("python -m autograder 1.")
