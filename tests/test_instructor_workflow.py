@@ -91,6 +91,43 @@ def test_an_assignment_no_submission_holds_is_refused_naming_what_was_found(tmp_
     submissions.require_assignment(found, "02_forward_pass", ["02_forward_pass"], root)  # no error
 
 
+def test_a_wrong_folder_is_named_as_the_folder_not_the_id(tmp_path):
+    aid = "02_forward_pass"
+    course_root = tmp_path / "course"
+    (course_root / "release" / aid).mkdir(parents=True)
+    (course_root / "release" / aid / f"{aid}.ipynb").write_text("{}")
+    classes = _submissions(tmp_path / "submitted", {s: {f"{aid}/{aid}.ipynb": "{}"} for s in ("ada", "bo")})
+    flat = _submissions(tmp_path / "flat", {s: {f"{aid}.ipynb": "{}"} for s in ("ada", "bo")})
+    (tmp_path / "empty").mkdir()
+    cases = {classes / "ada": "looks like one student's folder", flat: "hold no assignment folder",
+             tmp_path / "empty": "holds no student folders", course_root: "is the course's root, not the submissions",
+             course_root / "release": "is the course's release/ folder"}
+    for folder, why in cases.items():
+        found = submissions.find(folder, aid, tmp_path / "scratch")
+        with pytest.raises(submissions.WrongAssignment) as info:
+            submissions.require_assignment(found, aid, [aid], folder, course_root)
+        message = str(info.value)
+        assert why in message and "assignment id" not in message and "nothing was graded or written" in message, (
+            folder, message)
+    found = submissions.find(classes, aid, tmp_path / "scratch")
+    submissions.require_assignment(found, aid, [aid], classes, course_root)  # the class's folder: no error
+
+
+def test_a_wrong_assignment_id_leaves_nothing_behind(tmp_path):
+    import nbtools
+    from adversarial import grading
+
+    from autograder.grading import grade as grade_mod
+
+    root = grading.make_course(tmp_path / "course", "02_forward_pass")
+    grading.write_submissions(tmp_path / "submitted", "02_forward_pass", {"bob": nbtools.completed_learner(
+        "02_forward_pass")})
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    with pytest.raises(FileNotFoundError, match="'02_forward_pas' is neither in the gradebook nor in"):
+        grade_mod.grade("02_forward_pas", tmp_path / "submitted", course_root=root)
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before  # no results/02_forward_pas/ either
+
+
 def test_a_near_miss_file_name_is_named(tmp_path):
     folder = tmp_path / "bo" / "02_forward_pass"
     folder.mkdir(parents=True)

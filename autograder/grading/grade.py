@@ -112,10 +112,10 @@ def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limi
     scratch.chmod(0o711)  # each worker's user reaches its own folder in here, and nothing else
     try:
         found = _found(config, assignment_id, submitted, scratch, students)
-        out_dir.mkdir(parents=True, exist_ok=True)
         model = course.prepare_assignment(config, assignment_id, log=_say)
         if not any(c.grade for nb in model.notebooks for c in nb.cells):
             raise ValueError(f"{assignment_id} has no graded cells: there is nothing to grade")
+        out_dir.mkdir(parents=True, exist_ok=True)  # only now: a run refused above leaves no folder behind
         scored = {"sandbox": vars(limits), "cell timeout": worker.cell_timeout(cell_timeout, config),
                   "student timeout": float(timeout)}  # what the workers get that can change a score
         found, versions = _to_grade(config, model, found, out_dir, force, scored)
@@ -166,7 +166,7 @@ def _found(config, assignment_id, submitted, scratch, students):
     root = scratch / "unzipped" if Path(submitted).is_file() else Path(submitted)
     notebooks = course.notebook_names(config, assignment_id)
     if notebooks:  # else prepare_assignment says the assignment does not exist
-        submissions.require_assignment(found, assignment_id, notebooks, root)
+        submissions.require_assignment(found, assignment_id, notebooks, root, config.CourseDirectory.root)
         for s in found:
             missing = [n for n in notebooks if s.folder is not None and not (s.folder / f"{n}.ipynb").is_file()]
             for n in missing:

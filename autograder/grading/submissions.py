@@ -385,17 +385,51 @@ class WrongAssignment(ValueError):
     """No submission holds the assignment: the id is wrong, or the folder is another assignment's."""
 
 
-def require_assignment(found, assignment_id, notebooks, root):
-    """Refuse (WrongAssignment) when no submission in `found` holds one of `notebooks` (names without .ipynb).
+def require_assignment(found, assignment_id, notebooks, root, course_root=None):
+    """Refuse (WrongAssignment) a folder that is not the class's submissions of the assignment: one of the course's
+    own folders (its root, release/, source/...), or one where no submission holds one of `notebooks` (names
+    without .ipynb).
 
-    Grading such a folder would write a 0 for every student into the gradebook: it is
-    nearly always a wrong assignment id, and the message names what the folder holds.
+    Grading such a folder would write a 0 for every student into the gradebook, or grade the solutions as a
+    student. The message blames what is wrong: the folder (its layout, named from what it holds) or, when the
+    students' folders hold other assignments, the assignment id.
     """
+    course_folder = _course_folder(root, course_root)
+    if course_folder:
+        raise WrongAssignment(f"{root} is {course_folder}, not the submissions: give the folder that holds one "
+                              f"folder per student ({Path(course_root) / 'submitted'}); nothing was graded or written.")
     if any(s.folder is not None and any((s.folder / f"{n}.ipynb").is_file() for n in notebooks) for s in found):
         return
     wanted = ", ".join(f"{n}.ipynb" for n in notebooks)
+    layout = f"<folder>/<student>/{assignment_id}/{notebooks[0]}.ipynb"
+    root, has_folder = Path(root), any(s.folder is not None for s in found)
+    if (root / assignment_id).is_dir() or any(root.glob("*.ipynb")):
+        why = (f"it looks like one student's folder (it holds {assignment_id}/ or notebooks itself): give the folder "
+               f"above it, laid out as {layout}")
+    elif not found:
+        why = f"it holds no student folders: expected {layout}"
+    elif has_folder:
+        why = f"the {assignment_id}/ folders hold no notebook of that name: check the file names"
+    elif not any(p.is_dir() for s in found for p in (root / s.student).iterdir()):
+        why = f"the student folders hold no assignment folder: expected {layout}"
+    else:
+        why = "Check the assignment id"
     raise WrongAssignment(f"no submission in {root} holds {assignment_id} ({wanted}); found {what_is_in(root)}. "
-                          "Check the assignment id; nothing was graded or written.")
+                          f"{why[0].upper()}{why[1:]}; nothing was graded or written.")
+
+
+def _course_folder(root, course_root):
+    """'the course's root' or 'the course's release/ folder'... when `root` is one of them (never the submissions),
+    else ''."""
+    if course_root is None:
+        return ""
+    course, here = Path(course_root).resolve(), Path(root).resolve()
+    if here == course:
+        return "the course's root"
+    for name in ("source", "release", "autograded", "feedback", "results", "downloaded"):
+        if here == course / name:
+            return f"the course's {name}/ folder"
+    return ""
 
 
 def what_is_in(root, limit=8):
