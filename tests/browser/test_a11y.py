@@ -164,6 +164,34 @@ def test_class_report_and_answers_to_look_at_meet_wcag_aa(page, tmp_path):
     assert page.evaluate("document.documentElement.lang") == "en" and page.locator("main").count() == 1
     assert page.locator("th[scope]").count() > 10
 
+def test_a_long_answer_side_by_side_scrolls_and_is_reached_by_keyboard(page, tmp_path):
+    """Two long answers alike: each scrolls in its box (axe-core: scrollable-region-focusable), reached by Tab."""
+    records, construction = synthetic_class(12, seed=4)
+    results = write_class(tmp_path / "results", records)
+    first, second = sorted(construction.scores)[:2]
+    solution = answer_cells(SOLUTIONS_DIR / f"{AID}.ipynb")["ffn_forward"]
+    longer = "\n".join([solution, *(f"step_{i} = np.tanh(x @ W1 + b1) * {i} + np.sum(b2) / {i + 1}  # "
+                                     + "a long line, wider than half the page " * 3 for i in range(1, 60))])
+    notebooks = write_notebooks(tmp_path / "autograded", AID, {first: {"ffn_forward": renamed(longer, "a")},
+                                                               second: {"ffn_forward": renamed(longer, "b")}})
+    out = tmp_path / "report.html"
+    assert report.main([AID, "--results", str(results), "--out", str(out), "--notebooks", str(notebooks)]) == 0
+    page.goto(out.as_uri())
+    scrolling = page.evaluate("[...document.querySelectorAll('#look .side pre')].filter("
+                              "e => e.scrollHeight > e.clientHeight && e.scrollWidth > e.clientWidth).length")
+    assert scrolling >= 2  # the two long answers (the published solution beside them is short)
+    axe.check(page, PAGE_ACCEPTED)
+    for _ in range(200):  # Tab through the page until the first box has the focus
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.matches('#look .side pre') && "
+                         "document.activeElement.scrollHeight > document.activeElement.clientHeight"):
+            break
+    else:
+        raise AssertionError("Tab never reaches the answers' boxes")
+    for key in ("ArrowDown", "ArrowRight"):  # the keyboard scrolls the box it is in, both ways
+        page.keyboard.press(key)
+    page.wait_for_function("document.activeElement.scrollTop > 0 && document.activeElement.scrollLeft > 0")
+
 
 # ------------------------------------------------------------------------------------------- notebooks
 
