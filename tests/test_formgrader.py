@@ -6,6 +6,8 @@ reads it: nbgrader's NbGraderAPI (the submissions list) and the gradebook's grad
 the instructor's JupyterLab, asked to autograde through formgrader's own API, must refuse and run nothing.
 """
 
+import csv
+import io
 import json
 import secrets
 import shlex
@@ -167,3 +169,48 @@ def test_every_formgrader_config_turns_the_button_off():
         extensions = settings["ServerApp"]["jpserver_extensions"]
         if extensions.get("nbgrader.server_extensions.formgrader"):
             assert extensions.get("autograder.grading.gate_out.formgrader") is True, config
+
+
+# ---------------------------------------------------------------- an unreadable notebook, settled by hand
+
+
+def _export(root, *args):
+    return subprocess.run([sys.executable, "-m", "autograder", "export", AID, "--course", str(root), *args],
+                          capture_output=True, text=True, env=nbtools.nbgrader_env(), timeout=300)
+
+
+@pytest.mark.grading
+def test_an_unreadable_notebook_is_settled_in_formgrader_and_the_exports_wait_for_it(graded, tmp_path):
+    """broken's file is no notebook: formgrader lists it with a page of every graded cell, the instructor gives
+    points and a comment there, generate_feedback writes its page; until then the exports name who is left."""
+    root, _ = graded
+    api = _api(root)
+    listed = {s["student"]: s for s in api.get_notebook_submissions(AID, AID)}
+    assert set(listed) == {"honest", "looping", "patcher", "broken"}  # not 3 of 4
+    stand_in = (root / "autograded" / "broken" / AID / f"{AID}.ipynb").read_text()
+    assert "could not be read" in stand_in and "broken.json" in stand_in
+
+    waiting = _export(root, "--to", "canvas", "--out", tmp_path / "canvas.csv")
+    assert waiting.returncode == 0 and f"{AID}: broken, looping, patcher" in waiting.stderr, waiting.stderr
+    refused = _export(root, "--to", "canvas", "--out", tmp_path / "refused.csv", "--require-settled")
+    assert refused.returncode == 2 and "broken, looping, patcher" in refused.stderr, refused.stderr
+    assert not (tmp_path / "refused.csv").exists()
+
+    with gradebook.open_gradebook(course_mod.load_config(root)) as gb:  # as formgrader's grade and comment PUTs do
+        for student in ("broken", "looping", "patcher"):
+            notebook = gb.find_submission_notebook(AID, AID, student)
+            for grade in notebook.grades:
+                grade.manual_score, grade.needs_manual_grade = float(grade.max_score) / 2, False
+            for comment in notebook.comments:
+                comment.manual_comment = "Read by hand: the file you sent was damaged; graded from the copy you mailed."
+        gb.db.commit()
+        top = float(gb.find_submission(AID, "broken").max_score)
+    settled = _export(root, "--to", "canvas", "--out", tmp_path / "settled.csv", "--require-settled")
+    assert settled.returncode == 0 and "manual grading" not in settled.stderr, settled.stderr
+    rows = {r[3]: r for r in csv.reader(io.StringIO((tmp_path / "settled.csv").read_text()))}
+    assert float(rows["broken"][5]) == top / 2
+
+    run = nbtools.nbgrader("generate_feedback", AID, "--student", "broken", cwd=root)
+    assert run.returncode == 0, run.stderr[-3000:]
+    page = (root / "feedback" / "broken" / AID / f"{AID}.html").read_text()
+    assert "could not be read" in page and "graded from the copy you mailed" in page

@@ -77,6 +77,7 @@ def _publish(config, model, submission, reply, out_dir, gb):
         shutil.rmtree(reply["autograded_dir"], ignore_errors=True)
     elif submission.folder is not None:  # nothing ran (an unreadable notebook): without a folder formgrader
         course.fresh_dir(root / "autograded" / student / aid)  # would list it as "needs autograding"
+    _stand_ins(config, result, root / "autograded" / student / aid)
     for what in skipped[:20]:  # links, FIFOs, devices: never followed or copied, shown to the instructor
         result.flags.append(Flag("review", None, f"not copied: {what}", "the submission's files", notebook=aid))
     gradebook.record(config, result, gb)
@@ -225,6 +226,30 @@ def _write_class_csv(config, assignment_id, out_dir):
     """grades.csv: every student of the gradebook, whatever this run graded (exports.py's per-exercise CSV)."""
     sheet = classbook.sheet(config, assignment_id, out_dir)
     (out_dir / "grades.csv").write_text(exports.exercises_csv(sheet), encoding="utf-8")
+
+
+UNREADABLE_NOTE = ("**The notebook submitted as `{name}` could not be read** (its status and why are in the grader's "
+                   "results, `{student}.json`; the file itself is in `submitted/{student}/`). The cells below are the "
+                   "released notebook, not the student's work: give the points and a comment by hand, here.")
+
+
+def _stand_ins(config, result, autograded):
+    """In autograded/, the released notebook with a first cell that says so, for each notebook of `result` that
+    could not be read: formgrader then lists the submission and shows a page with every graded cell, where the
+    instructor gives points and comments, and generate_feedback writes its page (without a file, formgrader shows
+    "(file missing)" and both leave the student out)."""
+    import nbformat
+
+    released = {p.stem: p for p in course.release_notebooks(config, result.assignment)}
+    for nb in result.notebooks:
+        target = autograded / f"{nb.notebook}.ipynb"
+        if nb.status != Status.UNREADABLE or nb.notebook not in released or target.exists() or target.is_symlink():
+            continue
+        stand_in = nbformat.read(released[nb.notebook], as_version=4)
+        note = UNREADABLE_NOTE.format(name=f"{nb.notebook}.ipynb", student=result.student)
+        stand_in.cells.insert(0, nbformat.v4.new_markdown_cell(note))
+        autograded.mkdir(parents=True, exist_ok=True)
+        nbformat.write(stand_in, target)
 
 
 def _chosen(found, students, submitted):

@@ -127,7 +127,15 @@ def add_parser(subparsers):
                    help="the LMS's name for an assignment's column, e.g. '02_forward_pass=Forward pass (4711)'")
     p.add_argument("--canvas-id", choices=sorted(CANVAS_ID_COLUMNS), default="sis_login_id",
                    help="the Canvas column that holds the nbgrader student id (default: sis_login_id)")
+    p.add_argument("--require-settled", action="store_true",
+                   help="write nothing while a submission still needs manual grading in formgrader (each is named)")
     return p
+
+
+def unsettled(sheets):
+    """'02_forward_pass: bob, cy; ...' for the students whose submission still needs manual grading, or ''."""
+    waiting = [(sheet.assignment, [r.student for r in sheet.rows if r.needs_manual]) for sheet in sheets]
+    return "; ".join(f"{aid}: {', '.join(students)}" for aid, students in waiting if students)
 
 
 def main(args):
@@ -136,6 +144,10 @@ def main(args):
         if args.results and len(args.assignments) > 1:
             raise ValueError("--results names one assignment's folder; give one assignment with it")
         sheets = [classbook.sheet(config, aid, args.results) for aid in args.assignments]
+        waiting = unsettled(sheets)
+        if waiting and args.require_settled:
+            raise ValueError(f"still needing manual grading in formgrader ({waiting}): give their points there, "
+                             "then export again; nothing was written")
         text = render(args.to, sheets, _names(args.name), args.canvas_id)
         out = Path(args.out) if args.out else \
             Path(config.CourseDirectory.root) / RESULTS / f"{args.to}-{'+'.join(args.assignments)}.csv"
@@ -145,4 +157,7 @@ def main(args):
         print(f"export: error: {exc}", file=sys.stderr)
         return 2
     print(f"wrote {out}: {len(_students(sheets))} students, {len(sheets)} assignment(s)")
+    if waiting:
+        print(f"export: still needing manual grading in formgrader, exported with the grader's points: {waiting} "
+              "(--require-settled writes nothing until none is left)", file=sys.stderr)
     return 0

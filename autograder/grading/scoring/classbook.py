@@ -30,6 +30,7 @@ class Row:
     late_penalty: float
     timestamp: str
     exercises: dict = field(default_factory=dict)  # exercise -> points (None: no submission)
+    needs_manual: bool = False  # a cell still waits for the instructor's points in formgrader
 
     @property
     def grade(self):
@@ -105,7 +106,8 @@ def sheet(config, assignment_id, results=None):
                     if ex is not None:
                         points[ex] += float(g.score or 0.0)
             rows.append(Row(**names, status=_status(results, student.id), **_points(sub),
-                            timestamp=sub.timestamp.isoformat(sep=" ") if sub.timestamp else "", exercises=points))
+                            timestamp=sub.timestamp.isoformat(sep=" ") if sub.timestamp else "", exercises=points,
+                            needs_manual=bool(sub.needs_manual_grade)))
     return Sheet(assignment_id, model_max(maxima), maxima, rows)
 
 
