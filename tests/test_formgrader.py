@@ -187,8 +187,13 @@ def test_an_unreadable_notebook_is_settled_in_formgrader_and_the_exports_wait_fo
     api = _api(root)
     listed = {s["student"]: s for s in api.get_notebook_submissions(AID, AID)}
     assert set(listed) == {"honest", "looping", "patcher", "broken"}  # not 3 of 4
-    stand_in = (root / "autograded" / "broken" / AID / f"{AID}.ipynb").read_text()
-    assert "could not be read" in stand_in and "broken.json" in stand_in
+    stand_in = root / "autograded" / "broken" / AID / f"{AID}.ipynb"
+    assert "could not be read" in stand_in.read_text() and "broken.json" in stand_in.read_text()
+    from browser.test_formgrader_safety import formgrader_html  # the page formgrader's SubmissionHandler makes
+
+    page = formgrader_html(stand_in)
+    for test_id in nbtools.test_ids(nbtools.learner(AID)):  # a points box for each test cell
+        assert f'<input class="score tabbable" id="{test_id}"' in page, test_id
 
     waiting = _export(root, "--to", "canvas", "--out", tmp_path / "canvas.csv")
     assert waiting.returncode == 0 and f"{AID}: broken, looping, patcher" in waiting.stderr, waiting.stderr
