@@ -130,7 +130,7 @@ def result_line(gb, result):
     row = Row(result.student, "", "", "", "", f"{result.status}", **points, timestamp="")
     notes = [f"{result.score:g} from the grader, {row.score:g} with the scores given by hand"] \
         if row.score != result.score else []
-    notes += [f"{row.late_penalty:g} off for lateness"] if row.late_penalty else []
+    notes += [f"{row.score:g} less {row.late_penalty:g} for lateness"] if row.late_penalty else []
     return f"{row.student}: {row.status} {row.grade:g}/{row.max_score:g}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
