@@ -111,6 +111,8 @@ def test_a_wrong_folder_is_named_as_the_folder_not_the_id(tmp_path):
             folder, message)
     found = submissions.find(classes, aid, tmp_path / "scratch")
     submissions.require_assignment(found, aid, [aid], classes, course_root)  # the class's folder: no error
+    with pytest.raises(submissions.WrongAssignment, match=r"no file in \S*download.zip is a submission of "):
+        submissions.require_assignment([], aid, [aid], tmp_path / "empty", course_root, tmp_path / "download.zip")
 
 
 def test_a_wrong_assignment_id_leaves_nothing_behind(tmp_path):

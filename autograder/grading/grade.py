@@ -167,7 +167,8 @@ def _found(config, assignment_id, submitted, scratch, students):
     root = scratch / "unzipped" if Path(submitted).is_file() else Path(submitted)
     notebooks = course.notebook_names(config, assignment_id)
     if notebooks:  # else prepare_assignment says the assignment does not exist
-        submissions.require_assignment(found, assignment_id, notebooks, root, config.CourseDirectory.root)
+        submissions.require_assignment(found, assignment_id, notebooks, root, config.CourseDirectory.root,
+                                       archive=submitted if Path(submitted).is_file() else None)
         for s in found:
             missing = [n for n in notebooks if s.folder is not None and not (s.folder / f"{n}.ipynb").is_file()]
             for n in missing:

@@ -385,14 +385,14 @@ class WrongAssignment(ValueError):
     """No submission holds the assignment: the id is wrong, or the folder is another assignment's."""
 
 
-def require_assignment(found, assignment_id, notebooks, root, course_root=None):
+def require_assignment(found, assignment_id, notebooks, root, course_root=None, archive=None):
     """Refuse (WrongAssignment) a folder that is not the class's submissions of the assignment: one of the course's
     own folders (its root, release/, source/...), or one where no submission holds one of `notebooks` (names
     without .ipynb).
 
     Grading such a folder would write a 0 for every student into the gradebook, or grade the solutions as a
     student. The message blames what is wrong: the folder (its layout, named from what it holds) or, when the
-    students' folders hold other assignments, the assignment id.
+    students' folders hold other assignments, the assignment id. `archive`: the LMS zip `root` was unpacked from.
     """
     course_folder = _course_folder(root, course_root)
     if course_folder:
@@ -401,6 +401,10 @@ def require_assignment(found, assignment_id, notebooks, root, course_root=None):
     if any(s.folder is not None and any((s.folder / f"{n}.ipynb").is_file() for n in notebooks) for s in found):
         return
     wanted = ", ".join(f"{n}.ipynb" for n in notebooks)
+    if archive is not None and not found:
+        raise WrongAssignment(f"no file in {archive} is a submission of {assignment_id} ({wanted}), by its LMS "
+                              f"download name or a <student>/{assignment_id}/ path: check the assignment id, and that "
+                              "the zip is this assignment's download; nothing was graded or written.")
     layout = f"<folder>/<student>/{assignment_id}/{notebooks[0]}.ipynb"
     root, has_folder = Path(root), any(s.folder is not None for s in found)
     if (root / assignment_id).is_dir() or any(root.glob("*.ipynb")):
