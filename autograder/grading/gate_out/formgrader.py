@@ -23,10 +23,12 @@ def grade_command(assignment, student, course_root=None):
     """The `grade` command for one student, as it runs pasted at the repository root: the course's submissions
     by their path from there (the course's own folder) or in full with --course (any other course root), and
     --force, without which a student graded before with the same files is skipped."""
-    root = Path(course_root or COURSE_ROOT).resolve()
-    where = ["--course", str(root)] if root != COURSE_ROOT.resolve() else []
-    submitted = str(root / "submitted") if where else str((root / "submitted").relative_to(REPO_ROOT.resolve()))
-    args = ["python", "-m", "autograder", "grade", assignment, submitted, *where, "--student", student, "--force"]
+    root, repo = Path(course_root or COURSE_ROOT).resolve(), REPO_ROOT.resolve()
+    if root == COURSE_ROOT.resolve() and root.is_relative_to(repo):
+        where = [str((root / "submitted").relative_to(repo))]
+    else:
+        where = [str(root / "submitted"), "--course", str(root)]
+    args = ["python", "-m", "autograder", "grade", assignment, *where, "--student", student, "--force"]
     return shlex.join(args)
 
 
