@@ -115,6 +115,7 @@ def test_a_wrong_folder_is_named_as_the_folder_not_the_id(tmp_path):
         submissions.require_assignment([], aid, [aid], tmp_path / "empty", course_root, tmp_path / "download.zip")
 
 
+@pytest.mark.grading
 def test_a_wrong_assignment_id_leaves_nothing_behind(tmp_path):
     import nbtools
     from adversarial import grading
@@ -126,7 +127,7 @@ def test_a_wrong_assignment_id_leaves_nothing_behind(tmp_path):
         "02_forward_pass")})
     before = sorted(p.relative_to(root) for p in root.rglob("*"))
     with pytest.raises(FileNotFoundError, match="'02_forward_pas' is neither in the gradebook nor in"):
-        grade_mod.grade("02_forward_pas", tmp_path / "submitted", course_root=root)
+        grade_mod.grade("02_forward_pas", tmp_path / "submitted", course_root=root, unsafe=True)  # runs no code
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == before  # no results/02_forward_pas/ either
 
 
@@ -273,6 +274,7 @@ class _Graded:
             yield submission, {"result": self.replies[submission.student]}
 
 
+@pytest.mark.grading
 def test_after_a_hand_score_the_terminal_says_what_grades_csv_and_canvas_say(tmp_path, monkeypatch, capsys):
     import nbtools
     from adversarial import grading
@@ -292,12 +294,12 @@ def test_after_a_hand_score_the_terminal_says_what_grades_csv_and_canvas_say(tmp
     auto = sum(c.points for c in cells)
     bob = results.student_result("bob", aid, [NotebookResult(aid, Status.GRADED, auto, nb.max_score, cells)])
     monkeypatch.setattr(grade_mod.pool, "LocalPool", lambda setup, *a: _Graded(setup.scratch, {"bob": bob.to_dict()}))
-    grade_mod.grade(aid, tmp_path / "submitted", course_root=root)
+    grade_mod.grade(aid, tmp_path / "submitted", course_root=root, unsafe=True)  # _Graded: no student code runs
     with gradebook.open_gradebook(config) as gb:  # formgrader: one more point by hand on the failed test
         gb.find_grade(tests[-1].name, aid, aid, "bob").manual_score = 1.0
         gb.db.commit()
     capsys.readouterr()
-    grade_mod.grade(aid, tmp_path / "submitted", course_root=root, force=True)
+    grade_mod.grade(aid, tmp_path / "submitted", course_root=root, force=True, unsafe=True)
     said = capsys.readouterr().err
     top = nb.max_score
     assert f"bob: graded {auto + 1:g}/{top:g} ({auto:g} from the grader, {auto + 1:g} with the scores given by hand)" \
