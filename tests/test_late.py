@@ -9,6 +9,7 @@ what happens around the grading, from each student's timestamp.txt and the grade
 import csv
 import io
 import json
+import zipfile
 
 import nbformat
 import nbtools
@@ -243,3 +244,24 @@ def test_without_a_penalty_plugin_the_late_are_named_and_lose_nothing(term, tmp_
     finally:
         classbook.sheet(course.load_config(root), AID, results_dir)
     assert json.loads((results_dir / "bob.json").read_text())["timestamp"] == STAMPS["bob"]
+
+
+def test_a_blackboard_time_in_the_lms_zone_against_a_due_date_in_another(tmp_path):
+    """grade given the LMS's zip: the intake reads each time in c.LmsCollector.timezone, timestamp.txt holds it in
+    UTC, and the due date (given in Berlin's zone) is compared in UTC: a second either side of it decides."""
+    root = grading.make_course(tmp_path / "course", AID)
+    with open(root / "nbgrader_config.py", "a", encoding="utf-8") as f:
+        f.write('\nc.LmsCollector.timezone = "America/New_York"\n')  # 5 h behind UTC in December
+    _set_due(root, "2026-12-01 17:00:00 Europe/Berlin")  # 16:00 UTC, 11:00 in New York
+    archive = tmp_path / "submissions.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for student, stamp in {"ada": "2026-12-01-10-59-59", "bob": "2026-12-01-11-00-01"}.items():
+            zf.writestr(f"FFN02_{student}_attempt_{stamp}_{AID}.ipynb", nbformat.writes(nbtools.learner(AID)))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(grade, "_worker_setup", lambda *a, **k: None)
+        mp.setattr(grade, "_grade_found", _stand_in)
+        grade.grade(AID, archive, tmp_path / "results", course_root=root, unsafe=True)
+    rows = _grades_csv(tmp_path / "results")
+    assert {s: rows[s]["timestamp"] for s in rows} == {"ada": "2026-12-01 15:59:59", "bob": "2026-12-01 16:00:01"}
+    assert float(rows["ada"]["late_penalty"]) == 0 and float(rows["ada"]["grade"]) == float(rows["ada"]["max_score"])
+    assert float(rows["bob"]["late_penalty"]) == pytest.approx(0.1 * float(rows["bob"]["max_score"]))
