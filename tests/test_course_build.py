@@ -183,6 +183,22 @@ def test_learner_version_is_its_solution_without_answers_or_hidden_tests(aid):
 # ---------------------------------------------------------------- authoring rules
 
 
+DISPLAY_MATH = re.compile(r"\$\$(.+?)\$\$", re.S)
+
+
+@pytest.mark.parametrize("aid", AIDS)
+def test_no_display_formula_ends_with_a_colon(aid):
+    """A colon inside the math reads as part of the formula (`... + b_2 :`); the sentence goes on outside it."""
+    ending = []
+    for cell in nbtools.source(aid).cells:
+        if cell.cell_type == "markdown":
+            for formula in DISPLAY_MATH.findall(cell.source):
+                body = re.sub(r"(\\end\{\w+\}|\s)+$", "", formula)
+                if body.endswith(":"):
+                    ending.append(formula.strip()[-60:])
+    assert ending == []
+
+
 @pytest.mark.parametrize("aid", AIDS)
 def test_setup_cell_comes_first(aid):
     nb = nbtools.source(aid)

@@ -1,7 +1,8 @@
 """An instructor's term, pasted from autograder/README.md into a fresh clone: release, collect an LMS zip (Blackboard
 names, times to the second, an upload name that tries to pass for a classmate's newest attempt), a wrong
-assignment id refused, grade a class of three (one answer loops forever), collect a late submission and grade only
-it, regrade one student, export for Canvas, report; and `git status` shows nothing of the students'.
+assignment id refused, a due date set, grade a class of three (one answer loops forever), collect a late submission
+and grade only it (its penalty reaches grades.csv and the Canvas file), regrade one student, export for Canvas,
+report; and `git status` shows nothing of the students'.
 
 Every command run here is quoted from the guide (the test checks that it is there, word for word); the test adds
 only a short cell time limit, so the endless loop costs seconds.
@@ -98,23 +99,25 @@ def test_a_term_from_a_fresh_clone(tmp_path):
                               capture_output=True, text=True, timeout=900)
         assert done.returncode == 0, done.stderr[-3000:]
     sh("(cd autograder/course && nbgrader generate_assignment 02_forward_pass)")
+    sh('(cd autograder/course && nbgrader db assignment add 02_forward_pass --duedate="2026-12-03 17:00:00 '
+       'Europe/Berlin")')  # 16:00 UTC: ada, bob and cy on time, dee (below) 17 h late
     released = nbformat.read(clone / f"autograder/course/release/{AID}/{AID}.ipynb", as_version=4)
     right = nbtools.completed_learner(AID)
 
     # 2: an LMS zip of three students, collected as the guide says; bob also uploads an empty notebook under a name
     # that tries to pass for ada's newest attempt
     _zip(home / "Downloads/submissions.zip", {
-        ("ada", "2024-05-02-10-00-42"): right,
-        ("bob", "2024-05-02-11-15-23"): nbtools.with_answers(right, {"ffn_forward": MISSING_B1}),
-        ("bob", "2024-05-02-11-15-23", f"x_ada_attempt_2099-12-31-23-59-59_{AID}.ipynb"): nbtools.learner(AID),
-        ("cy", "2024-05-02-12-00-59"): nbtools.with_answers(right, {"ffn_forward": LOOP})})
+        ("ada", "2026-12-02-10-00-42"): right,
+        ("bob", "2026-12-02-11-15-23"): nbtools.with_answers(right, {"ffn_forward": MISSING_B1}),
+        ("bob", "2026-12-02-11-15-23", f"x_ada_attempt_2099-12-31-23-59-59_{AID}.ipynb"): nbtools.learner(AID),
+        ("cy", "2026-12-02-12-00-59"): nbtools.with_answers(right, {"ffn_forward": LOOP})})
     assert nbtools.answer_ids(released) == nbtools.answer_ids(right)
     sh("mkdir -p autograder/course/downloaded/02_forward_pass/archive")
     sh("cp ~/Downloads/submissions.zip autograder/course/downloaded/02_forward_pass/archive/")
     sh("(cd autograder/course && nbgrader zip_collect 02_forward_pass)")
     submitted = clone / "autograder/course/submitted"
     assert {s: (submitted / s / AID / "timestamp.txt").read_text() for s in ("ada", "bob", "cy")} == {
-        "ada": "2024-05-02 10:00:42", "bob": "2024-05-02 11:15:23", "cy": "2024-05-02 12:00:59"}
+        "ada": "2026-12-02 10:00:42", "bob": "2026-12-02 11:15:23", "cy": "2026-12-02 12:00:59"}
     assert (submitted / "bob" / AID / f"x_ada_attempt_2099-12-31-23-59-59_{AID}.ipynb").is_file()
 
     # a wrong assignment id that exists: refused, naming what the folder holds, nothing written
@@ -135,12 +138,12 @@ def test_a_term_from_a_fresh_clone(tmp_path):
     assert first["cy"]["status"] == "timeout" and first["cy"]["score"] < first["cy"]["max_score"]
     rows = _grades(clone)
     assert sorted(rows) == ["ada", "bob", "cy"] and rows["cy"]["status"] == "timeout"
-    assert rows["ada"]["timestamp"] == "2024-05-02 10:00:42" and rows["cy"]["timestamp"] == "2024-05-02 12:00:59"
+    assert rows["ada"]["timestamp"] == "2026-12-02 10:00:42" and rows["cy"]["timestamp"] == "2026-12-02 12:00:59"
     assert float(rows["bob"]["score"]) == first["bob"]["score"] and "ffn_forward" in rows["bob"]
     stamps = {s: (results / f"{s}.json").stat().st_mtime_ns for s in first}
 
     # a late submission: collected and graded alone; the class's CSV still holds everyone
-    _zip(home / "Downloads/submissions.zip", {("dee", "2024-05-04-09-00-31"): right})
+    _zip(home / "Downloads/submissions.zip", {("dee", "2026-12-04-09-00-31"): right})
     sh("cp ~/Downloads/submissions.zip autograder/course/downloaded/02_forward_pass/archive/")
     sh("(cd autograder/course && nbgrader zip_collect --force 02_forward_pass)")
     assert sorted(p.name for p in submitted.iterdir()) == ["ada", "bob", "cy", "dee"]
@@ -149,7 +152,13 @@ def test_a_term_from_a_fresh_clone(tmp_path):
     assert {s: (results / f"{s}.json").stat().st_mtime_ns for s in first} == stamps
     rows = _grades(clone)
     assert sorted(rows) == ["ada", "bob", "cy", "dee"] and rows["dee"]["status"] == "graded"
-    assert rows["dee"]["timestamp"] == "2024-05-04 09:00:31"
+    assert rows["dee"]["timestamp"] == "2026-12-04 09:00:31"
+    # dee is late: the course's plugin takes a tenth of the score (one started day); nobody else loses anything
+    assert "was due 2026-12-03 16:00:00 UTC; 1 late: dee 17 h late, " in done.stderr
+    assert float(rows["dee"]["late_penalty"]) == pytest.approx(0.1 * float(rows["dee"]["score"]))
+    assert float(rows["dee"]["score"]) > 0 and float(rows["dee"]["grade"]) == pytest.approx(
+        0.9 * float(rows["dee"]["score"]))
+    assert [float(rows[s]["late_penalty"]) for s in ("ada", "bob", "cy")] == [0, 0, 0]
 
     # regrade one student: bob alone is graded, the CSV keeps the class
     done = sh("python -m autograder grade 02_forward_pass autograder/course/submitted --student bob --force", *SHORT)
@@ -165,6 +174,7 @@ def test_a_term_from_a_fresh_clone(tmp_path):
     assert canvas[1][0].strip() == "Points Possible" and float(canvas[1][5]) == first["ada"]["max_score"]
     grades = {row[3]: row[5] for row in canvas[2:]}
     assert sorted(grades) == ["ada", "bob", "cy", "dee"] and float(grades["ada"]) == first["ada"]["score"]
+    assert float(grades["dee"]) == pytest.approx(0.9 * first["ada"]["max_score"])  # dee's answers are ada's: less 10 %
     sh("python -m autograder report 02_forward_pass --results autograder/course/results "
        "--out autograder/course/results/report.html --csv autograder/course/results/report.csv")
     assert (clone / "autograder/course/results/report-answers.csv").is_file()

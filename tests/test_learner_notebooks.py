@@ -7,10 +7,14 @@
   names the dtype before anything else.
 """
 
+import functools
 import importlib
 import importlib.util
 import json
+import re
 import subprocess
+import sys
+from collections import defaultdict
 
 import nbtools
 import numpy as np
@@ -174,12 +178,226 @@ def test_an_exact_float32_answer_still_passes():
     assert checks.compare(np.array([1.5, -2.0], dtype=np.float32), np.array([1.5, -2.0])).ok
 
 
+# What the checks do, measured: every graded notebook's solution run in this process up to its last test cell,
+# with checks.compare, checks.call and checks.check_equal recording, per test cell, the tolerances the checks
+# compare with, the inputs they give the learner's function and the results they expect.
+
+
+def _kind(value):
+    """'float64', 'int64'... for an array (or a list the check reads as one), 'np.float32' for a numpy scalar,
+    'int' or 'float' for a Python number."""
+    if isinstance(value, np.generic):
+        return f"np.{type(value).__name__}"
+    if isinstance(value, bool | int | float):
+        return type(value).__name__
+    if isinstance(value, np.ndarray | list | tuple):
+        try:
+            return str(np.asarray(value).dtype)
+        except ValueError:
+            return None
+    return None
+
+
+def _test_cell():
+    """The grade_id of the test cell that made this call (run_in_process names each cell's code `<grade_id>`)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith("<test_"):
+            return name[1:-1]
+        frame = frame.f_back
+    return None
+
+
+@functools.cache
+def what_the_checks_do():
+    """{(aid, test cell): {"rtol": {...}, "args": {kinds}, "expected": {kinds}}}, from the checks themselves."""
+    seen = defaultdict(lambda: defaultdict(set))
+    originals = checks.compare, checks.call, checks.check_equal
+
+    def compare(actual, expected, **kw):
+        if (cell := _test_cell()) is not None:
+            seen[aid, cell]["rtol"].add(float(kw.get("rtol", checks.DEFAULT_RTOL)))
+            seen[aid, cell]["expected"].add(_kind(expected))
+        return originals[0](actual, expected, **kw)
+
+    def call(fn, *args, name=None):
+        if (cell := _test_cell()) is not None:
+            seen[aid, cell]["args"].update(_kind(a) for a in args)
+        return originals[1](fn, *args, name=name)
+
+    def check_equal(actual, expected, **kw):
+        if (cell := _test_cell()) is not None:
+            seen[aid, cell]["expected"].add(_kind(expected))
+        return originals[2](actual, expected, **kw)
+
+    checks.compare, checks.call, checks.check_equal = compare, call, check_equal
+    try:
+        for aid in sorted(nbtools.graded_assignments()):
+            last = nbtools.cell_index(aid, nbtools.test_ids(nbtools.solution(aid))[-1])
+            assert nbtools.run_in_process(aid, {}, cells=slice(0, last + 1)) == {}, aid
+    finally:
+        checks.compare, checks.call, checks.check_equal = originals
+    return {key: {k: kinds[k] - {None} for k in ("rtol", "args", "expected")} for key, kinds in seen.items()}
+
+
+def _start_here_text():
+    return "\n".join(c.source for c in nbtools.source(nbtools.ORIENTATION).cells if c.cell_type == "markdown")
+
+
+def _rtols(aid, exercise=None):
+    """The relative tolerances of `aid`'s checks (of one exercise's test cells, if given)."""
+    return {r for (a, cell), kinds in what_the_checks_do().items() if a == aid
+            and (exercise is None or cell.removeprefix("test_").removesuffix("_hidden") == exercise)
+            for r in kinds["rtol"]}
+
+
+def test_the_dtypes_00_states_are_the_ones_the_checks_use():
+    text = " ".join(_start_here_text().split())
+    assert "In notebooks 01 to 11 the arrays of numbers are **float64**" in text
+    # The exceptions it names, as (exercise, "args" or "expected"): integer indices.
+    named = {("top_memories", "expected"), ("router_topk", "expected"), ("load_balancing_loss", "args")}
+    assert all(f"`{exercise}`" in text for exercise, _ in named)
+    assert "01's hidden tests also pass single numpy numbers (`np.float32`, `np.int64`)" in text
+    integer_arrays, scalars = set(), set()
+    for (aid, cell), kinds in what_the_checks_do().items():
+        if aid >= "12":
+            continue
+        exercise = cell.removeprefix("test_").removesuffix("_hidden")
+        for role in ("args", "expected"):
+            arrays = {k for k in kinds[role] if not k.startswith("np.") and k not in ("int", "float", "bool")}
+            assert arrays <= {"float64"} or (exercise, role) in named, (cell, role, arrays)
+            integer_arrays |= {(exercise, role) for k in arrays if k.startswith("int")}
+            scalars |= {(aid, k) for k in kinds[role] if k.startswith("np.") and k != "np.float64"}
+    assert integer_arrays == named  # each exception 00 names is one the checks make
+    assert scalars == {("01_relu_sign_cases", "np.float32"), ("01_relu_sign_cases", "np.int64")}
+
+
 def test_the_tolerances_00_states_are_the_checks_tolerances():
-    text = "\n".join(c.source for c in nbtools.source(nbtools.ORIENTATION).cells)
-    assert "relative $10^{-7}$, some to $10^{-10}$" in text
+    text = " ".join(_start_here_text().split())
+    assert "Most checks compare with the reference to a relative $10^{-7}$" in text
     assert checks.DEFAULT_RTOL == 1e-7
-    limiting = "\n".join(c.source for c in nbtools.source("08_limiting_behaviour").cells)
-    assert "RTOL = 1e-10" in limiting
+    compared = [kinds["rtol"] for kinds in what_the_checks_do().values() if kinds["rtol"]]
+    assert 2 * sum(1e-7 in rtols for rtols in compared) > len(compared)  # most test cells that compare numbers
+    stated = {
+        "$10^{-9}$ in 03 and 04": _rtols("03_residual_layernorm") == _rtols("04_activations") == {1e-9},
+        "$10^{-10}$ in 08": _rtols("08_limiting_behaviour") == {1e-10},
+        "from $10^{-12}$ to $4 \\times 10^{-3}$ (float16 results) in 12":
+            (min(_rtols("12_low_precision")), max(_rtols("12_low_precision"))) == (1e-12, 4e-3)
+            and 4e-3 in _rtols("12_low_precision", "ffn_forward_float16"),
+        "to $10^{-2}$ for the spread of 09's random weights":
+            max(r for rtols in compared for r in rtols) == 1e-2 and 1e-2 in _rtols("09_ffn_module", "xavier_init"),
+        "none at all where no rounding enters (ReLU's outputs in 01, the experts 11's router picks)":
+            0.0 in _rtols("01_relu_sign_cases", "relu") and 0.0 in _rtols("11_mixture_of_experts", "router_topk"),
+    }
+    assert {claim: claim in text and holds for claim, holds in stated.items()} == dict.fromkeys(stated, True)
+
+
+def test_the_failure_00_quotes_is_the_message_a_forward_pass_without_b1_gets():
+    from ffn_helpers import ffn_forward, mistakes
+    from ffn_helpers.examples import W_2
+
+    def without_b1(x, W1, b1, W2, b2):
+        return np.maximum(x @ W1, 0.0) @ W2 + b2
+
+    with pytest.raises(AssertionError) as failure:
+        checks.check(without_b1, (W_2.x, *W_2.params), ffn_forward(W_2.x, *W_2.params),
+                     mistakes=mistakes.for_exercise("ffn_forward"))
+    line = next(line for line in str(failure.value).splitlines() if line.startswith("Likely mistake"))
+    assert f"`{line}`" in _start_here_text()
+
+
+def _markdown(aid):
+    return [" ".join(c.source.split()) for c in nbtools.source(aid).cells if c.cell_type == "markdown"]
+
+
+def _code_cell_run(aid, marker, namespace):
+    """Run `aid`'s setup cell, then its one code cell that holds `marker`, in `namespace`; return what it printed."""
+    import contextlib
+    import io
+
+    cells = [c for c in nbtools.source(aid).cells if c.cell_type == "code" and marker in c.source]
+    assert len(cells) == 1, (aid, marker, len(cells))
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(nbtools.cells_by_id(nbtools.source(aid))["setup"].source, namespace)
+        namespace.update(namespace.pop("_replace", {}))
+        exec(cells[0].source, namespace)
+    return out.getvalue()
+
+
+def test_11_gives_mixtrals_counts_without_quotation_marks_and_derives_them():
+    """The announcement's words are not "46.7B total, 12.9B active": the notebook states the figures, unquoted."""
+    from ffn_helpers import moe
+
+    cells = [re.sub(r"`[^`]*`", "", cell) for cell in _markdown("11_mixture_of_experts")]  # code is no quote
+    quoted = [q for cell in cells for q in re.findall(r'"[^"]*"', cell)]
+    assert '"8x7B"' in quoted  # the pairing finds quotes...
+    assert [q for q in quoted if re.search(r"\b(?:46\.7|12\.9|47|13)B", q)] == []  # ...and none of the counts
+    text = " ".join(cells)
+    total, active = moe.model_param_counts(moe.MIXTRAL_8X7B)["all"]
+    assert (f"{total / 1e9:.1f}B", f"{active / 1e9:.1f}B", f"{total / 1e9:.0f}B", f"{active / 1e9:.0f}B") == (
+        "46.7B", "12.9B", "47B", "13B")
+    assert "gives it 46.7B parameters in all, of which 12.9B are used per token" in text
+    assert "its paper rounds these to 47B and 13B" in text
+
+
+def test_11_answers_its_forecast_on_the_loss_with_the_losses_it_prints():
+    namespace = {}
+    printed = _code_cell_run("11_mixture_of_experts", "for beta in (0.0, 1.0, 2.0, 4.0):", namespace)
+    losses = {beta: f"{loss:.2f}" for beta, loss in namespace["losses"].items()}
+    assert all(f"loss {value}" in printed for value in losses.values())  # the figure's labels print them
+    why = next(m for m in _markdown("11_mixture_of_experts") if "**Why.** A random router" in m)
+    forecast = next(m for m in _markdown("11_mixture_of_experts") if "what does the loss say then?" in m)
+    assert "How large must $\\beta$ be for expert 0 to take half the tokens" in forecast
+    shares = {beta: share[0] for beta, share in zip(namespace["losses"], namespace["loads"].values(), strict=True)}
+    assert shares[1.0] < 0.5 < shares[2.0]  # half the tokens: between β = 1 and β = 2, so the loss is between
+    assert (f"the loss lies between the printed {losses[1.0]} ($\\beta = 1$) and {losses[2.0]} ($\\beta = 2$), "
+            f"up from {losses[0.0]} at $\\beta = 0$") in why
+    assert f"to {losses[4.0]} at $\\beta = 4$" in why
+
+
+def test_10_ties_upper_layers_to_the_values_and_gives_the_keys_both_kinds_of_pattern():
+    """Geva et al. (2021): keys catch shallow patterns in lower layers and semantic ones in upper layers; the
+    values' next-word distributions agree with the keys' patterns more in the upper layers."""
+    intro = _markdown("10_key_value_memory")[0]
+    sentences = re.split(r"(?<=\.) ", intro[intro.index("Geva et al."):])
+    keys = next(s for s in sentences if s.startswith("The keys respond"))
+    assert "shallow ones" in keys and "in the lower layers" in keys
+    assert "semantic ones" in keys and "in the upper layers" in keys
+    assert keys.index("shallow") < keys.index("lower layers") < keys.index("semantic") < keys.index("upper layers")
+    values = next(s for s in sentences if s.startswith("Each value"))
+    assert "in the upper layers" in values and "follow its key's pattern" in values
+    assert [s for s in sentences if "upper layers" in s] == [keys, values]
+
+
+class _FakeTimeit:
+    """timeit for 05's section 6: the loop's and the product's times per call are set by the test."""
+
+    def __init__(self, loop, batched):
+        self.loop, self.batched = loop, batched
+
+    def repeat(self, fn, number, repeat):
+        return [self.loop * number if number == 1 else self.batched * number] * repeat
+
+
+@pytest.mark.parametrize("loop_per_call, gemm_per_call, expected", [
+    (32 * 5e-6, 256 * 1e-6, "one product was 5.0× as fast as the loop"),
+    (32 * 1e-6, 256 * 4e-6, "the loop was 4.0× as fast as one product"),
+])
+def test_05_says_what_its_timing_measured_whichever_way_it_went(loop_per_call, gemm_per_call, expected):
+    """The ratio depends on the machine and its load (0.2× and 29.8× were both seen): the notebook reads the
+    direction off its own measurement, and its text names what varies instead of a fixed direction."""
+    namespace = {"_replace": {"timeit": _FakeTimeit(loop_per_call, gemm_per_call)}}
+    printed = _code_cell_run("05_position_wise", "def loop_ffn(", namespace)
+    assert f"here, at 256/1024: {expected}" in printed and f"here, at 512/2048: {expected}" in printed
+    section = " ".join(m for m in _markdown("05_position_wise") if "loop" in m and ("ratio" in m or "GEMM" in m))
+    for varies in ("caches and cores", "the BLAS library numpy calls", "what else the machine is doing",
+                   "the loop can even come out ahead"):
+        assert varies in section, varies
+    for fixed in ("How many times faster", "on most machines", "far larger"):
+        assert fixed not in section, fixed
+    assert "**Forecast.** Which is faster at each size" in section
 
 
 # ---------------------------------------------------------------- 10's recall contract: no 0/0

@@ -10,6 +10,7 @@ notebooks' mistakes are tested beside their references (test_module, test_memory
 test_moe) and by the wrong answers of tests/submissions.
 """
 
+import functools
 import math
 import warnings
 from collections import defaultdict
@@ -66,6 +67,7 @@ FFN_WRONG = {
     "no_activation": lambda x, W1, b1, W2, b2: (x @ W1 + b1) @ W2 + b2,
     "activation_on_output": lambda x, W1, b1, W2, b2: np.maximum(np.maximum(x @ W1 + b1, 0) @ W2 + b2, 0),
     "bias_after_activation": lambda x, W1, b1, W2, b2: (np.maximum(x @ W1, 0) + b1) @ W2 + b2,
+    "activation_after_W2_only": lambda x, W1, b1, W2, b2: np.maximum((x @ W1 + b1) @ W2 + b2, 0),
 }
 
 
@@ -386,3 +388,151 @@ def test_torch_layout_with_a_non_square_weight_crashes_with_a_named_exception():
     with pytest.raises(AssertionError, match=r"^linear_torch raised ValueError: matmul"):
         checks.check(LINEAR_WRONG["torch_layout"], (x, weight, bias), linear_reference(x, weight, bias),
                      name="linear_torch", mistakes=mistakes.for_exercise("linear_torch"))
+
+
+# --- the activation after W2 only, against right answers written every other way ------------------
+# σ((x W1 + b1) W2 + b2) is one catalogue entry shared by 02's ffn_forward, 05's ffn_per_token and
+# 09's ffn_module_forward. The attack: the very test cells the grader runs (hidden ones included, with the
+# published inputs and with offering seeds), each given right answers written differently. None may fail
+# or be told of this mistake, and the mistake itself, written three ways, must be named alone.
+
+AFTER_W2 = "activation_after_W2_only"
+OFFERING_SEEDS = (None, 1, 20260, 4_000_000_007)
+FFN_EXERCISES = {"ffn_forward": "02_forward_pass", "ffn_per_token": "05_position_wise",
+                 "ffn_module_forward": "09_ffn_module"}
+
+# The body of a right FFN, written differently each time; `sigma` is ReLU (02, 05) or the one named (09).
+HONEST_BODIES = {
+    "maximum": "    h = sigma(np.asarray(x, float) @ W1 + b1)\n    return h @ W2 + b2\n",
+    "einsum-where": "    z = np.einsum('...i,ij->...j', np.asarray(x, float), W1) + b1\n"
+                    "    h = np.where(z > 0, z, 0.0) if relu else sigma(z)\n"
+                    "    return np.einsum('...j,jk->...k', h, W2) + b2\n",
+    "transposes": "    x = np.asarray(x, float)\n"
+                  "    cols = x.reshape(-1, x.shape[-1]).T\n"
+                  "    h = sigma(W1.T @ cols + np.reshape(b1, (-1, 1)))\n"
+                  "    return (W2.T @ h + np.reshape(b2, (-1, 1))).T.reshape(x.shape[:-1] + (W2.shape[1],))\n",
+    "bias-first-clip": "    z = b1 + np.dot(np.asarray(x, float), W1)\n"
+                       "    h = np.clip(z, 0.0, None) if relu else sigma(z)\n"
+                       "    return b2 + np.dot(h, W2)\n",
+    "mask-tensordot": "    z = np.matmul(np.asarray(x, float), W1) + b1\n"
+                      "    h = z * (z > 0) if relu else sigma(z)\n"
+                      "    return np.tensordot(h, W2, axes=1) + b2\n",
+    "half-abs": "    z = np.asarray(x, float) @ W1 + b1\n"
+                "    h = (z + np.abs(z)) / 2 if relu else sigma(z)\n"
+                "    return h @ W2 + b2\n",
+    "token-loop": "    x = np.asarray(x, float)\n"
+                  "    out = [sigma(row @ W1 + b1) @ W2 + b2 for row in x.reshape(-1, x.shape[-1])]\n"
+                  "    return np.array(out).reshape(x.shape[:-1] + (W2.shape[1],))\n",
+}
+
+# The mistake, written the ways a learner would.
+AFTER_W2_BODIES = {
+    "maximum": "    return sigma((np.asarray(x, float) @ W1 + b1) @ W2 + b2)\n",
+    "where-two-steps": "    y = np.asarray(x, float) @ W1 + b1\n    y = y @ W2 + b2\n"
+                       "    return np.where(y > 0, y, 0.0) if relu else sigma(y)\n",
+    "einsum": "    z = np.einsum('...i,ij->...j', np.asarray(x, float), W1) + b1\n"
+              "    return sigma(np.einsum('...j,jk->...k', z, W2) + b2)\n",
+}
+
+_SIGMAS = ("import numpy as np\nfrom scipy import special\n\n"
+           "SIGMA = {'relu': lambda z: np.maximum(z, 0.0), 'gelu': lambda z: z * special.ndtr(z),\n"
+           "         'silu': lambda z: z * special.expit(z)}\n\n\n")
+
+
+def ffn_answer(exercise, body):
+    """The answer cell of `exercise` with `body`; 09's takes σ by name and biases that may be None."""
+    if exercise == "ffn_module_forward":
+        head = ("def ffn_module_forward(x, W1, b1, W2, b2, activation='relu'):\n"
+                "    sigma, relu = SIGMA[activation], activation == 'relu'\n"
+                "    b1 = 0.0 if b1 is None else b1\n    b2 = 0.0 if b2 is None else b2\n")
+    else:
+        head = f"def {exercise}(x, W1, b1, W2, b2):\n    sigma, relu = SIGMA['relu'], True\n"
+    return _SIGMAS + head + body
+
+
+def _exercise_span(aid, exercise):
+    """The cells from `exercise`'s answer cell to its last test cell."""
+    nb = nbtools.solution(aid)
+    tests = [gid for gid in nbtools.test_ids(nb) if (nbtools.exercise_of(gid, nbtools.answer_ids(nb)) or ("",))[0]
+             == exercise]
+    return slice(nbtools.cell_index(aid, exercise), nbtools.cell_index(aid, tests[-1]) + 1), tests
+
+
+@functools.cache
+def _namespace_before(aid, exercise):
+    """The notebook's namespace after every cell before `exercise`'s answer cell (run once per exercise)."""
+    namespace = {"__name__": "__main__"}
+    raised = nbtools.run_in_process(aid, {}, cells=slice(0, nbtools.cell_index(aid, exercise)), namespace=namespace)
+    assert raised == {}, raised
+    return namespace
+
+
+def run_exercise_tests(exercise, source, seed):
+    """`exercise`'s test cells run on the answer `source`, the hidden inputs drawn with offering `seed`:
+    (its test cells, test cell -> the exception it raised)."""
+    aid = FFN_EXERCISES[exercise]
+    span, tests = _exercise_span(aid, exercise)
+    namespace = dict(_namespace_before(aid, exercise))
+    checks.set_offering_seed(seed)
+    try:
+        raised = nbtools.run_in_process(aid, {exercise: source}, cells=span, namespace=namespace)
+    finally:
+        checks.set_offering_seed(None)
+    return tests, raised
+
+
+def test_the_activation_after_w2_is_one_catalogue_entry_shared_by_every_ffn_forward_pass():
+    entries = mistakes.by_key(AFTER_W2)
+    assert len(entries) == 1  # one computation, reused: 02, 05 and 09 share FFN_FORWARD
+    for exercise in FFN_EXERCISES:
+        assert entries[0] in mistakes.for_exercise(exercise), exercise
+    x, W1, b1, W2, b2 = ffn_args()
+    for activation in ("relu", "gelu", "silu"):  # σ is the exercise's own, applied to the whole output
+        y = fh.ffn_forward(x, W1, None, W2, None, activation="identity") + b1 @ W2 + b2
+        wrong = entries[0].compute(x, W1, b1, W2, b2, activation)
+        np.testing.assert_allclose(wrong, fh.get_activation(activation)(y), rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("activation", ["relu", "gelu", "silu"])
+def test_the_activation_after_w2_is_named_alone_for_every_sigma(activation):
+    """09 checks GELU and SiLU too: σ after W2 only is told apart from the right answer and from every other
+    catalogued mistake of ffn_module_forward."""
+    args = (*ffn_args(), activation)
+    sigma = fh.get_activation(activation)
+
+    def learner(x, W1, b1, W2, b2, activation):
+        return sigma((x @ W1 + b1) @ W2 + b2)
+
+    catalogue = mistakes.for_exercise("ffn_module_forward")
+    with pytest.raises(AssertionError) as info:
+        checks.check(learner, args, fh.ffn_forward(*args[:5], activation=activation), mistakes=catalogue)
+    assert checks.named_mistakes(info.value) == (AFTER_W2,)
+    assert str(info.value).count("Likely mistake") == 1
+
+
+HONEST_CASES = [(ex, body) for ex in FFN_EXERCISES for body in HONEST_BODIES]
+
+
+@pytest.mark.parametrize("exercise, body", HONEST_CASES, ids=[f"{e}-{b}" for e, b in HONEST_CASES])
+def test_no_right_answer_is_told_it_applied_the_activation_after_w2(exercise, body):
+    source = ffn_answer(exercise, HONEST_BODIES[body])
+    for seed in OFFERING_SEEDS:
+        tests, raised = run_exercise_tests(exercise, source, seed)
+        assert len(tests) == 2 and raised == {}, (seed, {g: str(e)[:500] for g, e in raised.items()})
+
+
+WRONG_AFTER_W2 = [(ex, body) for ex in FFN_EXERCISES for body in AFTER_W2_BODIES]
+
+
+@pytest.mark.parametrize("exercise, body", WRONG_AFTER_W2, ids=[f"{e}-{b}" for e, b in WRONG_AFTER_W2])
+def test_the_activation_after_w2_only_fails_every_test_cell_and_is_named_alone(exercise, body):
+    """Every test cell of 02 and 09; in 05 the hidden one (W-4's public tokens give no negative output, so
+    σ after W2 gives W-4's right answer there, as σ on the output does)."""
+    source = ffn_answer(exercise, AFTER_W2_BODIES[body])
+    for seed in OFFERING_SEEDS:
+        tests, raised = run_exercise_tests(exercise, source, seed)
+        must_fail = {t for t in tests if exercise != "ffn_per_token" or t.endswith("_hidden")}
+        assert must_fail <= set(raised), (seed, sorted(raised))
+        for gid, exc in raised.items():  # the first failed check of each cell: this mistake, and it alone
+            assert checks.named_mistakes(exc) == (AFTER_W2,), (seed, gid, str(exc)[:800])
+            assert str(exc).count("Likely mistake") == 1, (seed, gid)

@@ -252,32 +252,11 @@ def test_autograded_holds_only_the_sanitised_notebook(batch):
 # ---------------------------------------------------------------- every catalogued wrong answer, in process
 
 
-class _Shell:
-    def __getattr__(self, name):
-        return lambda *args, **kwargs: None
-
-
 def _keys_raised(aid, wrong):
     """The solution notebook run in this process with `wrong`'s answer: test cell -> keys its failure carried."""
-    import contextlib
-    import warnings
-
-    namespace, found = {"__name__": "__main__", "get_ipython": _Shell}, {}
     loses = (wrong.loses,) if isinstance(wrong.loses, str) else tuple(wrong.loses)
-    with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for cell in nbtools.solution(aid).cells:
-            gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if cell.cell_type != "code":
-                continue
-            source = wrong.source if gid == wrong.cell else cell.source
-            source = "\n".join(line for line in source.splitlines() if not line.lstrip().startswith(("%", "!")))
-            try:
-                exec(compile(source, f"<{gid}>", "exec"), namespace)
-            except Exception as exc:
-                if gid in loses:
-                    found[gid] = checks.named_mistakes(exc)
-    return found
+    raised = nbtools.run_in_process(aid, {wrong.cell: wrong.source})
+    return {gid: checks.named_mistakes(exc) for gid, exc in raised.items() if gid in loses}
 
 
 # The notebooks whose own test helpers name mistakes, and 02, where checks.check alone does.

@@ -568,6 +568,44 @@ def test_command_line_help_and_parser_registration():
     assert done.returncode == 0 and "--anonymise" in done.stdout and "--threshold" in done.stdout
 
 
+# ---------------------------------------------------------------- the activation after W2 only
+
+AFTER_W2 = "activation_after_W2_only"
+AFTER_W2_ANSWERS = {  # σ((x W1 + b1) W2 + b2): the activation after W2 only, as a learner writes it
+    ("02_forward_pass", "ffn_forward"): "import numpy as np\n\n\ndef ffn_forward(x, W1, b1, W2, b2):\n"
+                                        "    return np.maximum((x @ W1 + b1) @ W2 + b2, 0)\n",
+    ("09_ffn_module", "ffn_module_forward"): "from ffn_helpers import get_activation\n\n\n"
+                                             "def ffn_module_forward(x, W1, b1, W2, b2, activation='relu'):\n"
+                                             "    return get_activation(activation)((x @ W1 + b1) @ W2 + b2)\n",
+}
+
+
+@pytest.mark.parametrize("aid, exercise", list(AFTER_W2_ANSWERS), ids=[a for a, _ in AFTER_W2_ANSWERS])
+def test_the_activation_after_w2_only_is_a_misconception_of_its_own_in_the_report(tmp_path, aid, exercise):
+    """It was counted under "failed without a named misconception": the keys its failures carry come from the
+    notebook's own test cells run on that answer; the report names it and explains it from the catalogue."""
+    import nbtools
+
+    from ffn_helpers import checks
+
+    layout = course_layout(aid)
+    raised = nbtools.run_in_process(aid, {exercise: AFTER_W2_ANSWERS[aid, exercise]})
+    lost = tuple(g for g, e, _ in layout.cells if e == exercise)
+    assert sorted(raised) == sorted(lost)  # both test cells of the exercise fail, and no other
+    assert {checks.named_mistakes(raised[g]) for g in lost} == {(AFTER_W2,)}
+    records = [student_record(f"afterW2-{i}", aid, graded_cells(layout, {exercise: ((AFTER_W2,), lost)}))
+               for i in range(1, 4)]
+    records += [student_record(f"ok-{i}", aid, graded_cells(layout, {})) for i in range(1, 3)]
+    b = report.build([aid], write_class(tmp_path / "results", records), anonymise=False)
+    row = _exercise(b, exercise)
+    assert (row.failed, row.undiagnosed) == (3, 0)
+    assert [(m.key, m.students, m.failed) for m in row.mistakes] == [(AFTER_W2, 3, 3)]
+    explanation = _explanation(exercise, AFTER_W2)
+    assert row.mistakes[0].explanation == explanation
+    assert Tables(b.html).rows(f"{exercise}: misconceptions named")[AFTER_W2] == ["3 of 3", "100%", explanation]
+    assert "failed without a named misconception" not in b.html
+
+
 # ---------------------------------------------------------------- a class graded by `python -m autograder grade`
 
 
@@ -583,6 +621,7 @@ def _graded_class_construction():
     plan.update({f"torch-{i}": [wrong["lin-no-transpose"]] for i in range(1, 6)})
     plan.update({f"noact-{i}": [wrong["ffn-no-activation"]] for i in range(1, 4)})
     plan.update({f"outrelu-{i}": [wrong["ffn-relu-on-output"]] for i in range(1, 3)})
+    plan.update({f"afterW2-{i}": [wrong["ffn-relu-after-W2-only"]] for i in range(1, 3)})
     plan.update({f"ffnT-{i}": [wrong["ffn-torch-layout"]] for i in range(1, 3)})  # a shape error: no diagnosis
     plan.update({f"colvec-{i}": [wrong["lin-column-vector"]] for i in range(1, 3)})  # fails the hidden test only
     plan.update({f"strict-{i}": [wrong["dead-strict-negative"]] for i in range(1, 3)})
@@ -654,13 +693,13 @@ def test_report_on_a_class_graded_by_the_grade_command(tmp_path):
         assert {m.key: m.students for m in e.mistakes} == {k: len(v) for k, v in named[e.exercise].items()}
         assert all(m.failed == len(failed[e.exercise]) for m in e.mistakes)
     assert sorted(rep.scores) == sorted(scores.values())
-    assert rep.exercises[0].exercise == "ffn_forward"  # 15 of 32 failed it: the hardest
+    assert rep.exercises[0].exercise == "ffn_forward"  # 17 of 34 failed it: the hardest
     ffn = Tables(out.read_text(encoding="utf-8")).rows("ffn_forward: misconceptions named")
-    assert ffn["missing_b1"][0] == f"7 of {len(failed['ffn_forward'])}" == "7 of 15"
+    assert ffn["missing_b1"][0] == f"7 of {len(failed['ffn_forward'])}" == "7 of 17"
     with table.open(encoding="utf-8", newline="") as f:
         rows = list(csv.DictReader(f))
     b1 = next(r for r in rows if (r["exercise"], r["misconception"]) == ("ffn_forward", "missing_b1"))
-    assert (b1["students_named"], b1["failed"]) == ("7", "15")
+    assert (b1["students_named"], b1["failed"]) == ("7", "17")
 
     attention = {a.student: a for a in b.attention}
     assert attention["absent-1"].status == "missing notebook" and attention["absent-1"].rank == 0

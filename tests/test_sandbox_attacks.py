@@ -82,6 +82,17 @@ if queue >= 0:
 libc.mq_open.restype = ctypes.c_int  # a POSIX message queue, likewise
 posix = libc.mq_open(b"/hoard", os.O_CREAT | os.O_RDWR, 0o600, None)
 out["mq_open"] = "made" if posix >= 0 else errno.errorcode[ctypes.get_errno()]
+for where in ("/tmp", "/dev/shm"):  # extended attributes: their values are kept in the kernel's memory
+    path = f"{where}/xattr-hoard"
+    open(path, "w").close()
+    for call, setter in (("setxattr", lambda: os.setxattr(path, "user.hoard", b"\1" * 65536)),
+                         ("lsetxattr", lambda: os.setxattr(path, "user.hoard", b"\1" * 65536, follow_symlinks=False)),
+                         ("fsetxattr", lambda: os.setxattr(os.open(path, os.O_RDONLY), "user.hoard", b"\1" * 65536))):
+        try:
+            setter()
+            out[f"{call} {where}"] = "made"
+        except OSError as exc:
+            out[f"{call} {where}"] = errno.errorcode[exc.errno]
 for fd in fds:
     os.close(fd)
 print(json.dumps(out), flush=True)
@@ -144,6 +155,8 @@ def _assert_bounded(hoard, limits):
     assert hoard.get("shm", 0) <= limits["memory"] // MiB, f"System V segments kept {hoard['shm']} MiB: {hoard}"
     assert hoard.get("sem", 0) <= limits["memory"] // MiB, f"semaphore sets kept {hoard['sem']} MiB: {hoard}"
     assert hoard["msgget"] == hoard["mq_open"] == "EPERM", hoard  # no message queue to fill
+    xattrs = {k: v for k, v in hoard.items() if "setxattr" in k}
+    assert len(xattrs) == 6 and set(xattrs.values()) == {"EPERM"}, hoard  # no extended attribute to fill
 
 
 # ---- memory no limit counts ----------------------------------------------------------------------------------------

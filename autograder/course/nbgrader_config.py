@@ -65,3 +65,11 @@ c.ZipCollectApp.collector_plugin = "autograder.grading.submissions.LmsCollector"
 c.LmsCollector.timezone = "UTC"
 # Which LMS's names to read; with one left, a name another LMS would read differently is no longer refused.
 c.LmsCollector.formats = ["canvas", "moodle", "blackboard"]
+
+# Late work (autograder/README.md, "Late work"): the due date is the gradebook's (`nbgrader db assignment add
+# 02_forward_pass --duedate="2026-12-01 17:00:00 Europe/Berlin"`); nbgrader's own plugin gives no penalty, the
+# course's takes a share of the score for each day late, a started day counting whole, up to a cap. grades.csv and
+# the exports apply it when they are written, so changing a due date or these numbers grades nobody again.
+c.AssignLatePenalties.plugin_class = "autograder.grading.scoring.late.SharePerDayLate"
+c.SharePerDayLate.per_day = 0.1
+c.SharePerDayLate.cap = 0.5

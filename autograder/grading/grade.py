@@ -225,8 +225,11 @@ def _remember(out_dir, graded, versions):
 
 def _write_class_csv(config, assignment_id, out_dir):
     """grades.csv: every student of the gradebook, whatever this run graded (exports.py's per-exercise CSV)."""
-    sheet = classbook.sheet(config, assignment_id, out_dir)
+    sheet = classbook.sheet(config, assignment_id, out_dir)  # the late penalties as of the due date of now
     (out_dir / "grades.csv").write_text(exports.exercises_csv(sheet), encoding="utf-8")
+    late = exports.late_line(sheet)
+    if late:
+        _say(late)
 
 
 UNREADABLE_NOTE = ("**The notebook submitted as `{name}` could not be read** (its status and why are in the grader's "

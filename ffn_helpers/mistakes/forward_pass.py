@@ -31,6 +31,10 @@ FFN_FORWARD = (
     Mistake("activation_on_output", "σ was applied to the output as well: it goes between the layers only.",
             lambda x, W1, b1, W2, b2, activation="relu": ffn_variant(
                 x, W1, b1, W2, b2, activation, on_output=True)),
+    Mistake("activation_after_W2_only", "σ was applied once, after W2, to (x W1 + b1) W2 + b2: it belongs between "
+            "the layers, on x W1 + b1, and the output has none: σ(x W1 + b1) W2 + b2.",
+            lambda x, W1, b1, W2, b2, activation="relu": act.get_activation(activation)(
+                ffn_variant(x, W1, b1, W2, b2, "identity"))),
     Mistake("bias_after_activation", "you added b1 after σ: the bias belongs inside, σ(x W1 + b1).",
             lambda x, W1, b1, W2, b2, activation="relu": ffn_variant(
                 x, W1, b1, W2, b2, activation, b1_after_sigma=True)),

@@ -278,6 +278,10 @@ WRONG = [
           _swap(_FORWARD_MATMUL, "    return y if b2 is None else y + b2\n",
                 "    y = y if b2 is None else y + b2\n    return np.maximum(y, 0.0) if activation == 'relu' else y\n"),
           loses=_FORWARD, diagnosis="activation_on_output"),
+    Wrong("forward-activation-after-W2-only", "ffn_module_forward",  # σ((x W1 + b1) W2 + b2), for every σ
+          _swap(_swap(_FORWARD_MATMUL, "        z = z + b1\n", "        z = z + b1\n    z = z @ W2 if b2 is None else "
+                      "z @ W2 + b2\n"), "    y = h @ W2\n    return y if b2 is None else y + b2\n", "    return h\n"),
+          loses=_FORWARD, diagnosis="activation_after_W2_only"),
     Wrong("backward-no-mask", "ffn_module_backward", _swap(_BW, "dz = (G @ W2.T) * dsigma", "dz = G @ W2.T"),
           loses=_LAYER1 + _GELU, diagnosis="missing_activation_grad"),
     Wrong("backward-mask-at-zero", "ffn_module_backward",

@@ -7,6 +7,8 @@ the sandbox's bounded /tmp. So no process in a sandbox may
 - create anonymous files (`memfd_create`) or inter-process objects (System V shared memory, semaphore sets and
   message queues: `shmget`, `semget`, `msgget`; POSIX message queues: `mq_open`): what they hold counts against
   no limit of the process, and lives on after it;
+- set extended attributes (`setxattr`, `lsetxattr`, `fsetxattr`, `setxattrat`): a tmpfs keeps their values in
+  the kernel's memory, which neither its size nor RLIMIT_AS counts (gigabytes, with the tmpfs showing 0 used);
 - start a session of its own (`setsid`): each session is a scheduling group of the kernel's own (autogroup), so
   a sandbox that made hundreds of them would take the CPU from the student graded beside it; kept in the one
   session its sandbox started in, all its processes share one fair part;
@@ -27,13 +29,16 @@ import sys
 # (AUDIT_ARCH_*, {call: number}) of each machine the filter knows; elsewhere refuse() says it cannot.
 MACHINES = {
     "x86_64": (0xC000003E, {"memfd_create": 319, "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240,
+                            "setxattr": 188, "lsetxattr": 189, "fsetxattr": 190, "setxattrat": 463,
                             "setsid": 112, "unshare": 272, "clone": 56, "clone3": 435}),
     "aarch64": (0xC00000B7, {"memfd_create": 279, "shmget": 194, "semget": 190, "msgget": 186, "mq_open": 180,
+                             "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "setxattrat": 463,
                              "setsid": 157, "unshare": 97, "clone": 220, "clone3": 435}),
 }
 _X32_BIT = 0x40000000  # x86-64's x32 ABI: the same calls under numbers with this bit set
 CLONE_NEWUSER = 0x10000000
-_REFUSED = ("memfd_create", "shmget", "semget", "msgget", "mq_open", "setsid")  # EPERM, whatever the arguments
+_REFUSED = ("memfd_create", "shmget", "semget", "msgget", "mq_open",  # EPERM, whatever the arguments
+            "setxattr", "lsetxattr", "fsetxattr", "setxattrat", "setsid")
 _ALLOW, _ERRNO = 0x7FFF0000, 0x00050000  # SECCOMP_RET_*
 _LD, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06  # BPF_LD|W|ABS, BPF_JMP|JEQ/JGE/JSET|K, BPF_RET|K
 _NR, _ARCH, _ARG0 = 0, 4, 16  # offsets in struct seccomp_data (arg0's low 32 bits: little-endian machines)

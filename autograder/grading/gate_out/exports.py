@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from ... import RESULTS
-from ...sanitise import csv_text
+from ...sanitise import csv_text, for_terminal
 from .. import course
 from ..scoring import classbook
 
@@ -37,6 +37,30 @@ def exercises_csv(sheet):
             row |= dict(first_name=r.first_name, last_name=r.last_name, email=r.email)
         rows.append(row | {ex: _num(p) for ex, p in r.exercises.items()})
     return csv_text(rows, columns)
+
+
+def late_line(sheet):
+    """One line on the sheet's late submissions and what each lost (None when none is late)."""
+    if not sheet.late:
+        return None
+    said = [f"{late.student} {_duration(late.seconds_late)} late, "
+            + ("no penalty" if late.penalty is None else f"{_num(late.penalty)} point(s) off") for late in sheet.late]
+    line = (f"{sheet.assignment} was due {sheet.duedate} UTC; {len(said)} late: " + "; ".join(said[:10])
+            + (" ..." if len(said) > 10 else ""))
+    if any(late.penalty is None for late in sheet.late):
+        line += (" (nbgrader's late penalty method gives none: set c.AssignLatePenalties.plugin_class in the "
+                 "course's nbgrader_config.py, see the guide's 'Late work')")
+    return line
+
+
+def _duration(seconds):
+    """5 s, 3 min, 2 h 5 min, 1 day 3 h: how late, to the unit that matters."""
+    minutes, hours, days = int(seconds // 60), int(seconds // 3600), int(seconds // 86400)
+    if days:
+        return f"{days} day{'s' if days > 1 else ''}" + (f" {hours - 24 * days} h" if hours - 24 * days else "")
+    if hours:
+        return f"{hours} h" + (f" {minutes - 60 * hours} min" if minutes - 60 * hours else "")
+    return f"{minutes} min" if minutes else f"{int(seconds)} s"
 
 
 def _students(sheets):
@@ -156,8 +180,10 @@ def main(args):
     except (ValueError, OSError) as exc:
         print(f"export: error: {exc}", file=sys.stderr)
         return 2
+    for line in filter(None, map(late_line, sheets)):
+        print(for_terminal(line))
     print(f"wrote {out}: {len(_students(sheets))} students, {len(sheets)} assignment(s)")
     if waiting:
-        print(f"export: still needing manual grading in formgrader, exported with the grader's points: {waiting} "
-              "(--require-settled writes nothing until none is left)", file=sys.stderr)
+        print(for_terminal(f"export: still needing manual grading in formgrader, exported with the grader's points: "
+                           f"{waiting} (--require-settled writes nothing until none is left)"), file=sys.stderr)
     return 0

@@ -1,7 +1,8 @@
 """The class's grades as the gradebook holds them: every student of the course, per assignment and exercise.
 
 The gradebook is the one record (scores by hand in formgrader included); the status of
-each submission comes from the `<student>.json` that `grade` wrote beside it.
+each submission comes from the `<student>.json` that `grade` wrote beside it. Reading a sheet publishes it:
+the late penalties are set first, from the due date the gradebook holds now (gradebook.late_penalties).
 """
 
 import json
@@ -46,6 +47,8 @@ class Sheet:
     max_score: float
     exercises: dict  # exercise -> max points
     rows: list
+    late: list = field(default_factory=list)  # gradebook.Late, one per late submission
+    duedate: str = ""  # the assignment's due date in UTC ("" when it has none)
 
 
 def results_dir(config, assignment_id):
@@ -88,8 +91,9 @@ def sheet(config, assignment_id, results=None):
                          "(python -m autograder grade)")
     results = Path(results) if results else results_dir(config, assignment_id)
     of, maxima = _exercises(model)
-    rows = []
+    rows, late = [], gradebook.late_penalties(config, assignment_id)
     with gradebook.open_gradebook(config) as gb:
+        due = gb.find_assignment(assignment_id).duedate
         for student in sorted(gb.students, key=lambda s: s.id):
             names = dict(student=student.id, first_name=student.first_name or "", last_name=student.last_name or "",
                          email=student.email or "", lms_user_id=student.lms_user_id or "")
@@ -108,7 +112,7 @@ def sheet(config, assignment_id, results=None):
             rows.append(Row(**names, status=_status(results, student.id), **_points(sub),
                             timestamp=sub.timestamp.isoformat(sep=" ") if sub.timestamp else "", exercises=points,
                             needs_manual=bool(sub.needs_manual_grade)))
-    return Sheet(assignment_id, model_max(maxima), maxima, rows)
+    return Sheet(assignment_id, model_max(maxima), maxima, rows, late, due.isoformat(sep=" ") if due else "")
 
 
 def _points(sub):

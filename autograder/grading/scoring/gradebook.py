@@ -2,21 +2,20 @@
 
 After this, formgrader and `nbgrader export` show the scores: each test cell's
 `auto_score`, the notebook's `flagged` mark for a flagged submission, and the
-late-submission penalty nbgrader's configured plugin computes. Formgrader also shows
+late-submission penalty nbgrader's configured plugin computes (late_penalties, at publication). Formgrader also shows
 what the sandboxed grader found: a test cell that timed out, was not run, was
 flagged or got no verdict from the clean re-run is marked as needing manual grading,
 and each answer cell concerned carries the grader's comment (statuses, flag kinds). `cell_scores`
 reads them back, without writing, for whoever checks what grading stored.
 """
 
-import importlib
+import logging
 import sqlite3
 import warnings
 from pathlib import Path
 from typing import NamedTuple
 
 from nbgrader.api import Gradebook, MissingEntry
-from nbgrader.plugins import LateSubmissionPlugin
 from nbgrader.utils import parse_utc
 from sqlalchemy.exc import SAWarning
 from sqlalchemy.orm import scoped_session, sessionmaker
@@ -95,15 +94,6 @@ def _course_id(config):
     return config.CourseDirectory.get("course_id", "")
 
 
-def _late_plugin(config):
-    """The late-penalty plugin nbgrader's AssignLatePenalties is configured with."""
-    cls = config.AssignLatePenalties.get("plugin_class", LateSubmissionPlugin)
-    if isinstance(cls, str):
-        module, _, name = cls.rpartition(".")
-        cls = getattr(importlib.import_module(module), name)
-    return cls(config=config)
-
-
 def open_gradebook(config):
     """The course's gradebook (use it as a context manager)."""
     return Gradebook(config.CourseDirectory.db_url, _course_id(config))
@@ -129,7 +119,7 @@ def _record(config, result, gb):
             kwargs["timestamp"] = parse_utc(result.timestamp)
         except (ValueError, OverflowError, TypeError):
             pass
-    submission = gb.update_or_create_submission(assignment, student, **kwargs)
+    gb.update_or_create_submission(assignment, student, **kwargs)
     for nb_result in result.notebooks:
         try:
             notebook = gb.find_submission_notebook(nb_result.notebook, assignment, student)
@@ -146,13 +136,56 @@ def _record(config, result, gb):
         said = comments(nb_result, [c.name for c in notebook.comments])
         for comment in notebook.comments:
             comment.auto_comment = said.get(comment.name)
-        notebook.late_submission_penalty = None
-        if submission.total_seconds_late > 0:
-            penalty = _late_plugin(config).late_submission_penalty(
-                student, notebook.score, submission.total_seconds_late)
-            if penalty is not None:
-                notebook.late_submission_penalty = max(0.0, min(float(penalty), notebook.score))
-    gb.db.commit()
+    gb.db.commit()  # the late penalty is applied at publication (late_penalties), from the due date of then
+
+
+class Late(NamedTuple):
+    """A late submission as published: how late, and the points its notebooks lost for it."""
+
+    student: str
+    seconds_late: float
+    penalty: float | None  # None: the configured plugin gave none (nbgrader's default, 'none')
+
+
+def late_penalties(config, assignment_id):
+    """Set each notebook's late penalty of every submission of `assignment_id` in the gradebook; the Late ones.
+
+    nbgrader's AssignLatePenalties, as the course configures it, decides: its plugin (plugin_class) and its bounds
+    (no less than 0, no more than the notebook's score), from the submission's time against the due date the
+    gradebook holds now (a student's extension included). It runs when results are published, for the whole
+    class, so a new due date or a score by hand changes the penalty without grading anyone again. Its own
+    preprocess would open a gradebook per notebook, under nbgrader's default course id: this is its body, in one
+    session for the class.
+    """
+    from nbgrader.preprocessors import AssignLatePenalties
+
+    assign = AssignLatePenalties(config=config, log=_QUIET)
+    assign.init_plugin()
+    late = []
+    with warnings.catch_warnings(), open_gradebook(config) as gb:
+        warnings.simplefilter("ignore", SAWarning)
+        try:
+            submitted = gb.find_assignment(assignment_id).submissions
+        except MissingEntry:
+            return []
+        for submission in submitted:
+            seconds, penalty = submission.total_seconds_late, None
+            for notebook in submission.notebooks:
+                notebook.late_submission_penalty = None
+                given = assign.plugin_inst.late_submission_penalty(submission.student.id, notebook.score,
+                                                                   seconds) if seconds > 0 else None
+                if given is not None:
+                    notebook.late_submission_penalty = assign._check_late_penalty(notebook, float(given))
+                    penalty = (penalty or 0.0) + notebook.late_submission_penalty
+            if seconds > 0:
+                late.append(Late(submission.student.id, seconds, penalty))
+        gb.db.commit()
+    return sorted(late)
+
+
+_QUIET = logging.getLogger("autograder.late")  # nbgrader's plugin logs each notebook; publication says it once
+_QUIET.addHandler(logging.NullHandler())
+_QUIET.propagate = False
 
 
 # Test cells whose points a person should look at: formgrader lists their submission as needing manual grading.

@@ -23,13 +23,23 @@
 # Vectors are rows and the weights multiply from the right (`x @ W1`), as in numpy.
 # PyTorch's `nn.Linear` stores its weight the other way round; notebook 02 shows both.
 #
-# In notebooks 01 to 11 every array is **float64**, numpy's default: the inputs
-# the checks give your functions, and the results they expect back. Most checks
-# compare with the reference to a relative $10^{-7}$, some to $10^{-10}$; a
-# float32 result (PyTorch's default) is rounded more coarsely than that, and
-# its check fails with a message that names the dtype first. Notebook 12 is
-# about lower precision itself: its exercises also work in float32, float16
-# and int8, and each one says which dtype it takes and returns.
+# In notebooks 01 to 11 the arrays of numbers are **float64**, numpy's default:
+# the arrays the checks give your functions, and the ones they expect back.
+# The exceptions are indices, which are integers: `top_memories` (10) and
+# `router_topk` (11) return them, and `load_balancing_loss` (11) takes them as
+# `expert_index`. Counts and sizes are Python integers, and 01's hidden tests
+# also pass single numpy numbers (`np.float32`, `np.int64`) where a number is
+# expected.
+#
+# Most checks compare with the reference to a relative $10^{-7}$. The others
+# use the tolerance their numbers call for, from none at all where no rounding
+# enters (ReLU's outputs in 01, the experts 11's router picks) to $10^{-2}$ for
+# the spread of 09's random weights: $10^{-9}$ in 03 and 04, $10^{-10}$ in 08,
+# and from $10^{-12}$ to $4 \times 10^{-3}$ (float16 results) in 12. A float32
+# result (PyTorch's default) is rounded more coarsely than $10^{-7}$, and its
+# check fails with a message that names the dtype first. Notebook 12 is about
+# lower precision itself: its exercises also work in float32, float16 and
+# int8, and each one says which dtype it takes and returns.
 
 # %% [markdown]
 # ## The map of the course
@@ -173,7 +183,7 @@ except AssertionError as failure:
 # %% [markdown]
 # In the graded notebooks, the checks also recognise common mistakes: a
 # forward pass without $b_1$ is reported as
-# `Likely mistake (missing_b1): ... did you forget to add b1 before σ?`.
+# `Likely mistake (missing_b1): b1 is missing: the hidden units' pre-activation is x W1 + b1 (add b1 before σ).`
 # Put the bias back and run both cells again before you move on.
 #
 # **Why.** Broadcasting lines up the last axes: `b` of shape `(d,)` is added to

@@ -510,12 +510,14 @@ checks.ok("mixes_positions is right on every hidden case.")
 # We time both on $n = 256$ tokens at two realistic sizes: $d_\text{model} =
 # 256$, $d_\text{ff} = 1024$ (the LibTorch-style example of notebook 06) and
 # $d_\text{model} = 512$, $d_\text{ff} = 2048$ (the original Transformer). The loop
-# gets its best chance: bare numpy in its body, no checks. Absolute times depend
-# on the machine and on what else it is doing; the figure of merit is the
-# **ratio** of the two times.
+# gets its best chance: bare numpy in its body, no checks. The figure of merit
+# is the **ratio** of the two times, loop over product. Absolute times depend
+# on the machine, and so does the ratio, and even which way it goes: it
+# depends on the processor's caches and cores, on the BLAS library numpy calls,
+# and on what else the machine is doing while it measures.
 #
-# **Forecast.** How many times faster is the single product: about 1×, 10×, 100×?
-# Is the answer the same for both sizes?
+# **Forecast.** Which is faster at each size, and by how much: about 1×, 10×,
+# 100×? Is the answer the same for both sizes?
 #
 # **Step.**
 
@@ -547,8 +549,13 @@ print(f"{'d_model/d_ff':>13} {'weights':>9} {'loop, per token':>16} {'GEMM, per 
 for (d_model, d_ff), t in timing.items():
     weight_mib = 2 * d_model * d_ff * 8 / 2**20  # W1 and W2 in float64
     per_token_loop, per_token_gemm = t["loop"] / n_looped, t["batched"] / n_tokens
+    t["ratio"] = per_token_loop / per_token_gemm
     print(f"{d_model:>6}/{d_ff:<6} {weight_mib:>5.0f} MiB {1e6 * per_token_loop:>12.1f} µs "
-          f"{1e6 * per_token_gemm:>12.1f} µs {per_token_loop / per_token_gemm:>6.1f}×")
+          f"{1e6 * per_token_gemm:>12.1f} µs {t['ratio']:>6.1f}×")
+for (d_model, d_ff), t in timing.items():  # what this run measured, whichever way it went
+    faster, slower, times = (("one product", "the loop", t["ratio"]) if t["ratio"] >= 1
+                             else ("the loop", "one product", 1 / t["ratio"]))
+    print(f"here, at {d_model}/{d_ff}: {faster} was {times:.1f}× as fast as {slower}")
 
 # %% [markdown]
 # **Why.** The arithmetic is identical: $4 d_\text{model} d_\text{ff}$ FLOPs
@@ -561,16 +568,19 @@ for (d_model, d_ff), t in timing.items():
 # units busy and spreads the work over all cores, and it pays Python's call
 # overhead once instead of once per token.
 #
-# How much the loop loses depends on where the weights live. The 256/1024
-# layer's 4 MiB of float64 weights can stay in a processor's larger caches from
-# one token to the next, so the loop mostly pays for small, inefficient calls and
-# the gap is modest (on a busy machine it can even vanish: a GEMM that counts on
-# every core suffers most when the cores are shared).
-# The 512/2048 layer's 16 MiB compete for cache with everything else, and each
-# token may have to fetch them from further away: on most machines its ratio is
-# far larger. Real layers are larger still. This is why frameworks push every
-# token of a batch through one product: the independence of the tokens, which
-# this notebook tested, is exactly what makes that batching legal.
+# Those are the product's advantages. How much they are worth varies from
+# machine to machine, and your table is the measurement; where the weights
+# live is one reason. The 256/1024 layer's 4 MiB of float64 weights can
+# stay in a larger cache from one token to the next, so the loop loses little
+# to fetching them and mostly pays for small calls. The 512/2048 layer's
+# 16 MiB compete for cache with everything else, so each token may have to
+# fetch them from further away: there the loop has more to lose.
+# Load pulls the other way: a GEMM that counts on every core suffers most when
+# the cores are shared, so on a busy machine the product's lead shrinks, and
+# the loop can even come out ahead. Real layers are larger than either. This
+# is why frameworks push every token of a batch through one product: the
+# independence of the tokens, which this notebook tested, is exactly what
+# makes that batching legal.
 #
 # **Verify.** Both ways give the same numbers on the tokens both computed (up to
 # rounding, since the sums are accumulated in a different order).
@@ -590,8 +600,9 @@ print("Loop and batched product agree at both sizes.")
 #   changes only its own output row.
 # - Whether a function mixes positions is read from *every* token's influence on
 #   the *other* rows; a fixed-token probe or a permutation test can be fooled.
-# - The same independence lets all tokens share one large matrix product, which
-#   beats a loop over tokens by the ratio printed in section 6 (the ratio depends
-#   on the machine, and on how busy it is).
+# - The same independence lets all tokens share one large matrix product
+#   instead of a loop over tokens. How the two compare in time is measured, not
+#   fixed: section 6's ratio depends on the machine's caches, cores and BLAS,
+#   and on how busy it is.
 #
 # Next: [06 · Parameter budget](06_parameter_budget.ipynb).

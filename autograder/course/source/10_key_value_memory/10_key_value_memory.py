@@ -5,14 +5,16 @@
 # $W_1$ a **key** $k_j$ and row $j$ of $W_2$ a **value** $v_j$. Then
 #
 # $$\begin{array}{l} \mathrm{FFN}(x) = \sigma(x W_1 + b_1)\, W_2 + b_2 \\
-#   \quad = \sum_{j=0}^{d_\text{ff}-1} \sigma(x \cdot k_j + b_{1,j})\; v_j \;+\; b_2 : \end{array}$$
+#   \quad = \sum_{j=0}^{d_\text{ff}-1} \sigma(x \cdot k_j + b_{1,j})\; v_j \;+\; b_2 . \end{array}$$
 #
-# unit $j$ compares the input with its key, and if the match is strong enough
+# Unit $j$ compares the input with its key, and if the match is strong enough
 # to fire, it adds its value to the output, weighted by how strongly it fired.
 # Geva et al. (2021, "Transformer Feed-Forward Layers Are Key-Value Memories")
-# found trained FFNs working this way: keys that respond to patterns in the
-# text, values that push the prediction towards the words that tend to follow,
-# a pattern they found especially in the upper layers.
+# found trained FFNs working this way. The keys respond to patterns in the
+# text: shallow ones (such as a particular last word) in the lower layers,
+# semantic ones (such as a topic) in the upper layers. Each value pushes the
+# prediction towards some words, and in the upper layers those are, more and
+# more often, the words that tend to follow its key's pattern.
 #
 # This notebook writes such a memory by hand (worked example W-9), asks you to
 # build, read and query one, and then measures how many pairs a memory of width

@@ -423,9 +423,10 @@ print("The MoE layer is position-wise; with a capacity limit it is not.")
 # 1024$); a vocabulary of 32,000 with separate input embedding and output head;
 # RMSNorm weights without biases (two per layer, one at the end).
 #
-# **Forecast.** Mistral AI's release announcement of Mixtral says "46.7B total,
-# 12.9B active" (the figures are not from a model card). Which parts
-# does a token use in full, and which only a quarter of?
+# **Forecast.** Mistral AI's release announcement of Mixtral gives it 46.7B
+# parameters in all, of which 12.9B are used per token (its paper rounds these
+# to 47B and 13B; neither figure is from a model card). Which parts does a
+# token use in full, and which only a quarter of?
 #
 # **Step.** Every part, derived from the configuration by `moe.model_param_counts`.
 
@@ -676,9 +677,13 @@ plots.expert_load(loads, title="Top-1 routing as expert 0's logit gets a head st
 # start of a few units sends most tokens to one expert: at $\beta = 4$ the other
 # seven sit nearly idle, and an idle expert gets no gradient to learn from.
 # Half the tokens go to expert 0 for a head start between 1 and 2: the printed
-# shares of expert 0 are about 0.41 at $\beta = 1$ and 0.70 at $\beta = 2$. The
-# loss rises with the concentration, towards its maximum $N = 8$, and its
-# gradient pulls the favoured expert's probability down.
+# shares of expert 0 are about 0.41 at $\beta = 1$ and 0.70 at $\beta = 2$.
+# That answers the forecast's second half too: where expert 0 takes half the
+# tokens, the loss lies between the printed 1.38 ($\beta = 1$) and 2.64
+# ($\beta = 2$), up from 1.05 at $\beta = 0$ (an even load gives exactly 1).
+# It rises with the concentration, to 6.09 at $\beta = 4$, towards its maximum
+# $N = 8$ (every token on one expert), and its gradient pulls the favoured
+# expert's probability down.
 #
 # **Verify.**
 
@@ -691,6 +696,7 @@ assert shares[0].max() > 3 * shares[0].min()
 assert shares[2][0] > 0.5 and shares[3][0] > 0.9
 assert shares[1][0] < 0.5 < shares[2][0]  # half the tokens: a head start between 1 and 2
 assert (round(shares[1][0], 2), round(shares[2][0], 2)) == (0.41, 0.70)
+assert [round(loss, 2) for loss in values] == [1.05, 1.38, 2.64, 6.09]  # the losses the text quotes
 print("The more the router favours expert 0, the larger the loss.")
 
 # %% [markdown]

@@ -567,9 +567,9 @@ checks.ok("dequantize is right on square and tall matrices.")
 #
 # $$z = (x\, q_1) \odot s_1 + b_1, \qquad h = \mathrm{ReLU}(z),$$
 #
-# $$y = (h\, q_2) \odot s_2 + b_2:$$
+# $$y = (h\, q_2) \odot s_2 + b_2 .$$
 #
-# the matrix products use the integer weights, each output column is then
+# The matrix products use the integer weights, each output column is then
 # multiplied by its scale, and the biases (kept in float64, they are few) are
 # added after the scale, in the output's units.
 #
