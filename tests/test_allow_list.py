@@ -177,5 +177,8 @@ def test_the_learner_reads_the_allow_list_above_the_answer():
         for before, cell in zip(nb.cells, nb.cells[1:], strict=False):
             told = "**Course functions you may call here:**" in before.source
             assert told == bool(cell.metadata.get("may_call")), (aid, cell.id)
-            for name in cell.metadata.get("may_call", ()):
-                assert f"`{name}` (02's exercise), from `ffn_helpers`" in before.source
+            if told:
+                origin = lambda name, aid=aid: build._written_in(name.rpartition(".")[2], aid)  # noqa: E731
+                assert before.source.endswith(may_call.sentence(cell.metadata["may_call"], cell.id, origin))
+    assert "`ffn_forward` (02's exercise), from `ffn_helpers`" in may_call.sentence(
+        ["ffn_forward"], "moe_forward", lambda name: build._written_in(name, "11_mixture_of_experts"))

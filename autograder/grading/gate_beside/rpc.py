@@ -15,7 +15,9 @@ gets data back. No handle, attribute or object of the grader's ever reaches the
 student's process, so whatever it sends can at worst be wrong data. The grader
 also answers `reference` requests (`on_reference`): a stub of the public build
 of ffn_helpers (public.py) asks for a course function by its dotted name, with
-data and the learner's own handles, and gets data back, or a refusal.
+data and the learner's own handles, and gets data back, or a refusal. Every call the
+grader's side runs for the other side, a course function or a callback, runs under the
+peer's `deadline` (`_until`): the time of the cell or test that made it.
 
 Frames: b"FFN1", header length, buffer count, a JSON header, then each
 buffer with its length. This module uses only the standard library and numpy:
