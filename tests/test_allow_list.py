@@ -18,7 +18,7 @@ from adversarial.beside import ANOTHER_FUNCTION, SLOW_CALL
 
 from autograder import assignments, cells, may_call
 from autograder.authoring import build
-from autograder.grading.gate_beside import public, rerun
+from autograder.grading.gate_beside import judge, public, rerun
 from autograder.grading.gate_in import sandbox
 from autograder.grading.scoring import integrity
 
@@ -107,9 +107,8 @@ def test_another_course_function_that_computes_the_answer_earns_nothing(tmp_path
     assert ("reference", attack.called) in {(n.kind, n.detail) for n in result.notes if n.exercise == attack.exercise}
 
 
-def test_a_slow_allowed_call_is_the_tests_timeout(tmp_path):
-    """A course function the exercise may call, made slow by its arguments: stopped at the test's deadline, which
-    its time counts toward; the exercise beside it keeps its point."""
+def _slow_notebook():
+    """An exercise whose answer may call memory.mean_recall, and does for half an hour; one beside it, answered."""
     nb = nbformat.v4.new_notebook()
     setup = nbformat.v4.new_code_cell("import numpy as np\nfrom ffn_helpers import checks, memory")
     setup.metadata["nbgrader"] = {"grade_id": "setup", "locked": True, "grade": False, "solution": False}
@@ -121,14 +120,30 @@ def test_a_slow_allowed_call_is_the_tests_timeout(tmp_path):
     honest.metadata["nbgrader"] = {"grade_id": "double", "solution": True, "grade": False, "locked": False}
     nb.cells = [setup, slow, _test("capacity", "assert 0 <= capacity(128) <= 1"), honest,
                 _test("double", "assert double(2) == 4")]
-    code = cells.code_cells(nb)
+    return cells.code_cells(nb)
+
+
+@pytest.mark.parametrize("where", ["here", "judge"])
+def test_a_slow_allowed_call_is_the_tests_timeout(tmp_path, where):
+    """A course function the exercise may call, made slow by its arguments: stopped at the test's deadline, which
+    its time counts toward; the exercise beside it keeps its point. Also in the worker's confined child (judge.py),
+    where the alarm is the forked child's own."""
+    code = _slow_notebook()
     started = time.monotonic()
-    result = _clean_run(tmp_path, code, code, timeout=3.0)
+    if where == "here":
+        result = _clean_run(tmp_path, code, code, timeout=3.0)
+    else:
+        box, references = _box(tmp_path), {c.exercise: integrity.reference_names(c.exercise) for c in code}
+        data = judge.run(lambda student: rerun.CleanRun(code, box, 3.0, references, code, student=student).run(),
+                         rerun.StudentProcess(box), uid=sandbox.slot_uid(100, sandbox.uid_base()),
+                         memory=judge.MEMORY, timeout=120, isolate=True)
+        result = judge.verdict(data, {c.grade_id: (c.exercise, c.points) for c in code if c.role == "test"},
+                               {"capacity", "double"})
     took = time.monotonic() - started
     test = result.tests["test_capacity"]
     assert (test.points, test.timed_out, test.message) == (0.0, True, "timed out after 3 s"), test
     assert result.tests["test_double"].points == 1.0, result.tests
-    assert took < 40, took  # the call alone runs for minutes
+    assert took < 40, took  # the call alone runs for half an hour
 
 
 def _test(exercise, source):
