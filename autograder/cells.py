@@ -33,6 +33,7 @@ class Cell:
     stores: frozenset = frozenset()  # names the cell binds at top level
     loads: frozenset = frozenset()  # names the cell reads
     defines: frozenset = frozenset()  # functions and classes it defines at top level
+    may_call: tuple = ()  # an answer cell's MAY_CALL: the course functions its answer may call (may_call.py)
 
     @property
     def label(self):
@@ -143,6 +144,20 @@ def global_reads(python):
     return frozenset(names)
 
 
+# An answer cell's metadata key: the names, under ffn_helpers, of the course functions its answer may call (the
+# clean re-run's judge serves only those while the exercise is graded; autograder/may_call.py checks and tells them).
+MAY_CALL = "may_call"
+
+
+def _may_call(cell, role):
+    """An answer cell's MAY_CALL as a tuple of strings; () for any other cell or a malformed value (the build
+    refuses such a source: may_call.problems; a submission's own metadata is never what the grader reads)."""
+    value = cell.get("metadata", {}).get(MAY_CALL)
+    if role != "answer" or not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return ()
+    return tuple(value)
+
+
 def _nbgrader(cell):
     return cell.get("metadata", {}).get("nbgrader", {}) or {}
 
@@ -171,7 +186,7 @@ def code_cells(nb):
         stores, defines = bound_names(tree)
         python = to_python(source)
         out.append(Cell(i, role, grade_id, source, python, exercise, float(_nbgrader(c).get("points", 0) or 0),
-                        stores, global_reads(analysable(source)), defines))
+                        stores, global_reads(analysable(source)), defines, _may_call(c, role)))
     return out
 
 

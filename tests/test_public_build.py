@@ -1,10 +1,11 @@
 """No answer-computing code runs beside the learner's (grading/gate_beside/public.py): the clean re-run's third gate.
 
 The learner's process of the clean re-run imports a public build of ffn_helpers whose
-functions are stubs; the grader computes them, and refuses the reference of the exercise
-under test. Each attack here took the reference out of the learner's process some way the
-old tripwires missed, and scored full marks; now it earns 0 on its exercise, whatever path
-it took, and the honest exercise beside it keeps its points.
+functions are stubs; the grader computes them, and refuses each one the exercise under
+test may not call (tests/test_allow_list.py walks them all). Each attack here took the
+reference out of the learner's process some way the old tripwires missed, and scored full
+marks; now it earns 0 on its exercise, whatever path it took, and the honest exercise
+beside it keeps its points.
 """
 
 import ast
@@ -80,8 +81,9 @@ ATTACKS = {
 }
 
 
-def _notebook(answers):
-    """Setup, then per exercise its answer cell and its test cell (1 point)."""
+def _notebook(answers, may_call=None):
+    """Setup, then per exercise its answer cell (with the course functions `may_call` lists for it) and its test
+    cell (1 point)."""
     nb = nbformat.v4.new_notebook()
     setup = nbformat.v4.new_code_cell(SETUP)
     setup.metadata["nbgrader"] = {"grade_id": "setup", "locked": True, "grade": False, "solution": False}
@@ -89,6 +91,8 @@ def _notebook(answers):
     for exercise, source in answers.items():
         answer = nbformat.v4.new_code_cell(source)
         answer.metadata["nbgrader"] = {"grade_id": exercise, "solution": True, "grade": False, "locked": False}
+        if exercise in (may_call or {}):
+            answer.metadata["may_call"] = may_call[exercise]
         test = nbformat.v4.new_code_cell(TESTS[exercise])
         test.metadata["nbgrader"] = {"grade_id": f"test_{exercise}", "grade": True, "locked": True, "points": 1,
                                      "solution": False}
@@ -96,13 +100,13 @@ def _notebook(answers):
     return cells.code_cells(nb)
 
 
-def _clean_run(tmp_path, answers, isolate=True, timeout=30.0):
+def _clean_run(tmp_path, answers, isolate=True, timeout=30.0, may_call=None):
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     work.chmod(0o755)
     box = sandbox.Sandbox(readonly=(str(work),), cwd=str(work), uid=sandbox.slot_uid(9) if isolate else None,
                           limits=sandbox.Limits(memory=sandbox.parse_size("1G")), isolate=isolate)
-    code = _notebook(answers)
+    code = _notebook(answers, may_call)
     references = {c.exercise: integrity.reference_names(c.exercise) for c in code if c.role == "answer"}
     return rerun.CleanRun(code, box, timeout, references, code).run()
 
@@ -130,11 +134,13 @@ def test_a_refused_call_is_reported_and_fails_as_unimplemented(tmp_path, isolate
 
 
 def test_calls_to_the_grader_in_a_loop_end_at_the_tests_deadline(tmp_path):
-    """Each request is answered at once, so only the grader's own clock can stop a learner that keeps asking."""
+    """Each request is answered at once, so only the grader's own clock can stop a learner that keeps asking (here
+    a function its answer may call)."""
     loop = ("import ffn_helpers\n\ndef ffn_forward(x, W1, b1, W2, b2):\n"
             "    while True:\n        ffn_helpers.relu(x)\n")
     started = time.monotonic()
-    result = _clean_run(tmp_path, {"ffn_forward": loop, "linear_torch": HONEST["linear_torch"]}, timeout=3.0)
+    result = _clean_run(tmp_path, {"ffn_forward": loop, "linear_torch": HONEST["linear_torch"]}, timeout=3.0,
+                        may_call={"ffn_forward": ["relu"]})
     test = result.tests["test_ffn_forward"]
     assert (test.points, test.timed_out) == (0.0, True), test
     assert result.tests["test_linear_torch"].points == 1.0
@@ -163,12 +169,13 @@ def test_an_interrupt_that_comes_after_its_cell_ended_stops_nothing_after_it(tmp
     assert result.cell_errors == [] and result.tests["test_linear_torch"].points == 1.0, result
 
 
-def test_another_exercises_reference_and_a_substitution_run_in_the_grader(tmp_path):
-    """An answer may call the reference of another exercise (relu in ffn_forward); 03's block calls the course's
-    layer_norm under checks.substitute, and the grader's sublayer crosses to it and back as a handle."""
+def test_a_listed_function_and_a_substitution_run_in_the_grader(tmp_path):
+    """An answer may call a course function its cell lists (relu in ffn_forward, `may_call`); 03's block calls the
+    course's layer_norm under checks.substitute, and the grader's sublayer crosses to it and back as a handle."""
     ffn = ("import ffn_helpers\n\n"
            "def ffn_forward(x, W1, b1, W2, b2):\n    return ffn_helpers.relu(x @ W1 + b1) @ W2 + b2\n")
-    result = _clean_run(tmp_path, {"ffn_forward": ffn, "post_ln_block": HONEST["post_ln_block"]})
+    result = _clean_run(tmp_path, {"ffn_forward": ffn, "post_ln_block": HONEST["post_ln_block"]},
+                        may_call={"ffn_forward": ["relu"]})
     assert {gid: (t.points, t.message) for gid, t in result.tests.items()} == {
         "test_ffn_forward": (1.0, ""), "test_post_ln_block": (1.0, "")}
     assert result.notes == [] and result.cell_errors == []

@@ -11,6 +11,7 @@ version (`source_problems`).
 """
 
 import difflib
+import functools
 import json
 import sys
 import tempfile
@@ -23,15 +24,19 @@ from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearMarkScheme, ClearOutput, LockCells
 from traitlets.config.loader import PyFileConfigLoader
 
-from .. import COURSE_ROOT, NOTEBOOKS_DIR, REPO_ROOT, SOLUTIONS_DIR, SOURCE_DIR, assignments
+from .. import COURSE_ROOT, NOTEBOOKS_DIR, REPO_ROOT, SOLUTIONS_DIR, SOURCE_DIR, assignments, may_call
+from ..cells import MAY_CALL
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
+def _authored(assignment_id):
+    return jupytext.read(SOURCE_DIR / assignment_id / f"{assignment_id}.py", fmt="py:percent")
+
+
 def read_source(assignment_id):
     """The authored .py as a clean nbformat 4.5 notebook with stable cell ids."""
-    path = SOURCE_DIR / assignment_id / f"{assignment_id}.py"
-    nb = jupytext.read(path, fmt="py:percent")
+    nb = _authored(assignment_id)
     nb.metadata = nbformat.NotebookNode(
         kernelspec=KERNELSPEC, language_info={"name": "python"})
     nb.nbformat, nb.nbformat_minor = 4, 5
@@ -47,7 +52,43 @@ def read_source(assignment_id):
             tags = cell.metadata.setdefault("tags", [])
             if RUN_ON not in tags:
                 tags.append(RUN_ON)
+    _tell_may_call(assignment_id, nb)
     return nb
+
+
+def _tell_may_call(assignment_id, nb):
+    """Under each exercise whose answer may call course functions (cells.MAY_CALL), its description says which:
+    the sentence and the judge's rule come from the same metadata (autograder/may_call.py)."""
+    for before, cell in zip(nb.cells, nb.cells[1:], strict=False):
+        names = cell.metadata.get(MAY_CALL)
+        if not names or before.cell_type != "markdown" or may_call.cell_problems(assignment_id, cell):
+            continue  # source_problems names what is wrong
+        exercise = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        before.source = before.source.rstrip() + "\n\n" + may_call.sentence(
+            names, exercise, lambda name: _written_in(name.rpartition(".")[2], assignment_id))
+
+
+def _written_in(name, assignment_id):
+    """The earlier notebook whose exercise `name` is (the learner's own version of the course function), or None."""
+    earlier = [a for a in assignments() if a < assignment_id and name in _answers(a)]
+    return earlier[0] if earlier else None
+
+
+@functools.cache
+def _answers(assignment_id):
+    """The grade ids of a notebook's answer cells, as authored."""
+    return frozenset(c.metadata.get("nbgrader", {}).get("grade_id") for c in _authored(assignment_id).cells
+                     if c.metadata.get("nbgrader", {}).get("solution"))
+
+
+def _may_call_problems(assignment_id, nb):
+    """may_call.problems, and an exercise with MAY_CALL whose cell above is no description to tell it in."""
+    found = may_call.problems(assignment_id, nb)
+    for before, cell in zip(nb.cells, nb.cells[1:], strict=False):
+        if cell.metadata.get(MAY_CALL) and before.cell_type != "markdown":
+            found.append(f"{assignment_id}: answer cell {cell.id} has {MAY_CALL} but no markdown cell right above "
+                         "it to tell the learner")
+    return found
 
 
 # A test cell fails until its exercise is done; tagged so, Run All (JupyterLab, nbconvert --execute,
@@ -89,7 +130,7 @@ def source_problems(assignment_id, nb=None):
     nothing checked, so it must sit inside the block.
     """
     nb = read_source(assignment_id) if nb is None else nb
-    problems = _hidden_draws_in_view(assignment_id, nb)
+    problems = _hidden_draws_in_view(assignment_id, nb) + _may_call_problems(assignment_id, nb)
     for cell in nb.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
         if cell.cell_type != "code" or not (HIDDEN_BEGIN in cell.source or grade_id.endswith("_hidden")):

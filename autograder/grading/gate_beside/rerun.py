@@ -16,10 +16,13 @@ code, so a submission can patch whatever the tests use. Here the two are split:
 
 No code that computes an answer runs beside the learner's: the student's process
 imports the public build of ffn_helpers (public.py), whose functions are stubs
-that ask the grader. The grader computes the course's function, except the
-reference of the exercise under test (or of the answer cell being run): that
-call is refused, and the test fails as for an unimplemented function, whatever
-path the learner's code took to make it.
+that ask the grader. While an exercise is graded (its answer cell runs, or one of
+its tests), the grader computes only the course functions that exercise may call
+(its answer cell's metadata: autograder/may_call.py) and those its test hands over
+(`checks.substitute`); any other is refused, and the test fails as for an
+unimplemented function, whatever path the learner's code took to make the call.
+An allowed function that runs the exercise's own reference is refused too. Each
+call runs under the deadline of the cell or test that made it (rpc.Peer.perform).
 
 A test passes here when it raises nothing in the grader's process.
 """
@@ -280,6 +283,9 @@ class CleanRun:
         self._current_exercise = None
         self._refused = []  # messages of the reference calls refused during the current test
         self._reference_objects = {}  # exercise -> the course's functions that answer it
+        # exercise -> what its answer may call, from the course's cells (never the submission's metadata)
+        self.may_call = {c.grade_id: c.may_call for c in course_cells if c.role == "answer" and c.grade_id}
+        self._handed = []  # a stack of the dotted names each checks.substitute block under way hands the learner
 
     # --- the student's process --------------------------------------------------------------------------
     def _on_reply(self, notes, root):
@@ -292,13 +298,17 @@ class CleanRun:
         emit_warnings(notes)
 
     def _on_reference(self, dotted, args, kwargs):
-        """A stub of the public build called: the course's function, unless the exercise under test is answered by
-        it or by any function it runs (moe_forward with one expert is an FFN: ffn_forward's reference runs in it)."""
+        """A stub of the public build called: the course's function, if the exercise under test may call it
+        (`_allowed`) and it runs none of the functions that answer that exercise (moe_forward with one expert is
+        an FFN: ffn_forward's reference runs in it). No exercise under way (the course's setup, a free cell): any."""
         function = public.resolve(dotted)
         exercise = self._current_exercise
         references = self._references_of(exercise) if exercise is not None else []
         if any(function is r for r in references):
             how, detail = f"the course's own {dotted.rpartition('.')[2]} ({dotted}),", dotted
+        elif exercise is not None and not self._allowed(exercise, function):
+            allowed = ", ".join(self.may_call.get(exercise, ())) or "none"
+            how, detail = f"the course's {dotted} (the course functions it may call: {allowed}),", dotted
         else:
             with _quiet():
                 value, reached = _computed_without(references, function, args, kwargs)
@@ -312,6 +322,18 @@ class CleanRun:
         if note not in self.result.notes:
             self.result.notes.append(note)
         raise NotImplementedError(message)
+
+    def _allowed(self, exercise, function):
+        """Whether `exercise` may call the course's `function`: its answer cell lists it, or a substitution under
+        way hands it over (03's block is graded with the course's layer_norm under the learner's name)."""
+        from ... import may_call
+
+        listed = []
+        for name in self.may_call.get(exercise, ()):
+            with contextlib.suppress(LookupError):  # the build refuses such a name (may_call.problems)
+                listed.append(may_call.resolve(name))
+        handed = [public.resolve(dotted) for block in self._handed for dotted in block]
+        return any(function is f for f in listed + handed)
 
     def _references_of(self, exercise):
         """The course's functions that answer `exercise` (integrity.reference_names), as objects."""
@@ -496,9 +518,11 @@ class CleanRun:
         peer = self.student.peer
         peer.deadline = self._deadline  # the test's own: a block inside it gets no time of its own
         peer.request({"op": "substitute", "names": dotted})
+        self._handed.append([d for d in dotted.values() if d in public.stubbed()])
         try:
             yield
         finally:
+            self._handed.pop()
             peer.deadline = self._deadline
             peer.request({"op": "restore"})
 

@@ -15,7 +15,9 @@ gets data back. No handle, attribute or object of the grader's ever reaches the
 student's process, so whatever it sends can at worst be wrong data. The grader
 also answers `reference` requests (`on_reference`): a stub of the public build
 of ffn_helpers (public.py) asks for a course function by its dotted name, with
-data and the learner's own handles, and gets data back, or a refusal.
+data and the learner's own handles, and gets data back, or a refusal. Every call the
+grader's side runs for the other side, a course function or a callback, runs under the
+peer's `deadline` (`_until`): the time of the cell or test that made it.
 
 Frames: b"FFN1", header length, buffer count, a JSON header, then each
 buffer with its length. This module uses only the standard library and numpy:
@@ -26,7 +28,9 @@ import builtins
 import json
 import os
 import select
+import signal
 import struct
+import threading
 import time
 
 import numpy as np
@@ -425,27 +429,37 @@ class Peer:
         self.send(reply, bufs)
 
     def perform(self, message, buffers):
-        op = message.get("op")
         if not self.exports:  # the grader's side: it answers calls of its callbacks and of the course's functions
             if self.deadline is not None and time.monotonic() > self.deadline:
                 # a learner that keeps asking would otherwise hold the grader past the deadline: each request
                 # is answered at once, so waiting for the other side's answer never times out
                 raise ChannelTimeout("no answer before the deadline (the learner's code kept calling the grader)")
-            if op == "reference" and self.on_reference is not None:
-                # a stub of ffn_helpers' public build: data, and the learner's own objects as handles (a sublayer)
-                args = self.decode(message.get("args", []), buffers)
-                kwargs = self.decode(message.get("kwargs", {"$d": []}), buffers)
-                _check_call(args, kwargs)
-                return self.on_reference(str(message.get("name"))[:200], args, kwargs)
-            if op != "callback":
-                raise ProtocolError(f"the grader does not serve {str(op)[:40]!r} requests")
-            function = self.callbacks.get(message.get("cb"))
-            if function is None:
-                raise ProtocolError("unknown callback")
-            args = self.decode(message.get("args", []), buffers, data_only=True)
-            kwargs = self.decode(message.get("kwargs", {"$d": []}), buffers, data_only=True)
+            with _until(self.deadline):  # one slow call would hold it there as well
+                return self._perform_for_learner(message, buffers)
+        return self._perform_for_grader(message, buffers)
+
+    def _perform_for_learner(self, message, buffers):
+        """The grader's side: a course function (`on_reference`) or a callback, called with data."""
+        op = message.get("op")
+        if op == "reference" and self.on_reference is not None:
+            # a stub of ffn_helpers' public build: data, and the learner's own objects as handles (a sublayer)
+            args = self.decode(message.get("args", []), buffers)
+            kwargs = self.decode(message.get("kwargs", {"$d": []}), buffers)
             _check_call(args, kwargs)
-            return function(*args, **kwargs)
+            return self.on_reference(str(message.get("name"))[:200], args, kwargs)
+        if op != "callback":
+            raise ProtocolError(f"the grader does not serve {str(op)[:40]!r} requests")
+        function = self.callbacks.get(message.get("cb"))
+        if function is None:
+            raise ProtocolError("unknown callback")
+        args = self.decode(message.get("args", []), buffers, data_only=True)
+        kwargs = self.decode(message.get("kwargs", {"$d": []}), buffers, data_only=True)
+        _check_call(args, kwargs)
+        return function(*args, **kwargs)
+
+    def _perform_for_grader(self, message, buffers):
+        """The student's side: a call, attribute or request of the grader's on the learner's objects."""
+        op = message.get("op")
         if op in ("call", "getattr", "setattr"):
             target = self.decode(message.get("target"), buffers)
             if op == "call":
@@ -466,6 +480,44 @@ class Peer:
 
     def perform_extra(self, op, message, buffers):
         raise ProtocolError(f"unknown request {op!r}")
+
+
+class _until:
+    """Raise ChannelTimeout in this process's main thread when `deadline` (time.monotonic()) passes, for the calls
+    the grader's side runs for the learner's code (a course function, a callback): a slow one stops at its test's
+    deadline, and its time counts toward that test. SIGALRM, so the grader's Python stops between two operations:
+    one C call (a matrix product) runs to its end, bounded by the message's size and the judge's memory. Without
+    a deadline, off the main thread, without setitimer (Windows) or with a timer already set: no alarm."""
+
+    armed = False  # one alarm at a time: a call nested in another (a callback inside a course function) shares it
+
+    def __init__(self, deadline):
+        self.deadline, self.arming = deadline, False
+
+    def __enter__(self):
+        if self.deadline is None or _until.armed or not hasattr(signal, "setitimer") \
+                or threading.current_thread() is not threading.main_thread() \
+                or signal.getitimer(signal.ITIMER_REAL)[0] > 0:
+            return self
+        self.previous = signal.signal(signal.SIGALRM, self._overran)
+        self.arming = _until.armed = True
+        signal.setitimer(signal.ITIMER_REAL, max(1e-3, self.deadline - time.monotonic()))
+        return self
+
+    @staticmethod
+    def _overran(signum, frame):
+        raise ChannelTimeout("no answer before the deadline (a call the learner's code made ran past it)")
+
+    def __exit__(self, *exc):
+        if not self.arming:
+            return False
+        try:  # an alarm that comes now is ignored; one that came just before raises here, and is cleaned up below
+            signal.signal(signal.SIGALRM, signal.SIG_IGN)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, signal.SIG_DFL if self.previous is None else self.previous)
+            _until.armed = self.arming = False
+        return False
 
 
 def _check_call(args, kwargs):

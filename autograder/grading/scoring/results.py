@@ -156,7 +156,8 @@ def notebook_run_timeouts(autograded, run_info):
 
 
 def _note_text(kind, detail):
-    return {"patched": f"changed {detail} while running", "reference": f"called the reference {detail}",
+    return {"patched": f"changed {detail} while running",
+            "reference": f"called the course's {detail}, which the grader does not run for this exercise",
             "lying": f"returned {detail}", "channel": detail}.get(kind, detail)
 
 

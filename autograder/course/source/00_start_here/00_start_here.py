@@ -113,13 +113,13 @@
 # `nbgrader validate 01_relu_sign_cases.ipynb` in a terminal): it runs every
 # cell and reports any check that fails. The grader also runs hidden tests
 # on other inputs, so passing the visible checks is necessary, not sufficient.
-# Write each answer yourself: an answer that calls the course's own code for
-# its exercise (such as `ffn_helpers.ffn_forward` or `ffn_helpers.ffn_trace`
-# in `ffn_forward`, anything in `ffn_helpers.mistakes`, or a private name
-# such as `ffn_helpers._fast`), or another of the course's functions that
-# computes it on the way (a mixture of one expert is an FFN), or that changes
-# numpy, the checks or the test cells, earns no points for that exercise, and
-# the grader shows the instructor why.
+# Write each answer yourself, with numpy, scipy and your own earlier answers.
+# The grader runs none of the course's own functions for an answer (such as
+# `ffn_helpers.ffn_forward`, anything in `ffn_helpers.mistakes`, or a private
+# name such as `ffn_helpers._fast`), except those its exercise names under its
+# description ("Course functions you may call here"). An answer that calls
+# another one, or that changes numpy, the checks or the test cells, earns no
+# points for that exercise, and the grader shows the instructor why.
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 import numpy as np

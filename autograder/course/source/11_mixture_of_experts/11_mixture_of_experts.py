@@ -287,7 +287,7 @@ print("y = [1.462117, 0.731059] and [0.268941, 2.924234], as W-10 states.")
 # You may run every expert on every token and keep the chosen ones (simple), or
 # run each expert on its own tokens only (what real implementations do).
 
-# %% nbgrader={"grade": false, "grade_id": "moe_forward", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% nbgrader={"grade": false, "grade_id": "moe_forward", "locked": false, "schema_version": 3, "solution": true, "task": false} may_call=["ffn_forward"]
 def moe_forward(x, W_r, experts, k):
     """Mixture of experts: each token through its k chosen ReLU FFNs, weighted by the gates.
 

@@ -1,0 +1,77 @@
+"""Which of the course's functions an exercise's answer may call: the allow-list of the clean re-run's judge.
+
+An answer cell of an authored source may list, in its cell metadata (cells.MAY_CALL), the
+functions of ffn_helpers its answer may call, by their names under the package
+(`may_call=["ffn_forward"]`, `"moe.router_topk"`). The default is none: numpy, scipy and
+the notebook's own earlier answers are the learner's own work. While an exercise is graded,
+the judge computes only the listed functions, and those a test itself hands over
+(`checks.substitute`); every other course function is refused, and the test fails as for an
+unimplemented function (grading/gate_beside/rerun.py).
+
+The same metadata is the sentence the learner reads (`sentence`, which the build appends to
+the exercise's description) and what the judge serves: one source for the text and the rule.
+The build refuses a name that is no function of ffn_helpers (`problems`).
+"""
+
+import importlib
+import inspect
+
+from .cells import MAY_CALL
+
+PACKAGE = "ffn_helpers"
+
+
+def resolve(name):
+    """The course function `name` stands for (a dotted name under ffn_helpers); LookupError if it is none."""
+    expected = f"the name of a function of {PACKAGE} under it, such as 'ffn_forward' or 'moe.router_topk'"
+    if not isinstance(name, str) or not name or any(not part.isidentifier() or part.startswith("_")
+                                                    for part in name.split(".")):
+        raise LookupError(f"{MAY_CALL}: expected {expected}, got {name!r}")
+    value = importlib.import_module(PACKAGE)
+    for part in name.split("."):
+        value = getattr(value, part, None)
+    home = str(getattr(value, "__module__", "") or "")
+    if not (inspect.isfunction(value) or inspect.isclass(value)) or home.split(".")[0] != PACKAGE \
+            or any(part.startswith("_") for part in home.split(".")):
+        raise LookupError(f"{MAY_CALL}: expected {expected}, got {name!r}, which is "
+                          f"{'not there' if value is None else 'no public function of ' + PACKAGE}")
+    return value
+
+
+def problems(assignment_id, nb):
+    """Why the MAY_CALL metadata of a notebook (nbformat) is wrong (`cell_problems` of each cell)."""
+    return [problem for cell in nb.cells for problem in cell_problems(assignment_id, cell)]
+
+
+def cell_problems(assignment_id, cell):
+    """Only an answer cell carries MAY_CALL, as a list of distinct names of course functions."""
+    if MAY_CALL not in cell.metadata:
+        return []
+    meta = cell.metadata.get("nbgrader", {})
+    where = f"{assignment_id}: cell {meta.get('grade_id') or cell.get('id')}"
+    names = cell.metadata[MAY_CALL]
+    if cell.cell_type != "code" or not meta.get("solution"):
+        return [f"{where} has {MAY_CALL}, which only an answer cell may have"]
+    if not isinstance(names, list) or len(set(map(str, names))) != len(names):
+        return [f"{where}: {MAY_CALL} should be a list of distinct names, got {names!r}"]
+    found = []
+    for name in names:
+        try:
+            resolve(name)
+        except LookupError as exc:
+            found.append(f"{where}: {exc}")
+    return found
+
+
+def sentence(names, exercise, origin=None):
+    """What the learner reads under the exercise: the course functions its answer may call, and what the others do.
+
+    `origin(name)`: the notebook where the learner wrote that function (an assignment id), or None."""
+    shown = []
+    for name in names:
+        where = origin(name) if origin is not None else None
+        shown.append(f"`{name}`" + (f" ({where.split('_')[0]}'s exercise)" if where else ""))
+    listed = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
+    return (f"**Course functions you may call here:** {listed}, from `{PACKAGE}`. The grader runs "
+            f"{'it' if len(shown) == 1 else 'them'} for your answer. Any other function of `{PACKAGE}` that your "
+            f"code calls while `{exercise}` is graded is refused, and that test fails as for an unfinished answer.")
