@@ -81,3 +81,11 @@ def test_a_kept_build_gives_the_points_a_fresh_build_gives(cache, tmp_path):
     points = [[(c["grade_id"], c["points"]) for c in r["cells"]] for r in (cold, warm)]
     assert points[0] == points[1]
     assert 0 < cold["score"] < cold["max_score"] and cold["score"] == warm["score"]
+
+
+def test_a_partial_folder_under_the_kept_name_is_built_again(cache):
+    calls = []
+    kept = check_cache.built_course(AID, _counting_build(calls))
+    (kept / "nbgrader_config.py").unlink()
+    again = check_cache.built_course(AID, _counting_build(calls))
+    assert calls == [AID, AID] and again == kept and (again / "made").read_text(encoding="utf-8") == "2"
