@@ -3,7 +3,8 @@
 The assignment is read from the file's name (`02_forward_pass.ipynb`, also
 `02_forward_pass-Copy1.ipynb`), or given with `--assignment`. The notebook is graded
 exactly as `grade` grades a class, clean re-run included, in a throw-away copy of the
-course built from the authored source; nothing is written anywhere else. It runs in
+course built from the authored source; the build is kept in the user's cache folder
+for the next check (check_cache.py), and nothing is written anywhere else. It runs in
 the sandbox where one can be built; a learner's own notebook on their own machine
 needs none, so without one it says so in a line and runs anyway (`grade` refuses), on
 Linux, macOS and Windows; a second line names the limits that system cannot hold
@@ -17,9 +18,11 @@ message), or with `--json` the result as `grade` writes it (<student>.json). Exi
 import contextlib
 import io
 import json
+import os
 import shutil
 import sys
 import tempfile
+import time
 import warnings
 from pathlib import Path
 
@@ -29,6 +32,23 @@ from .dispatch.driver import unfinished
 from .gate_in import sandbox, unsandboxed
 
 FULL_MARKS, POINTS_LOST, BAD_INPUT = 0, 1, 2
+# Names a file `check` writes its stages' wall seconds to, as JSON (benchmarks/bench_check.py reads it).
+TIMING_ENV = "FFN_CHECK_TIMING"
+
+
+class Clock:
+    """The wall seconds of each stage of one check, in order; the grading worker's own stages under "worker"."""
+
+    def __init__(self):
+        self.started_at, self.stages, self._last = time.time(), {}, time.monotonic()
+
+    def lap(self, stage):
+        now = time.monotonic()
+        self.stages[stage] = round(self.stages.get(stage, 0.0) + now - self._last, 3)
+        self._last = now
+
+    def write(self, path):
+        Path(path).write_text(json.dumps({"main entered": self.started_at, "stages": self.stages}), encoding="utf-8")
 
 
 class BadInput(ValueError):
@@ -88,12 +108,13 @@ def use_sandbox(limits, say=print):
 
 
 def check(notebook, limits=None, unsafe=False, cell_timeout=None, feedback=None, student="learner",
-          assignment=None, say=print, draw_figures=False):
+          assignment=None, say=print, draw_figures=False, clock=None):
     """The result of one notebook, as `grade` writes it to <student>.json (schema.StudentResult.to_dict).
 
     Raises BadInput for a path, file or name it cannot check. `unsafe` skips the sandbox
-    without probing for it.
+    without probing for it. `clock` (a Clock), if given, gets each stage's seconds.
     """
+    clock = clock or Clock()
     notebook = Path(notebook)
     nb = read_notebook(notebook)
     assignment_id = assignment_of(notebook, assignment)
@@ -107,8 +128,9 @@ def check(notebook, limits=None, unsafe=False, cell_timeout=None, feedback=None,
         "hidden ones included (under a minute)...")
     # Windows cannot delete a file still open (the throw-away gradebook nbgrader keeps connected): left, not a crash.
     with tempfile.TemporaryDirectory(prefix="ffn-check-", ignore_cleanup_errors=True) as tmp, _quiet():
+        clock.lap("checks of the input, sandbox probe")
         return _grade(notebook, assignment_id, Path(tmp), limits, isolate, cell_timeout, feedback, student,
-                      draw_figures)
+                      draw_figures, clock)
 
 
 @contextlib.contextmanager
@@ -124,45 +146,56 @@ def _quiet():
         raise
 
 
-def _grade(notebook, assignment_id, tmp, limits, isolate, cell_timeout, feedback, student, draw_figures):
-    import nbformat
-
-    from ..authoring import build
+def _grade(notebook, assignment_id, tmp, limits, isolate, cell_timeout, feedback, student, draw_figures, clock):
+    from . import check_cache
     from .worker import Worker
     from .worker_setup import WorkerSetup
 
-    root = tmp / "course"
-    (root / "source" / assignment_id).mkdir(parents=True)
-    shutil.copy(COURSE_ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
-    source = build.read_source(assignment_id)
-    (root / "source" / assignment_id / f"{assignment_id}.ipynb").write_text(nbformat.writes(source) + "\n",
-                                                                              encoding="utf-8")
+    clock.lap("grader imports")
+    root = check_cache.copy_course(check_cache.built_course(assignment_id, _build_course), tmp / "course")
     config = course.load_config(root)
     instructor = course.load_config(COURSE_ROOT)  # the course's own configuration: its release, its seed
-    course.generate_assignment(config, assignment_id)
     model = course.read_assignment(config.CourseDirectory.db_url, assignment_id)
+    clock.lap("course: its kept build copied, or built")
     submitted = tmp / "submitted" / student / assignment_id
     submitted.mkdir(parents=True)
     shutil.copy(notebook, submitted / f"{assignment_id}.ipynb")
     results_dir = tmp / "results"
     setup = WorkerSetup(
         model=model.to_dict(), scratch=str(tmp / "scratch"), limits=vars(limits), isolate=isolate,
-        hidden=(str(root), str(tmp), str(notebook.resolve().parent)),
+        hidden=(str(root), str(tmp), str(notebook.resolve().parent), str(check_cache.folder())),
         feedback_dir=str(results_dir) if feedback else None,
         course_notebooks=course.source_texts(config, assignment_id),
         template_db=str(course.db_path(config)),
         release_dir=str(course.copy_release(instructor, assignment_id, tmp / "release")),  # the course's own release
         course_root=str(root), cell_timeout=cell_timeout, draw_figures=draw_figures,
-        offering_seed=offering.seed(instructor),
+        offering_seed=offering.seed(instructor), matplotlib_cache=str(check_cache.matplotlib_fonts()),
     )
     worker = Worker(setup)
+    clock.lap("worker start")
     job = {"student": student, "input_dir": str(submitted)}
     reply = worker.grade(job)
     if unfinished(reply):  # as `grade` does after its batch: once more before withholding a test
         reply = worker.grade(dict(job, again=True))
+    clock.lap("grading")
+    clock.stages["worker"] = reply.get("timing", {})
     if feedback and reply.get("html"):
         shutil.copy(reply["html"], feedback)
     return reply["result"]
+
+
+def _build_course(root, assignment_id):
+    """The instructor course of `assignment_id` at `root`, built from its authored source (check_cache keeps it)."""
+    import nbformat
+
+    from ..authoring import build
+
+    (root / "source" / assignment_id).mkdir(parents=True)
+    shutil.copy(COURSE_ROOT / "nbgrader_config.py", root / "nbgrader_config.py")
+    source = build.read_source(assignment_id)
+    (root / "source" / assignment_id / f"{assignment_id}.ipynb").write_text(nbformat.writes(source) + "\n",
+                                                                              encoding="utf-8")
+    course.generate_assignment(course.load_config(root), assignment_id)
 
 
 def _mark(mark, plain):
@@ -222,6 +255,7 @@ def summary(result, notebook):
 
 
 def main(args):
+    clock = Clock()
     _safe_streams()
     limits = sandbox.Limits(memory=sandbox.parse_size(args.memory))
     # With --json, stdout carries the JSON alone; what `check` says on the way goes to stderr.
@@ -229,10 +263,14 @@ def main(args):
         lambda text: print(text, flush=True))
     try:
         result = check(args.notebook, limits=limits, unsafe=args.unsafe, cell_timeout=args.cell_timeout,
-                       feedback=args.feedback, assignment=args.assignment, say=say, draw_figures=args.draw_figures)
+                       feedback=args.feedback, assignment=args.assignment, say=say, draw_figures=args.draw_figures,
+                       clock=clock)
     except BadInput as exc:
         print(f"error: {exc}", file=sys.stderr)
         return BAD_INPUT
     print(json.dumps(result, indent=1, sort_keys=True) if args.json else summary(result, args.notebook))
+    if os.environ.get(TIMING_ENV):
+        clock.lap("the report")
+        clock.write(os.environ[TIMING_ENV])
     full = result["status"] == "graded" and result["score"] >= result["max_score"]
     return FULL_MARKS if full else POINTS_LOST

@@ -1,0 +1,91 @@
+"""check_cache: `check` builds an assignment's course once, and never uses a build its source has outgrown."""
+
+import json
+import shutil
+
+import pytest
+from nbtools import completed_learner, with_answers
+
+from autograder import SOURCE_DIR
+from autograder.grading import check, check_cache
+
+AID = "02_forward_pass"
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    folder = tmp_path / "cache"
+    monkeypatch.setenv(check_cache.CACHE_ENV, str(folder))
+    return folder
+
+
+def _counting_build(calls):
+    def build(root, assignment_id):
+        calls.append(assignment_id)
+        (root / "nbgrader_config.py").write_text("c = get_config()\n", encoding="utf-8")
+        (root / "made").write_text(str(len(calls)), encoding="utf-8")
+
+    return build
+
+
+def test_a_course_is_built_once_then_kept(cache):
+    calls = []
+    first = check_cache.built_course(AID, _counting_build(calls))
+    again = check_cache.built_course(AID, _counting_build(calls))
+    assert calls == [AID]
+    assert first == again and (again / "made").read_text(encoding="utf-8") == "1"
+    assert first.parent == cache
+
+
+def test_a_build_that_fails_leaves_nothing_kept(cache):
+    def broken(root, assignment_id):
+        (root / "nbgrader_config.py").write_text("half", encoding="utf-8")
+        raise RuntimeError("nbgrader failed")
+
+    with pytest.raises(RuntimeError, match="nbgrader failed"):
+        check_cache.built_course(AID, broken)
+    assert list(cache.iterdir()) == []
+    calls = []
+    check_cache.built_course(AID, _counting_build(calls))
+    assert calls == [AID]
+
+
+def test_a_changed_source_is_built_again_and_the_old_build_forgotten(cache, tmp_path, monkeypatch):
+    source = tmp_path / "source"
+    shutil.copytree(SOURCE_DIR / AID, source / AID)
+    monkeypatch.setattr(check_cache, "SOURCE_DIR", source)
+    calls = []
+    old = check_cache.built_course(AID, _counting_build(calls))
+    path = source / AID / f"{AID}.py"
+    path.write_text(path.read_text(encoding="utf-8") + "\n# %%\nx = 1\n", encoding="utf-8")
+    new = check_cache.built_course(AID, _counting_build(calls))
+    assert calls == [AID, AID] and new != old
+    assert not old.exists() and sorted(p.name for p in cache.iterdir()) == [new.name]
+
+
+def test_the_digest_reads_the_course_configuration_and_the_versions(monkeypatch):
+    before = check_cache.digest(AID)
+    monkeypatch.setattr(check_cache, "_VERSIONED", ("nbgrader", "jupytext"))
+    assert check_cache.digest(AID) != before
+
+
+def test_a_kept_build_gives_the_points_a_fresh_build_gives(cache, tmp_path):
+    """The first check builds the course, the second copies what was kept: both grade a wrong answer alike."""
+    nb = with_answers(completed_learner(AID), {"ffn_forward": "def ffn_forward(x, W1, b1, W2, b2):\n"
+                                                             "    return np.maximum(x @ W1, 0.0) @ W2 + b2\n"})
+    path = tmp_path / f"{AID}.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    cold = check.check(path, unsafe=True, say=lambda text: None)
+    assert len([p for p in cache.iterdir() if p.name.startswith(AID)]) == 1
+    warm = check.check(path, unsafe=True, say=lambda text: None)
+    points = [[(c["grade_id"], c["points"]) for c in r["cells"]] for r in (cold, warm)]
+    assert points[0] == points[1]
+    assert 0 < cold["score"] < cold["max_score"] and cold["score"] == warm["score"]
+
+
+def test_a_partial_folder_under_the_kept_name_is_built_again(cache):
+    calls = []
+    kept = check_cache.built_course(AID, _counting_build(calls))
+    (kept / "nbgrader_config.py").unlink()
+    again = check_cache.built_course(AID, _counting_build(calls))
+    assert calls == [AID, AID] and again == kept and (again / "made").read_text(encoding="utf-8") == "2"
