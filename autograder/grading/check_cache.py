@@ -59,6 +59,8 @@ def built_course(assignment_id, build):
     fresh = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=home))
     try:
         build(fresh, assignment_id)
+        if (kept / "nbgrader_config.py").is_file():  # another check made it meanwhile: the same build, in use
+            return kept
         if kept.exists():  # a folder of that name without a whole build in it (not one of ours): replaced
             shutil.rmtree(kept, ignore_errors=True)
         with contextlib.suppress(OSError):  # another check made it first: theirs is the same
