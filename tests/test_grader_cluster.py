@@ -441,11 +441,14 @@ def test_submission_files_follow_no_link(tmp_path):
 
 
 def test_running_names_the_tasks_a_worker_runs_not_those_queued_behind_them():
-    """One worker with one thread holds three tasks (top_up gives each worker more than it runs): one runs."""
+    """One worker with one thread holds three tasks (top_up gives each worker more than it runs): one runs. The
+    scheduler runs in a process of its own, as `grade`'s does: this process may hold the Dask guard (dask_guard),
+    under which a scheduler here could not read a task graph."""
     from types import SimpleNamespace
 
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None,
-                                  host="127.0.0.1") as local, distributed.Client(local) as client:
+    local = cluster.LocalProcesses(1)
+    with contextlib.closing(local), distributed.Client(local.address) as client:
+        client.wait_for_workers(1, timeout=60)
         run = cluster._Run(client, None, 60.0)
         for student in ("ann", "bob", "cy"):
             future = client.submit(time.sleep, 4, pure=False, key=f"grade-{student}")
