@@ -143,6 +143,18 @@ def test_a_name_two_formats_read_differently_is_refused_naming_both():
     assert submissions.read_lms_name(name, ("canvas",)).student == "12345"  # one LMS set in the course config
 
 
+def test_a_blackboard_username_holding_an_underscore_is_refused_not_misread():
+    """`ps1_john_smith_attempt_…` would read as student `smith` of assignment `ps1_john`; beside a classmate's file,
+    whose assignment reads `ps1`, the download is refused, naming both files."""
+    intake = submissions.Intake()
+    assert intake.take(f"FFN02_ada_attempt_2026-12-02-09-15-42_{NB}").student == "ada"
+    with pytest.raises(submissions.RefusedSubmission) as info:
+        intake.take(f"FFN02_john_smith_attempt_2026-12-02-09-16-01_{NB}")
+    said = str(info.value)
+    assert f"'FFN02_ada_attempt_2026-12-02-09-15-42_{NB}'" in said and "'FFN02'" in said
+    assert f"'FFN02_john_smith_attempt_2026-12-02-09-16-01_{NB}'" in said and "'FFN02_john'" in said
+
+
 def test_two_files_that_claim_one_attempt_are_refused_naming_both(tmp_path):
     archive = tmp_path / "download.zip"
     with zipfile.ZipFile(archive, "w") as zf:

@@ -164,6 +164,7 @@ class LmsName:
     student: str
     file_name: str
     time: datetime | None  # when submitted, in UTC (naive, as nbgrader keeps times); None: the LMS gives none
+    title: str = ""  # the name's part before the student, where it is the same for a whole download (Blackboard's)
 
     def __str__(self):
         when = f" at {timestamp_text(self.time)} UTC" if self.time else ""
@@ -239,7 +240,7 @@ def _read_as(lms, path, zone):
     if lms == "canvas" and (m.group("name") != m.group("name").lower() or m.group("name").startswith("anon_")):
         return None  # Canvas lowercases the name; "anon_<id>" is an anonymised download, which names nobody
     time = lms_time(m.group("time"), zone) if "time" in m.re.groupindex else None
-    return LmsName(lms, m.group("student"), upload, time)
+    return LmsName(lms, m.group("student"), upload, time, m.group("name") if lms == "blackboard" else "")
 
 
 def _moodle_folder(path):
@@ -259,6 +260,7 @@ class Intake:
     def __init__(self, formats=tuple(LMS_NAMES), zone="UTC", log=print):
         self.formats, self.zone, self.log = tuple(formats), zone, log
         self.kept = {}  # (student, file name) -> (LmsName, the path it came from)
+        self.title = None  # (the assignment's title in a Blackboard download, the path it was first read from)
         self.set_aside = set()  # the paths of older attempts and of files read twice (reported)
 
     def take(self, path):
@@ -267,6 +269,7 @@ class Intake:
         found = read_lms_name(path, self.formats, self.zone)
         if found is None:
             return None
+        self._same_title(found, path)
         key = (found.student, found.file_name)
         if key not in self.kept:
             self.kept[key] = (found, path)
@@ -281,6 +284,19 @@ class Intake:
         self.kept[key] = newer
         self.set_aside.add(str(older[1]))
         return found if newer[0] is found else None
+
+    def _same_title(self, found, path):
+        """Blackboard titles every file of a download with the assignment's name: one read with another title
+        has a username holding "_" (`ps1_john_smith_attempt_…`), which no pattern can split; refused, naming both."""
+        if not found.title:
+            return
+        if self.title is None:
+            self.title = (found.title, path)
+        elif found.title != self.title[0]:
+            raise RefusedSubmission(
+                f"a Blackboard download names every file <assignment>_<username>_attempt_…, one assignment for all; "
+                f"{_shown(self.title[1])} reads it as {self.title[0]!r} and {_shown(path)} as {found.title!r}: a "
+                f"username holding '_' cannot be read (see autograder/README.md)")
 
     def _again(self, found, path, before_path):
         """A second file for an attempt already taken: set aside if it is the same bytes (a download collected
