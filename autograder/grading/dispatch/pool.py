@@ -138,22 +138,23 @@ def _worker_files(setup, home):
             "feedback_dir": str(home / "feedback") if setup.feedback_dir else None}
 
 
-def _code_roots():
-    """The folders holding the grader's own two packages, first on a worker's path: it runs the very code that
-    grades (not the checkout an editable install names, which may be another one, or closed to its user)."""
+def _packages():
+    """The folders of the grader's own two packages, as this process imported them (links resolved)."""
     import autograder
     import ffn_helpers
 
-    return sorted({str(Path(m.__file__).resolve().parent.parent) for m in (autograder, ffn_helpers)})
+    return [Path(m.__file__).resolve().parent for m in (autograder, ffn_helpers)]
+
+
+def _code_roots():
+    """The folders holding the grader's own two packages, first on a worker's path: it runs the very code that
+    grades (not the checkout an editable install names, which may be another one, or closed to its user)."""
+    return sorted({str(p.parent) for p in _packages()})
 
 
 def _worker_paths():
     """What a worker's interpreter must reach: Python, its packages, and the course's own two packages."""
-    import autograder
-    import ffn_helpers
-
-    return sorted({*sandbox.required_paths(), os.path.dirname(autograder.__file__),
-                   os.path.dirname(ffn_helpers.__file__)})
+    return sorted({*sandbox.required_paths(), *map(str, _packages())})
 
 
 def _last_line(log):

@@ -179,8 +179,9 @@ class Sandbox:
             # One BLAS thread per sandbox: the jobs already use every core.
             "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
         }
-        if _course_package():  # ffn_helpers from where the grader has it (in a sandbox: it, or its public build)
-            env["PYTHONPATH"] = os.pathsep.join(os.path.dirname(p) for p in _course_package())
+        package = _course_package()
+        if package:  # ffn_helpers from where the grader has it (in a sandbox: it, or its public build)
+            env["PYTHONPATH"] = os.pathsep.join(os.path.dirname(p) for p in package)
         if not self.isolate:  # nothing is hidden: keep the real /tmp out of the way anyway
             env.update(HOME=self.cwd, TMPDIR=self.cwd, MPLCONFIGDIR=os.path.join(self.cwd, ".matplotlib"),
                        IPYTHONDIR=os.path.join(self.cwd, ".ipython"),
