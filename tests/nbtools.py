@@ -7,6 +7,7 @@ They are read once per process and shared: copy before changing one (`with_answe
 """
 
 import ast
+import contextlib
 import copy
 import functools
 import json
@@ -15,6 +16,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +24,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
+from traitlets.config import Config
 
 import autograder
 from autograder.authoring import build
@@ -239,9 +242,30 @@ def execute(path, *, cwd=None, track_figures=False, timeout=300, run_all=False, 
     """
     path = Path(path)
     nb = nbformat.read(path, as_version=4)
-    cwd = Path(cwd or path.parent)
-    client = NotebookClient(nb, kernel_name="python3", timeout=timeout, allow_errors=not run_all,
-                            resources={"metadata": {"path": str(cwd)}})
+    with _kernel_sockets() as config:
+        client = NotebookClient(nb, kernel_name="python3", timeout=timeout, allow_errors=not run_all,
+                                resources={"metadata": {"path": str(Path(cwd or path.parent))}}, config=config)
+        return _run(client, nb, track_figures=track_figures, run_all=run_all, env=env)
+
+
+@contextlib.contextmanager
+def _kernel_sockets():
+    """A configuration whose kernels talk over Unix sockets in a folder of their own.
+
+    With ports of 127.0.0.1, another test's kernel can take a port between jupyter_client choosing it and this
+    kernel binding it: "Address already in use", and the kernel dies before replying.
+    """
+    folder = tempfile.mkdtemp(prefix="nbk-")
+    config = Config()
+    config.KernelManager.transport = "ipc"
+    config.KernelManager.ip = os.path.join(folder, "k")
+    try:
+        yield config
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run(client, nb, *, track_figures, run_all, env):
     kernel = {} if env is None else {"env": env}
     start = time.perf_counter()
     if run_all:
