@@ -131,6 +131,35 @@ def test_a_wrong_assignment_id_leaves_nothing_behind(tmp_path):
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == before  # no results/02_forward_pas/ either
 
 
+@pytest.mark.grading
+def test_a_source_built_from_an_older_authored_py_is_refused_before_grading(tmp_path, monkeypatch):
+    """The built source notebook is git-ignored: after a pull that changes <id>.py, grading against the old build
+    would use the old hidden tests without a word."""
+    import nbtools
+    from adversarial import grading
+
+    from autograder.authoring import build
+    from autograder.grading import grade as grade_mod
+
+    aid = "02_forward_pass"
+    root = grading.make_course(tmp_path / "course", aid)
+    authored = root / "source" / aid / f"{aid}.py"
+    shutil.copy(COURSE_ROOT / "source" / aid / f"{aid}.py", authored)
+    monkeypatch.setattr(build, "SOURCE_DIR", root / "source")
+    monkeypatch.setattr(grade_mod, "COURSE_ROOT", root)
+    build.write_sources([aid])
+    assert build.stale_source(aid) is None
+    text = authored.read_text()
+    assert text.count("### BEGIN HIDDEN TESTS") >= 1
+    authored.write_text(text.replace("### BEGIN HIDDEN TESTS", "### BEGIN HIDDEN TESTS\nassert True", 1))
+    grading.write_submissions(tmp_path / "submitted", aid, {"bob": nbtools.completed_learner(aid)})
+    with pytest.raises(ValueError, match=rf"built from an older {aid}.py: build it again .*generate_assignment"):
+        grade_mod.grade(aid, tmp_path / "submitted", course_root=root, unsafe=True)  # runs no code
+    assert not (root / "results").exists()
+    build.write_sources([aid])
+    assert build.stale_source(aid) is None
+
+
 def test_a_near_miss_file_name_is_named(tmp_path):
     folder = tmp_path / "bo" / "02_forward_pass"
     folder.mkdir(parents=True)

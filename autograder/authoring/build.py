@@ -227,11 +227,27 @@ def build_all(out_root=None, only=None):
     return written
 
 
-def _comparable(path):
+def _comparable(path_or_nb):
     """What must match: each cell's type, source and metadata, and the notebook's metadata."""
-    nb = nbformat.read(path, as_version=4)
+    nb = path_or_nb if isinstance(path_or_nb, dict) else nbformat.read(path_or_nb, as_version=4)
     cells = [{"cell_type": c.cell_type, "source": c.source, "metadata": c.metadata} for c in nb.cells]
     return json.dumps({"metadata": nb.metadata, "cells": cells}, indent=1, sort_keys=True).splitlines()
+
+
+def stale_source(assignment_id):
+    """Why nbgrader's source notebook of `assignment_id` is not what its authored .py builds now (None: it is).
+
+    The built notebook is git-ignored: after a pull that changes <id>.py (a hidden test, a may_call list),
+    grading against the old build would use the old tests without a word.
+    """
+    built = SOURCE_DIR / assignment_id / f"{assignment_id}.ipynb"
+    if not built.exists() or not (SOURCE_DIR / assignment_id / f"{assignment_id}.py").exists():
+        return None
+    if _comparable(built) == _comparable(read_source(assignment_id)):
+        return None
+    return (f"{built.name} in source/{assignment_id}/ was built from an older {assignment_id}.py: build it again "
+            f"(`python -m autograder build {assignment_id}`), then `nbgrader generate_assignment {assignment_id} "
+            "--force` in the course folder, so that the gradebook holds the new tests too")
 
 
 def check_all(only=None):

@@ -16,7 +16,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .. import offering, sanitise
+from .. import COURSE_ROOT, offering, sanitise
 from ..schema import Flag, Status, StudentResult
 from . import course, submissions, worker
 from .dispatch import driver, pool
@@ -113,6 +113,7 @@ def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limi
     scratch.chmod(0o711)  # each worker's user reaches its own folder in here, and nothing else
     try:
         found = _found(config, assignment_id, submitted, scratch, students)
+        _refuse_a_stale_source(config, assignment_id)
         model = course.prepare_assignment(config, assignment_id, log=_say)
         if not any(c.grade for nb in model.notebooks for c in nb.cells):
             raise ValueError(f"{assignment_id} has no graded cells: there is nothing to grade")
@@ -159,6 +160,17 @@ def _grade_found(config, model, found, setup, out_dir, versions, jobs, timeout, 
 
         return driver.grade_class(backend, found, model, record, log_dir, _say,
                                   line=lambda result: classbook.result_line(gb, result))
+
+
+def _refuse_a_stale_source(config, assignment_id):
+    """The course's own assignments are graded only against a source notebook built from today's authored .py."""
+    if Path(config.CourseDirectory.root).resolve() != COURSE_ROOT.resolve():
+        return  # another course's sources have no authored .py of ours
+    from ..authoring import build
+
+    stale = build.stale_source(assignment_id)
+    if stale:
+        raise ValueError(stale)
 
 
 def _found(config, assignment_id, submitted, scratch, students):
