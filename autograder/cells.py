@@ -12,6 +12,7 @@ the course's locked cells back):
 import ast
 import functools
 import symtable
+from collections import defaultdict
 from dataclasses import dataclass
 
 from IPython.core.inputtransformer2 import TransformerManager
@@ -191,16 +192,25 @@ def code_cells(nb):
 
 
 def needed(cells, wanted, providers):
-    """The cells among `providers` that bind a name in `wanted`, or a name such a cell reads, in notebook order."""
-    wanted, chosen = set(wanted), set()
-    changed = True
-    while changed:
-        changed = False
-        for cell in providers:
-            if cell.index not in chosen and cell.stores & wanted:
+    """The cells among `providers` that bind a name in `wanted`, or a name such a cell reads, in notebook order.
+
+    Each name is looked up once in an index of the providers that bind it, so the time follows the names, not
+    the length of a chain of cells that hand a name on (`b = a`, `c = b`, ... in any order). A provider's
+    `loads` is read only once it is chosen (the copy report's statements work theirs out only then).
+    """
+    binders = defaultdict(list)
+    for cell in providers:
+        for name in cell.stores:
+            binders[name].append(cell)
+    chosen, seen = set(), set(wanted)
+    pending = list(seen)
+    while pending:
+        for cell in binders.get(pending.pop(), ()):
+            if cell.index not in chosen:
                 chosen.add(cell.index)
-                wanted |= cell.loads
-                changed = True
+                fresh = cell.loads - seen
+                seen |= fresh
+                pending.extend(fresh)
     return [c for c in cells if c.index in chosen]
 
 

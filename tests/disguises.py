@@ -170,6 +170,18 @@ def through_a_free_cell(code):
     return f"def {node.name}({params}):\n    return {helper}({params})\n", "".join(lines)
 
 
+def through_an_alias(code):
+    """(answer cell, free cell): the answer verbatim in a free cell, bound to other names there by assignment,
+    tuple unpacking and a lambda; the answer cell one line that calls the last (or a subclass of it)."""
+    node = next(n for n in ast.parse(code).body if isinstance(n, ast.FunctionDef | ast.ClassDef))
+    free = code.rstrip("\n") + f"\n_first = {node.name}\n_second, _spare = _first, None\n"
+    if isinstance(node, ast.ClassDef):
+        return f"class {node.name}(_second):\n    pass\n", free
+    params = ", ".join(a.arg for a in node.args.args)
+    free += "_call = lambda *args: _second(*args)\n"
+    return f"def {node.name}({params}): return _call({params})\n", free
+
+
 def disguises(code, tag, seed=0):
     """{kind: disguised copy} of one answer (a kind is left out when the code offers it no place)."""
     rng = random.Random(f"{seed}:{code}")
@@ -277,10 +289,11 @@ def rates(seeds=SEEDS):
             for seed in range(seeds):
                 for kind, copy in disguises(solution, f"c{seed}", seed).items():
                     out.count(kind, _reported(gid, {"copier": copy}, solution, starter, "copier"), (aid, gid, seed))
-                answer, free = through_a_free_cell(solution)
-                copy = similarity.code_it_runs(renamed(answer, f"f{seed}"), [renamed(free, f"f{seed}")])
-                out.count("through a free cell", _reported(gid, {"copier": copy}, solution, starter, "copier"),
-                          (aid, gid, seed))
+                for kind, move in (("through a free cell", through_a_free_cell),
+                                   ("bound by assignment in a free cell", through_an_alias)):
+                    answer, free = move(solution)
+                    copy = similarity.code_it_runs(renamed(answer, f"f{seed}"), [renamed(free, f"f{seed}")])
+                    out.count(kind, _reported(gid, {"copier": copy}, solution, starter, "copier"), (aid, gid, seed))
     return out
 
 

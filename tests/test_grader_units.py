@@ -742,6 +742,45 @@ def test_cells_know_what_they_read_and_bind():
     assert cell.loads >= {"items", "np", "d"} and "v" not in cell.loads and "a" not in cell.loads
 
 
+def test_the_learner_cells_an_answer_needs_are_found_through_assignments_and_aliases():
+    found = _cells("import numpy as np", "def mine(x):\n    return np.sum(x)", "unrelated = 1", "_f = mine",
+                   "_g, _h = _f, len", "def ffn_forward(x): return _g(x)", roles={i: "learner" for i in range(5)})
+    answer, others = found[-1], found[:-1]
+    assert [c.index for c in cells.needed(found, answer.loads, others)] == [0, 1, 3, 4]
+
+
+def _fixpoint(cells_, wanted, providers):
+    """What `needed` chooses, by its definition: pass over the providers until none is added."""
+    wanted, chosen, changed = set(wanted), set(), True
+    while changed:
+        changed = False
+        for cell in providers:
+            if cell.index not in chosen and cell.stores & wanted:
+                chosen.add(cell.index)
+                wanted |= cell.loads
+                changed = True
+    return [c for c in cells_ if c.index in chosen]
+
+
+def test_needed_chooses_the_cells_its_definition_does_in_time_that_follows_the_names():
+    rng = np.random.default_rng(7)
+    names = [f"n{i}" for i in range(12)]
+    for _ in range(300):
+        found = [types.SimpleNamespace(index=i, stores=frozenset(rng.choice(names, rng.integers(0, 3))),
+                                       loads=frozenset(rng.choice(names, rng.integers(0, 4)))) for i in range(10)]
+        providers = [c for c in found if rng.random() < 0.8]
+        wanted = set(rng.choice(names, 2))
+        assert cells.needed(found, wanted, providers) == _fixpoint(found, wanted, providers)
+    # a chain handed on upwards, one link a cell (`a1 = a2` above `a0 = a1`): a pass over every cell per link,
+    # as the definition goes, takes about half a minute here
+    n = 20_000
+    chain = [types.SimpleNamespace(index=i, stores=frozenset([f"a{n - 1 - i}"]), loads=frozenset([f"a{n - i}"]))
+             for i in range(n)]
+    started = time.process_time()
+    assert len(cells.needed(chain, {"a0"}, chain)) == n
+    assert time.process_time() - started < 1.0
+
+
 def test_course_cells_are_cut_to_what_the_answers_use():
     setup = ("import numpy as np\nimport ffn_helpers as ref\nfrom ffn_helpers import checks, mistakes, plots\n"
              "np.random.seed(0)")

@@ -85,6 +85,7 @@ TARGETS = {  # share of disguised copies reported, at least (the issue's targets
     "renamed and commented": 1.0,
     "reformatted, redundant parentheses": 1.0,
     "through a free cell": 1.0,
+    "bound by assignment in a free cell": 1.0,
     "dead code": 0.9,
     "temporaries": 0.85,
     "classmate pairs": 0.95,
@@ -210,15 +211,47 @@ def test_code_too_deep_for_the_syntax_tree_is_compared_as_tokens(code):
     assert [(m.student, m.other) for m in matches] == [("a", "b")]
 
 
-def test_the_free_cell_functions_an_answer_calls_are_added_the_last_definition_winning():
-    answer = "def ffn_forward(x):\n    return mine(x)\n"
-    free = ["def mine(x):\n    return helper(x) + 1\n", "def helper(x):\n    return x\ndef unrelated():\n    pass\n",
-            "def mine(x):\n    return helper(x) * 2\n", "def ffn_forward(x):\n    return 'a draft'\n", "this is (not"]
+def test_the_free_cell_statements_an_answer_needs_are_added_however_they_bind_its_names():
+    """What the clean re-run's resolver would run for the answer, statement by statement, in notebook order: a
+    `def` (decorated too), an alias, tuple unpacking, a lambda, every binding of a name. Not the scratch work
+    beside them, not an earlier draft of the answer's own function, not a cell that does not parse."""
+    answer = "def ffn_forward(x):\n    return run(x) + _c(x)\n"
+    free = ["def mine(x):\n    return helper(x) + 1\nscratch = [1, 2, 3]; run = mine  # an alias\n",
+            "def helper(x):\n    return x * h\ndef unrelated():\n    pass\n",
+            "h = 3\n_a, (_b, _c) = len, (abs, lambda v: helper(v))\n",
+            "def ffn_forward(x):\n    return 'a draft'\n",
+            "@lambda f: f\ndef mine(x):\n    return helper(x) * 2\n", "this is (not"]
     code = similarity.code_it_runs(answer, free)
-    assert code == answer + "\ndef mine(x):\n    return helper(x) * 2\n\ndef helper(x):\n    return x\n"
+    assert code == answer + ("\ndef mine(x):\n    return helper(x) + 1\n\nrun = mine\n\ndef helper(x):\n"
+                             "    return x * h\n\nh = 3\n\n_a, (_b, _c) = len, (abs, lambda v: helper(v))\n\n"
+                             "@lambda f: f\ndef mine(x):\n    return helper(x) * 2\n")
     assert similarity.code_it_runs(answer, []) == answer
     padding = ["x = 1\n" * 10_000] * 5  # 300,000 characters of free cells first: the definition after is not read
     assert similarity.code_it_runs(answer, [*padding, free[0]]) == answer
+
+
+def test_a_cell_magic_is_read_as_ipython_runs_it_and_the_courses_cells_resolve_but_are_not_shown():
+    answer = "def ffn_forward(x):\n    return run(x)\n"
+    magic, course = "%%capture\nrun = lambda x: np.maximum(x @ W, 0)\n", "import numpy as np\nW = np.eye(2)\n"
+    code = similarity.code_it_runs(answer, similarity.free_statements([magic], [course]))
+    assert code == answer + "\nrun = lambda x: np.maximum(x @ W, 0)\n"
+    as_learners = similarity.code_it_runs(answer, similarity.free_statements([magic, course]))
+    assert as_learners == code + "\nimport numpy as np\n\nW = np.eye(2)\n"
+
+
+def test_endless_free_cells_cost_bounded_time():
+    """Four cells of MAX_CHARS each, one statement a line, and an alias chain through them all: seconds."""
+    lines = [f"a{i} = a{i + 1}\n" for i in range(4 * similarity.MAX_CHARS // 16)]
+    per_cell = similarity.MAX_CHARS // 16
+    free = ["".join(lines[i:i + per_cell]) for i in range(0, len(lines), per_cell)]
+    free += ["b\n" * (similarity.MAX_CHARS // 2)] * 4  # past the budget: not read
+    answers = [f"def f{i}(x):\n    return a0(x)\n" for i in range(12)]
+    started = time.process_time()
+    statements = similarity.free_statements(free)
+    codes = [similarity.code_it_runs(a, statements) for a in answers]
+    assert time.process_time() - started < 5.0
+    assert len(statements) == len(lines) and all(similarity.MAX_CHARS <= len(c) < 2 * similarity.MAX_CHARS
+                                                 for c in codes)
 
 
 def test_the_def_line_docstring_comments_and_imports_do_not_count():
@@ -338,6 +371,56 @@ def test_an_answer_cell_that_calls_the_solution_pasted_in_a_free_cell_is_reporte
     look = report.build([AID], results, notebooks=notebooks).looks[0]
     assert [(m.grade_id, m.student, m.other) for m in look.matches] == [("ffn_forward", "indirect-1", None)]
     assert "def my_ffn_forward_k" in look.matches[0].code  # the free cell is shown with the answer
+
+
+def _put_free_cell(notebooks, student, source, metadata=None):
+    """A free code cell holding `source` at the top of the student's notebook, before every answer."""
+    path = notebooks / student / AID / f"{AID}.ipynb"
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    nb["cells"].insert(1, {"cell_type": "code", "metadata": metadata or {}, "source": source, "outputs": [],
+                           "execution_count": None})
+    path.write_text(json.dumps(nb), encoding="utf-8")
+
+
+_ANSWERED = ("ffn_forward", "linear_torch", "dead_fraction")
+_BOUND = ("_f = ffn_forward{v}\n_g = _f\n_lt, _df = linear_torch{v}, dead_fraction{v}\n"
+          "_d = lambda *args: _df(*args)\n")  # by assignment, an alias, tuple unpacking and a lambda
+_CALLS = {"ffn_forward": "def ffn_forward(x, W1, b1, W2, b2): return _g(x, W1, b1, W2, b2)\n",
+          "linear_torch": "def linear_torch(x, weight, bias): return _lt(x, weight, bias)\n",
+          "dead_fraction": "def dead_fraction(x, W1, b1): return _d(x, W1, b1)\n"}
+
+
+def test_answers_that_call_copies_bound_by_assignment_in_a_free_cell_are_reported(tmp_path):
+    """Issue 41's attack: the published answers verbatim in a free cell, bound to other names there, each answer
+    cell a one-line call; a second student does the same with a classmate's answers, renamed; a third marks the
+    free cell as the course's own (locked). All are listed against what they copied; the classmates who wrote
+    their own are not."""
+    solutions, _ = _cells(AID)
+    correct = importlib.import_module(f"submissions.{AID}").CORRECT
+    published = "\n".join([*(solutions[g] for g in _ANSWERED), _BOUND.format(v="")])
+    classmates = "\n".join([*(correct["loop"][g].replace(f"def {g}(", f"def {g}_v(") for g in _ANSWERED),
+                            _BOUND.format(v="_v")])
+    notebooks = write_notebooks(tmp_path / "autograded", AID, {
+        "aliased-1": _CALLS, "aliased-2": _CALLS, "locked-1": _CALLS, "own-1": correct["loop"],
+        "own-2": correct["einsum"]})
+    _put_free_cell(notebooks, "aliased-1", published)
+    _put_free_cell(notebooks, "aliased-2", classmates)
+    _put_free_cell(notebooks, "locked-1", published, {"nbgrader": {
+        "grade_id": "setup_more", "locked": True, "grade": False, "solution": False}})
+    layout = course_layout(AID)
+    students = ("aliased-1", "aliased-2", "locked-1", "own-1", "own-2")
+    results = write_class(tmp_path / "results", [student_record(s, AID, graded_cells(layout, {})) for s in students])
+    look = report.build([AID], results, notebooks=notebooks).looks[0]
+    listed = {(m.grade_id, frozenset([m.student, m.other])) for m in look.matches}
+    assert listed == {(g, frozenset(pair)) for g in _ANSWERED
+                      for pair in (("aliased-1", None), ("locked-1", None), ("aliased-2", "own-1"))}, listed
+    # they are answers that work: the free cell, then the answer cells, compute what the solution does
+    args = [np.random.default_rng(0).normal(size=s) for s in ((2, 3), (3, 4), (4,), (4, 3), (3,))]
+    for free in (published, classmates):
+        env = {"np": np}
+        for code in (free, *_CALLS.values()):
+            exec(code, env)  # the course's solution, a course alternative, and the calls above
+        assert np.allclose(env["ffn_forward"](*args), _run(solutions["ffn_forward"], args))
 
 
 def test_the_corpus_dead_code_and_temporaries_keep_the_answer():

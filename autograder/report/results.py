@@ -187,12 +187,21 @@ def course_answers(assignment):
                  for folder in (SOLUTIONS_DIR, NOTEBOOKS_DIR))
 
 
-def _answer_cells(notebook, wanted=None):
-    """{grade_id: code} of a notebook's answer cells (nbgrader `solution`), the first of each id, each with the
-    functions of the notebook's other code cells it calls (similarity.code_it_runs)."""
-    from .similarity import code_it_runs, free_definitions
+def _course_cells(assignment):
+    """The sources of the course's own locked cells in the learner release of `assignment` (none without one)."""
+    from .. import NOTEBOOKS_DIR
 
-    out, free = {}, []
+    try:
+        release = json.loads((NOTEBOOKS_DIR / f"{assignment}.ipynb").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return frozenset()
+    return frozenset(source for _, role, source in _code_cells(release) if role == "instructor")
+
+
+def _code_cells(notebook):
+    """(nbgrader metadata, role, source) of each code cell of a notebook read as JSON; malformed ones left out."""
+    from ..cells import role_of
+
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     for c in cells if isinstance(cells, list) else ():
         meta = c.get("metadata", {}).get("nbgrader", {}) if isinstance(c, dict) else {}
@@ -200,15 +209,29 @@ def _answer_cells(notebook, wanted=None):
         source = c.get("source") if isinstance(c, dict) else None
         if isinstance(source, list):
             source = "".join(s for s in source if isinstance(s, str))
-        if not isinstance(source, str) or c.get("cell_type") != "code":
-            continue
-        gid = meta.get("grade_id") if meta.get("solution") else None
+        if isinstance(source, str) and c.get("cell_type") == "code":
+            yield meta, role_of({"metadata": {"nbgrader": meta}}), source
+
+
+def _answer_cells(notebook, wanted=None, course=None):
+    """{grade_id: code} of a notebook's answer cells (nbgrader `solution`), the first of each id, each with the
+    code of the notebook's other cells it needs (similarity.code_it_runs). Those other cells are the ones the
+    clean re-run may run beside the answers (cells.role_of): every code cell that is neither an answer nor a
+    test. The course's own cells among them resolve names but are not shown: in one of the course's notebooks
+    (`course` None) its locked cells; in a student's, the cells whose source is one in `course`, never what the
+    student's own metadata claims (a free cell marked locked is still the student's)."""
+    from .similarity import code_it_runs, free_statements
+
+    out, free, ours = {}, [], []
+    for meta, role, source in _code_cells(notebook):
+        gid = meta.get("grade_id") if role == "answer" else None
         if isinstance(gid, str) and (wanted is None or gid in wanted):
             out.setdefault(gid, source)
-        elif not (meta.get("solution") or meta.get("grade")):
-            free.append(source)
-    defs = free_definitions(free) if out else {}  # read once for all the notebook's answer cells
-    return {gid: code_it_runs(code, defs) for gid, code in out.items()}
+        elif role in ("instructor", "learner"):
+            the_courses = role == "instructor" if course is None else source in course
+            (ours if the_courses else free).append(source)
+    statements = free_statements(free, ours) if out else []  # read once for all the notebook's answer cells
+    return {gid: code_it_runs(code, statements) for gid, code in out.items()}
 
 
 def read_answers(notebooks_dir, assignment, students, wanted):
@@ -220,7 +243,7 @@ def read_answers(notebooks_dir, assignment, students, wanted):
     from ..grading.course import read_notebook
     from ..grading.submissions import STUDENT_ID
 
-    answers, unread = {}, Counter()
+    answers, unread, course = {}, Counter(), _course_cells(assignment)
     for student in students:
         if not STUDENT_ID.match(student):
             unread["not a valid student id"] += 1
@@ -233,7 +256,7 @@ def read_answers(notebooks_dir, assignment, students, wanted):
         if nb is None:
             unread[why if len(why) < 60 else why[:57] + "..."] += 1
             continue
-        answers[student] = _answer_cells(readable.clean(nb), wanted)
+        answers[student] = _answer_cells(readable.clean(nb), wanted, course)
     notes = [f"{n} of {len(students)} students' notebooks of {assignment} were not compared: {why}"
              for why, n in sorted(unread.items())]
     return answers, notes

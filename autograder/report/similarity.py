@@ -4,16 +4,16 @@ The technique MOSS is built on (Schleimer, Wilkerson and Aiken, "Winnowing", 200
 fingerprint it by winnowing hashed k-grams, and score the fingerprints two answers share.
 Own code, not copydetect: that compares every pair one by one (45,000 per cell here); this indexes fingerprints.
 
-The code compared is what an answer runs: its cell, then the functions of the notebook's other code
-cells it calls (code_it_runs). Normalising never runs it: where Python's syntax tree reads it,
-normal_form.canonical writes it back without layout, comments, redundant parentheses, dead code and
-single-use temporaries; `tokenize` then reads the result. Imports, docstrings and every `def`/`class`
-line are dropped; names become one token `N` and literals `0` (numbers) or `"` (text), so renaming
-changes nothing, except names after a dot (`np.einsum`) and builtins (`sum`, `range`): they are what
-makes two correct answers different algorithms. The learner notebook's starter code is fingerprinted
-the same way and taken out of every answer. Code the tree cannot read is tokenized as written; code
-`tokenize` rejects is read as plain words, with a note; a cell counts up to MAX_CHARS characters and
-MAX_TOKENS tokens.
+The code compared is what an answer runs: its cell, then the statements of the notebook's other code
+cells that bind the names it reads, chosen by the clean re-run's own resolver (code_it_runs). Normalising
+never runs it: where Python's syntax tree reads it, normal_form.canonical writes it back without layout,
+comments, redundant parentheses, dead code and single-use temporaries; `tokenize` then reads the result.
+Imports, docstrings and every `def`/`class` line are dropped; names become one token `N` and literals `0`
+(numbers) or `"` (text), so renaming changes nothing, except names after a dot (`np.einsum`) and builtins
+(`sum`, `range`): they are what makes two correct answers different algorithms. The learner notebook's
+starter code is fingerprinted the same way and taken out of every answer. Code the tree cannot read is
+tokenized as written; code `tokenize` rejects is read as plain words, with a note; a cell counts up to
+MAX_CHARS characters and MAX_TOKENS tokens.
 """
 
 import ast
@@ -27,6 +27,7 @@ import tokenize
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 
+from .. import cells
 from . import normal_form
 
 K = 5  # tokens per k-gram: shorter grams are shared by any two numpy one-liners
@@ -64,42 +65,92 @@ class Answer:
 
 
 def code_it_runs(code, free_cells):
-    """An answer cell's code, then each function or class of `free_cells` it calls, directly or not, once.
+    """An answer cell's code, then the statements of the notebook's other code cells it needs, in notebook order.
 
-    The last definition of a name wins, as when the notebook runs top to bottom; free cells that do not
-    parse are skipped, and those past 4 * MAX_CHARS characters in all are not read. A name the answer
-    calls is found without running anything: any name it reads. `free_cells` may be free_definitions' result,
-    so that a notebook's free cells are read once for all its answer cells.
+    The statements are those the clean re-run's resolver, cells.needed, chooses for the names the answer reads
+    (not those it binds itself): a `def`, an assignment (`_f = f`, `_f = lambda ...`, `a, b = f, g`) or an
+    import that binds one, then whatever binds a name those read, however far. Each is a top-level statement,
+    not its whole cell: what the answer runs, not the scratch work beside it. A name bound twice brings both.
+    The course's own cells (free_statements' `course_cells`) take part but are not added: every notebook and
+    the solution have them alike.
+    `free_cells` is free_statements' result, or the learner's cells' sources (free_statements is then called
+    here); the code added stops once it passes MAX_CHARS.
     """
-    defs = free_cells if isinstance(free_cells, dict) else free_definitions(free_cells)
-    if not defs:
-        return code
-    out, queue, seen = [code], [code], set(re.findall(r"(?:def|class)\s+(\w+)", code))  # its own are its own
-    while queue and sum(map(len, out)) < MAX_CHARS:
-        for name in _WORDS.findall(queue.pop(0)):
-            if name in defs and name not in seen:
-                seen.add(name)
-                out.append(defs[name])
-                queue.append(defs[name])
-    return "\n\n".join(c.rstrip("\n") for c in out) + "\n"
+    if any(isinstance(c, str) for c in free_cells):
+        free_cells = free_statements(free_cells)
+    python, tree = _parsed(code[:MAX_CHARS])
+    wanted = cells.global_reads(python) - cells.bound_names(tree)[0]  # its own names are its own
+    out, size = [code], len(code)
+    for statement in cells.needed(free_cells, wanted, free_cells):
+        if size >= MAX_CHARS:
+            break
+        if not statement.course:
+            out.append(statement.text)
+            size += len(statement.text)
+    return code if len(out) == 1 else "\n\n".join(c.rstrip("\n") for c in out) + "\n"
 
 
-def free_definitions(free_cells):
-    """{name: its source} of the functions and classes the free cells define, the last definition winning."""
-    defs, budget = {}, 4 * MAX_CHARS  # a notebook of endless free cells costs bounded time too
-    for cell in free_cells:
-        budget -= len(cell)
+class _Statement:
+    """One top-level statement of a free cell, as cells.needed reads a cell: `index`, `stores` and `loads`.
+
+    Its text and what it reads are worked out only when needed chooses it: most statements are never read."""
+
+    def __init__(self, index, node, lines, course):
+        self.index, self._node, self._lines, self.course = index, node, lines, course
+        self.stores = cells.bound_names(ast.Module(body=[node], type_ignores=[]))[0]  # as cells.slim reads one
+
+    @functools.cached_property
+    def text(self):
+        """The statement as written: from its first decorator to its end (`;` on its line left out)."""
+        node = self._node
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+        chunk = [line.encode() for line in self._lines[first - 1:node.end_lineno]]
+        chunk[-1] = chunk[-1][:node.end_col_offset]  # offsets count UTF-8 bytes
+        chunk[0] = chunk[0][0 if first < node.lineno else node.col_offset:]  # a decorator starts its line
+        return b"".join(chunk).decode("utf-8", "replace")
+
+    @functools.cached_property
+    def loads(self):
+        return cells.global_reads(self.text)
+
+
+_LINES = re.compile(r".*?(?:\r\n|\r|\n)|.+", re.DOTALL)  # lines as Python's parser counts them
+
+
+def free_statements(free_cells, course_cells=()):
+    """The top-level statements of a notebook's other code cells, for code_it_runs: read once for all the
+    notebook's answer cells. `free_cells`: the sources of the cells the learner could write, in notebook
+    order; `course_cells`: the course's own (locked) cells, whose statements resolve names but are not shown.
+
+    A cell counts up to MAX_CHARS characters; one that does not parse is skipped, and cells past 4 * MAX_CHARS
+    characters in all are not read, so a notebook of endless free cells costs bounded time too.
+    """
+    out, budget = [], 4 * MAX_CHARS
+    for source, course in [*((s, False) for s in free_cells), *((s, True) for s in course_cells)]:
+        budget -= len(source)
         if budget < 0:
             break
-        try:
-            tree = ast.parse(cell[:MAX_CHARS])
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        lines = cell.splitlines(keepends=True)
-        for node in tree.body:
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-                defs[node.name] = "".join(lines[node.lineno - 1:node.end_lineno])
-    return defs
+        python, tree = _parsed(source[:MAX_CHARS])
+        if tree is not None:
+            lines = _LINES.findall(python)
+            out += [_Statement(len(out) + i, node, lines, course) for i, node in enumerate(tree.body)]
+    return out
+
+
+def _parsed(source):
+    """(python, its syntax tree or None): the code as written or, when that is not Python, as IPython runs it
+    (magics, `!commands`; cells.analysable, as the clean re-run reads a cell). IPython's reader is asked only
+    then: it keeps what it read, and most cells need none of it."""
+    try:
+        return source, ast.parse(source)
+    except SyntaxError:
+        python = cells.analysable(source)
+    except (ValueError, RecursionError, MemoryError):
+        return source, None
+    try:
+        return python, ast.parse(python)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return python, None
 
 
 def _kind(name, after_dot):
