@@ -6,6 +6,8 @@ by rerun.for_student); the instructor's copy, `<student>.json`'s `clean_run.mess
 (the public course, whose hidden inputs are published) the message is the whole one, as before.
 """
 
+import contextlib
+import io
 import json
 import re
 import types
@@ -121,6 +123,58 @@ def test_a_reworded_failure_keeps_the_public_text_and_one_without_any_is_withhel
     bare = checks.failure("q = [0.1234567] is wrong")
     assert checks.public_message(bare) == f"AssertionError: {checks.WITHHELD}"
     assert checks.public_message(ValueError("0.1234567")) == f"ValueError: {checks.WITHHELD}"
+
+
+def _helper(aid, name):
+    """A notebook's own check helper `name`, as its test cells see it: the code cells above it run, and its own
+    (which may show it at work on the notebook's earlier definitions); no test cell runs."""
+    namespace = {}
+    for cell in nbtools.source(aid).cells:
+        if cell.cell_type == "code" and not nbtools.is_test(cell):
+            with contextlib.redirect_stdout(io.StringIO()):
+                exec(cell.source, namespace)
+            if name in namespace:
+                return namespace[name]
+    raise LookupError(f"{aid} defines no {name}")
+
+
+def _helper_failures():
+    """(notebook, a helper's failure on drawn numbers, those numbers) for each notebook's own check helper."""
+    z = np.random.default_rng(41).normal(size=(3, 4))
+    one, loud = abs(float(z[0, 0])), np.concatenate([z.ravel(), [-1000.0]])
+    cases = [
+        ("01", lambda: _helper("01_relu_sign_cases", "check_labels")(
+            lambda v: "B", [(one, "A")], mistakes.for_exercise("sign_case")), [one]),
+        ("05", lambda: _helper("05_position_wise", "check_verdict")(
+            lambda f, x: True, (None, z), False, "a row-wise map"), [z]),
+        ("07", lambda: _helper("07_collapse_to_linear", "check_verdict")(
+            lambda f, d: False, (None, 3), True, "an affine map"), []),
+        ("08", lambda: _helper("08_limiting_behaviour", "check_quiet")(
+            lambda v: 1 / (1 + np.exp(-v)), loud, 1 / (1 + np.exp(-loud))), [loud]),
+        ("12 bfloat16", lambda: _helper("12_low_precision", "check_bfloat16")(
+            lambda x: np.asarray(x, dtype=np.float32), z), [z]),
+        ("12 int8", lambda: _helper("12_low_precision", "check_quantized")(
+            lambda W: (np.zeros(W.shape, np.int8), np.ones(W.shape[0])), z), [z]),
+    ]
+    for name, run, drawn in cases:
+        with np.errstate(all="ignore"):
+            yield name, _failure(run), drawn
+
+
+def test_each_notebooks_own_check_helper_says_what_failed_without_the_numbers():
+    """01, 05, 07, 08 and 12 word their failures themselves: each gives a public text that names what failed."""
+    saw = {}
+    for name, error, drawn in _helper_failures():
+        public = checks.public_message(error)
+        assert checks.WITHHELD not in public, f"{name}: no public text"
+        assert not [n for n in _numbers(*drawn) if n in public], f"{name}: {public}"
+        saw[name] = public
+    assert saw["01"] == ("AssertionError: the result (of type str) is not the expected value\n"
+                         f"Likely mistake (a_b_swapped): {mistakes.by_key('a_b_swapped')[0].explanation}")
+    assert saw["05"].startswith("AssertionError: Case: a row-wise map\nthe result (of type bool)")
+    assert "raised floating-point warnings" in saw["08"] and "overflow" in saw["08"]
+    assert "differs from the expected bfloat16 values in" in saw["12 bfloat16"]
+    assert "q is not close to the expected value: 12 of 12 entries" in saw["12 int8"]
 
 
 # ---------------------------------------------------------------- the judge's one decision
