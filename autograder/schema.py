@@ -89,7 +89,9 @@ class CellResult:
     points: float
     max_points: float
     status: CellStatus
-    message: str = ""  # why it lost points ("" when it earned them all)
+    # Why it lost points ("" when it earned them all), as the student reads it: under a private offering a failed
+    # hidden test says what failed without its data, which `clean_run.message` keeps for the instructor.
+    message: str = ""
     diagnosis: tuple[Diagnosis, ...] = ()  # each catalogue mistake the clean re-run's check recognised
     notebook_run: Run = Run(0.0)
     clean_run: Run = Run(0.0)

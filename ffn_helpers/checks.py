@@ -24,12 +24,17 @@ DEFAULT_ATOL = 1e-12
 
 @dataclass(frozen=True)
 class Comparison:
-    """The result of `compare`: `ok` and a message that explains it."""
+    """The result of `compare`: `ok` and a message that explains it.
+
+    `public`: the message without the values compared (the expected one, what came back): what a failure may say
+    to the student when the inputs are a private offering's own (`failure`'s `public`). "" for the same message.
+    """
 
     ok: bool
     message: str
     max_abs: float = float("nan")
     max_rel: float = float("nan")
+    public: str = ""
 
 
 def _fmt(a):
@@ -63,13 +68,10 @@ def compare(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEFAULT_
         lines = [f"{name} is not close to the expected value: {int((~close).sum())} of {close.size} entries differ "
                  f"(tolerance: |got - expected| <= {atol:g} + {rtol:g}·|expected|)."]
     worst = np.unravel_index(int(np.argmax(diff)), diff.shape) if diff.ndim else ()
-    lines += [
-        f"  largest absolute difference {max_abs:.6g} at index {tuple(int(i) for i in worst)}, "
-        f"largest relative difference {max_rel:.3g}",
-        f"  expected: {_fmt(expected)}",
-        f"  got:      {_fmt(got)}",
-    ]
-    return Comparison(False, "\n".join(lines) + note, max_abs, max_rel)
+    lines.append(f"  largest absolute difference {max_abs:.6g} at index {tuple(int(i) for i in worst)}, "
+                 f"largest relative difference {max_rel:.3g}")
+    values = [f"  expected: {_fmt(expected)}", f"  got:      {_fmt(got)}"]
+    return Comparison(False, "\n".join(lines + values) + note, max_abs, max_rel, public="\n".join(lines) + note)
 
 
 def _as_comparable(actual, expected, name):
@@ -81,16 +83,17 @@ def _as_comparable(actual, expected, name):
     except Exception as exc:
         return None, Comparison(False, f"{name} could not be read as an array: {exc}")
     if got.dtype.kind not in "biuf":
-        return None, Comparison(False, f"{name} should hold numbers, got dtype {got.dtype}: {_fmt(got)}")
+        public = f"{name} should hold numbers, got dtype {got.dtype}"
+        return None, Comparison(False, f"{public}: {_fmt(got)}", public=public)
     if got.shape != expected.shape:
         hint = ""
         if got.shape[::-1] == expected.shape and got.ndim > 1:
             hint = " (the axes are swapped: check for a missing or extra transpose)"
         elif got.size == expected.size:
             hint = " (same number of elements: check for a reshape, a squeeze or a flattening)"
-        return None, Comparison(
-            False, f"{name} has shape {got.shape}, expected {expected.shape}{hint}.\n"
-            f"  expected: {_fmt(expected)}\n  got:      {_fmt(got)}")
+        public = f"{name} has shape {got.shape}, expected {expected.shape}{hint}."
+        return None, Comparison(False, f"{public}\n  expected: {_fmt(expected)}\n  got:      {_fmt(got)}",
+                                public=public)
     return got, None
 
 
@@ -180,12 +183,13 @@ def call(fn, *args, name=None):
     try:
         return fn(*args)
     except NotImplementedError:
-        raise failure(
-            f"{name} is not implemented yet: replace `raise NotImplementedError()` "
-            "in its cell with your code, run that cell, then run this test again."
-        ) from None
+        text = (f"{name} is not implemented yet: replace `raise NotImplementedError()` "
+                "in its cell with your code, run that cell, then run this test again.")
+        raise failure(text, public=text) from None
     except Exception as exc:
-        raise failure(f"{name} raised {type(exc).__name__}: {exc}") from exc
+        # The learner's own words (their exception's message) are theirs to see, whatever the inputs were.
+        text = f"{name} raised {type(exc).__name__}: {exc}"
+        raise failure(text, public=text) from exc
 
 
 def assert_close(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL,
@@ -194,21 +198,49 @@ def assert_close(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEF
     result = compare(actual, expected, name=name, rtol=rtol, atol=atol)
     if result.ok:
         return
-    raise failure(result.message, diagnose(actual, mistakes, args, expected=expected, rtol=rtol, atol=atol))
+    raise failure(result.message, diagnose(actual, mistakes, args, expected=expected, rtol=rtol, atol=atol),
+                  public=result.public or result.message)
 
 
-def failure(message, found=(), *, keeps=None):
+def failure(message, found=(), *, keeps=None, public=None):
     """The AssertionError a check raises (`raise checks.failure(...)`, also in a notebook's own check helper):
     `message`, then a "Likely mistake (key): explanation" line per mistake `found`, with the keys
     attached as data (`named_mistakes` reads them), shown message first (`message_first`).
 
     The grader takes a diagnosis from those keys only, never from the text, which quotes
     what the learner's code returned or raised. `keeps`: an earlier failure whose keys this
-    one carries on (a helper that rewords a check's message).
+    one carries on (a helper that rewords a check's message), and its `public` text unless this one gives its own.
+    `public`: the message without the test's data (its inputs, the expected values, what came back), which is
+    all the student reads of a failed hidden test of a private offering (`public_message`); a failure without
+    one says there only that its values are withheld.
     """
-    error = AssertionError(message + "".join(f"\nLikely mistake ({m.key}): {m.explanation}" for m in found))
-    error.mistake_keys = tuple(dict.fromkeys([*named_mistakes(keeps), *(m.key for m in found)]))
+    lines = {m.key: f"\nLikely mistake ({m.key}): {m.explanation}" for m in found}
+    error = AssertionError(message + "".join(lines.values()))
+    error.mistake_keys = tuple(dict.fromkeys([*named_mistakes(keeps), *lines]))
+    inherited = public is None and public_text(keeps) is not None
+    public = public_text(keeps) if inherited else public
+    if public is not None:  # an inherited text ends with its own mistakes' lines already
+        said = set(named_mistakes(keeps)) if inherited else set()
+        error.public_text = public + "".join(line for key, line in lines.items() if key not in said)
     return message_first(error)
+
+
+def public_text(error):
+    """The `public` text a check's failure carries (see `failure`), or None."""
+    text = getattr(error, "public_text", None) if isinstance(error, AssertionError) else None
+    return text if type(text) is str else None
+
+
+WITHHELD = ("this hidden test failed on inputs of this course offering's own; the grader's message quotes them, "
+            "so it goes to your instructor only")
+
+
+def public_message(error):
+    """What the student reads of a failed hidden test whose inputs are a private offering's own: the check's
+    `public` text (what failed, the shapes, how far off, the likely mistakes), without the inputs, the expected
+    values or what came back; for any other error, its type and a line saying the rest is withheld."""
+    text = public_text(error)
+    return f"{type(error).__name__}: {text if text is not None else WITHHELD}"
 
 
 def named_mistakes(error):
@@ -239,12 +271,15 @@ def _kind(value):
 
 def check_equal(actual, expected, *, name="result"):
     """Assert exact equality for non-array answers (strings, booleans, integers)."""
+    # The public texts leave out the name too: a helper may name the call by its (hidden) argument.
     if _kind(actual) != _kind(expected):
         raise failure(
             f"{name} should be of type {_kind(expected)} ({expected!r}), "
-            f"got type {type(actual).__name__}: {actual!r}")
+            f"got type {type(actual).__name__}: {actual!r}",
+            public=f"the result should be of type {_kind(expected)}, got type {type(actual).__name__}")
     if actual != expected:
-        raise failure(f"{name}: expected {expected!r}, got {actual!r}")
+        raise failure(f"{name}: expected {expected!r}, got {actual!r}",
+                      public=f"the result (of type {_kind(expected)}) is not the expected value")
 
 
 _MISSING = object()
@@ -319,6 +354,11 @@ def set_offering_seed(seed):
     if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
         raise ValueError(f"an offering's seed is a whole number >= 0 or None, got {seed!r}")
     _offering_seed = seed
+
+
+def private_offering():
+    """True while the hidden tests draw an offering's own inputs (`set_offering_seed`), not the published ones."""
+    return _offering_seed is not None
 
 
 def hidden_seed(seed):

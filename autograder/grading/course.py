@@ -27,19 +27,35 @@ _SECRET_TEXT = re.compile(r"[0-9a-f]{16,256}\n?")  # nbgrader's secrets.token_he
 HIDDEN_NOTE = "# (hidden tests: the grader runs them in its own process, never in this kernel)"
 
 
-def strip_hidden_tests(source, begin="BEGIN HIDDEN TESTS", end="END HIDDEN TESTS", note=None):
-    """The test cell as the learner's release shows it (nbgrader's ClearHiddenTests rule), `note` in their place."""
-    lines, hidden = [], False
+def _hidden_marks(source, begin="BEGIN HIDDEN TESTS", end="END HIDDEN TESTS"):
+    """(line, whether the release leaves it out, "begin", "end" or None) of each line of a test cell: nbgrader's
+    ClearHiddenTests rule, from a line holding `begin` to the next holding `end`, both included."""
+    hidden = False
     for line in source.split("\n"):
         if begin in line:
             hidden = True
-            if note:
-                lines.append(note)
+            yield line, True, "begin"
         elif end in line:
             hidden = False
-        elif not hidden:
+            yield line, True, "end"
+        else:
+            yield line, hidden, None
+
+
+def strip_hidden_tests(source, note=None):
+    """The test cell as the learner's release shows it (nbgrader's ClearHiddenTests rule), `note` in their place."""
+    lines = []
+    for line, hidden, mark in _hidden_marks(source):
+        if not hidden:
             lines.append(line)
+        elif mark == "begin" and note:
+            lines.append(note)
     return "\n".join(lines)
+
+
+def hidden_lines(source):
+    """The numbers (from 1) of a test cell's lines that the release leaves out: its hidden tests and their markers."""
+    return frozenset(number for number, (_, hidden, _) in enumerate(_hidden_marks(source), start=1) if hidden)
 
 
 def autograded_names(model):

@@ -227,7 +227,7 @@ def _address_space():
 def _as_json(result):
     return {
         "tests": {gid: {"points": t.points, "message": t.message, "timed_out": t.timed_out,
-                        "incomplete": t.incomplete, "mistakes": list(t.mistakes)}
+                        "incomplete": t.incomplete, "mistakes": list(t.mistakes), "public": t.public}
                   for gid, t in result.tests.items()},
         "cell_errors": [list(e) for e in result.cell_errors],
         "notes": [{"exercise": n.exercise, "kind": n.kind, "detail": n.detail} for n in result.notes],
@@ -266,9 +266,11 @@ def verdict(data, tests, exercises):
         points = entry.get("points")
         if type(points) not in (int, float) or not math.isfinite(points) or not 0 <= points <= top:
             raise ValueError(f"{gid}: points {points!r} outside [0, {top:g}]")
+        public = entry.get("public")
         result.tests[gid] = TestResult(gid, exercise, top, float(points), _text(entry.get("message", ""), 20000),
                                        entry.get("timed_out") is True, entry.get("incomplete") is True,
-                                       _mistakes(entry.get("mistakes", []), exercise, gid))
+                                       _mistakes(entry.get("mistakes", []), exercise, gid),
+                                       None if public is None else _text(public, 20000))
     for key in ("cell_errors", "course_errors"):
         for entry in list(data.get(key) or [])[:200]:
             if not isinstance(entry, list) or len(entry) != 2:

@@ -69,6 +69,7 @@ class TestResult:
     timed_out: bool = False
     incomplete: bool = False  # no verdict: the learner's process overran, died or garbled the channel
     mistakes: tuple = ()  # catalogue keys the failing check attached to its exception (checks.failure), as data
+    public: str | None = None  # what the student reads instead of `message`, which quotes a private offering's data
 
 
 @dataclass
@@ -567,10 +568,11 @@ class CleanRun:
             # diagnosis, not the judge's whole verdict (judge.verdict refuses foreign keys).
             own = {m.key for m in CATALOGUE.get(test.exercise, ())}
             outcome.mistakes = tuple(k for k in named_mistakes(exc) if k in own)
+            outcome.public = for_student(exc, test)
         if self._refused:  # a verdict, whatever the learner's code made of the refusal (caught it, hung...)
             outcome.points, outcome.message = 0.0, f"NotImplementedError: {self._refused[0]}"
             outcome.timed_out = outcome.incomplete = False
-            outcome.mistakes = ()
+            outcome.mistakes, outcome.public = (), None
 
     @staticmethod
     def _key(test):
@@ -588,6 +590,38 @@ class CleanRun:
             return AFTER_TIMEOUT, (f" ({key} had run past the {self.cell_timeout:g} s limit in {self.looped[key]}: "
                                    f"its later tests get {AFTER_TIMEOUT:g} s)")
         return self.cell_timeout, ""
+
+
+def for_student(exc, test):
+    """The one decision on hidden data in feedback: what the student reads of the failure `exc` of `test` instead of
+    its message, or None to read the message itself.
+
+    Under a private offering (checks.set_offering_seed) a failure in the test cell's hidden tests happened on the
+    offering's own inputs, which its message quotes with the expected values and what came back: the student
+    reads the check's public text (checks.public_message: what failed, the shapes, how far off, the likely
+    mistakes), and the message goes to the instructor only. A failure in the cell's visible part, on the published
+    inputs, and any failure while no seed is set, keep their message.
+    """
+    from ffn_helpers import checks
+
+    from ..course import hidden_lines
+
+    if not checks.private_offering():
+        return None
+    line = _line_in(exc, f"<{test.label}>")
+    if line is not None and line not in hidden_lines(test.python):
+        return None
+    return checks.public_message(exc)[:20000]  # a line of the hidden tests, or none found: withheld
+
+
+def _line_in(exc, filename):
+    """The line of the test cell (compiled as `filename`) whose statement raised `exc`, or None."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            return tb.tb_lineno  # the outermost frame of the cell: a statement of the cell itself
+        tb = tb.tb_next
+    return None
 
 
 @contextlib.contextmanager

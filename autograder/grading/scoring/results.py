@@ -54,6 +54,7 @@ class _TwoRuns:
     clean_finished: bool  # False: the clean re-run gave no verdict (overran, died, or did not run at all)
     hidden_tests: bool  # the notebook run held only the cell's visible part
     mistakes: tuple = ()  # catalogue keys the clean re-run's check named
+    public: str | None = None  # the clean re-run's message as the student reads it, when it holds hidden data
 
     @property
     def withheld(self):
@@ -79,7 +80,9 @@ class _TwoRuns:
         """The cell's result: min of both runs, nothing when its exercise is flagged."""
         points = 0.0 if flagged else min(self.notebook.points, self.clean.points)
         use_clean = self.clean.points < self.max_points and self.clean.message
-        message = self.clean.message if use_clean else self.notebook.message
+        # The student's message; the clean run's own (`clean_run`, the instructor's copy) keeps a private
+        # offering's hidden data (rerun.for_student).
+        message = (self.public or self.clean.message) if use_clean else self.notebook.message
         if flagged:
             status = CellStatus.FLAGGED
         elif points >= self.max_points:
@@ -107,7 +110,7 @@ def _two_runs(source_cell, exercise, executed_cell, clean):
         return _TwoRuns(source_cell.name, exercise, top, notebook, Run(0.0, "the clean re-run did not run"),
                         False, False, source_cell.hidden_tests)
     return _TwoRuns(source_cell.name, exercise, top, notebook, Run(test.points, test.message), test.timed_out,
-                    not test.incomplete, source_cell.hidden_tests, test.mistakes)
+                    not test.incomplete, source_cell.hidden_tests, test.mistakes, test.public)
 
 
 def _notebook_statuses(findings, run_info, runs):

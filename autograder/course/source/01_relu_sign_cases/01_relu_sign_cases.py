@@ -288,7 +288,8 @@ def check_labels(fn, cases, known_mistakes=()):
         try:
             checks.check_equal(got, expected, name=f"{fn.__name__}({z!r})")
         except AssertionError as failure:
-            raise checks.failure(str(failure), [m for m in known_mistakes if _explains(m, seen)]) from None
+            raise checks.failure(str(failure), [m for m in known_mistakes if _explains(m, seen)],
+                                 keeps=failure) from None
 
 
 def _explains(mistake, seen):

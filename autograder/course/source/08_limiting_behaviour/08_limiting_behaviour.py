@@ -322,11 +322,10 @@ def check_quiet(fn, z, expected, catalogue=()):
     before = np.array(z, dtype=float, copy=True)
     actual, raised = floating_point_warnings(checks.call, fn, z)
     if raised:
-        lines = [f"{name} raised floating-point warnings (a graded cell that prints one scores 0):",
-                 *(f"  {w}" for w in raised)]
+        said = [f"{name} raised floating-point warnings (a graded cell that prints one scores 0):",
+                *(f"  {w}" for w in raised)]
         culprits = _warning_inputs(fn, z)
-        if culprits:
-            lines.append(f"  for the inputs z = {culprits}")
+        lines = said + [f"  for the inputs z = {culprits}"] if culprits else said
         found = []
         for mistake in catalogue:  # a known mistake that warns the same way and gives the same values
             try:
@@ -335,9 +334,10 @@ def check_quiet(fn, z, expected, catalogue=()):
                 continue
             if its_warnings == raised and checks.compare(actual, wrong, rtol=RTOL, atol=ATOL).ok:
                 found.append(mistake)
-        raise checks.failure("\n".join(lines), found)
+        raise checks.failure("\n".join(lines), found, public="\n".join(said))  # the inputs: not for the student
     if isinstance(z, np.ndarray) and not np.array_equal(z, before, equal_nan=True):
-        raise checks.failure(f"{name} changed its argument z in place: work on a copy.")
+        text = f"{name} changed its argument z in place: work on a copy."
+        raise checks.failure(text, public=text)
     checks.assert_close(actual, expected, name=name, rtol=RTOL, atol=ATOL, mistakes=catalogue, args=(z,))
     return actual
 

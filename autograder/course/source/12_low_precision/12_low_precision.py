@@ -88,7 +88,7 @@ def check_bfloat16(fn, x):
                 their = mistake.compute(x)
             if np.shape(their) == got.shape and same_bits(got, their).all():
                 found.append(mistake)
-        raise checks.failure("\n".join(lines), found)
+        raise checks.failure("\n".join(lines), found, public=lines[0].removesuffix(", e.g.:") + ".")
 
 
 def _pair(result, name):
@@ -102,14 +102,15 @@ def check_quantized(fn, W):
     q_ref, s_ref = reference.quantize_int8(W)
     got = quiet_call(fn, W.copy(), name="quantize_int8")
     q, scale = _pair(got, "quantize_int8(W)")
-    problems = []
+    problems = []  # (the whole text, the text without the values: what a private offering's student reads)
     if q.dtype != np.int8:
-        problems.append(f"q should have dtype int8, got {q.dtype}")
+        problems.append((f"q should have dtype int8, got {q.dtype}",) * 2)
     if q.shape != q_ref.shape or not np.array_equal(q, q_ref):
-        problems.append(checks.compare(q, q_ref, name="q", rtol=0, atol=0).message)
+        result = checks.compare(q, q_ref, name="q", rtol=0, atol=0)
+        problems.append((result.message, result.public or result.message))
     result = checks.compare(scale, s_ref, name="scale", rtol=1e-12, atol=0)
     if not result.ok:
-        problems.append(result.message)
+        problems.append((result.message, result.public or result.message))
     if problems:
         found = []
         for mistake in mistakes.for_exercise("quantize_int8"):
@@ -119,7 +120,8 @@ def check_quantized(fn, W):
             if (q_m.shape == q.shape and np.array_equal(q_m, q) and np.shape(s_m) == scale.shape
                     and np.allclose(s_m, scale, rtol=1e-12, atol=0)):
                 found.append(mistake)
-        raise checks.failure("quantize_int8(W) is not right:\n" + "\n".join(problems), found)
+        raise checks.failure("quantize_int8(W) is not right:\n" + "\n".join(whole for whole, _ in problems), found,
+                             public="quantize_int8(W) is not right:\n" + "\n".join(public for _, public in problems))
 
 
 F16_TOL = {False: 4e-3, True: 1e-5}  # float16 results (fix=False) and float32 results (fix=True)
