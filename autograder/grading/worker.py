@@ -81,6 +81,7 @@ class Worker:
         self.timing = {}
         self.again = False
         self.limits = Limits(**setup.limits)
+        self.groups, self.last_group = 0, ()  # the sandboxes' cgroups made so far, and the last one
         self.offering_seed = setup.offering_seed  # autograder/offering.py; only the judge draws with it
         self.feedback_dir = Path(setup.feedback_dir) if setup.feedback_dir else None
         self.course_cells, self.course_markdown = _course_cells_and_prose(setup.course_notebooks)
@@ -179,7 +180,31 @@ class Worker:
         uid = slot_uid(self.slot, self.uid_base) if self.isolate else None
         return Sandbox(writable=tuple(map(str, writable)), readonly=tuple(map(str, readonly)), hidden=self.hidden,
                        cwd=str(cwd), uid=uid, limits=self.limits, isolate=self.isolate,
-                       env=(("NBGRADER_EXECUTION", "autograde"),))
+                       env=(("NBGRADER_EXECUTION", "autograde"),), cgroup=self._new_group())
+
+    def _new_group(self):
+        """A cgroup of its own for a new sandbox (cgroups.py), or () where the worker has none. A worker runs one
+        sandbox at a time, and asks for the next one's only once the last has ended: the earlier groups go first,
+        with whatever still runs in them."""
+        from .gate_in import cgroups
+
+        if not self.setup.cgroup:
+            return ()
+        cgroups.sweep(self.setup.cgroup)
+        self.groups += 1
+        self.last_group = cgroups.sandbox_group(self.setup.cgroup, f"sb-{self.groups}", self.limits)
+        return self.last_group
+
+    def _killed_for_memory(self):
+        """A kernel the kernel killed for its sandbox's memory (its cgroup's bound) ran out of memory, as a
+        MemoryError would have said: the cell it died in counts as one (results.py's out-of-memory status)."""
+        from . import execute
+        from .gate_in import cgroups
+
+        if self.last_group and cgroups.oom_kills(self.last_group):
+            for info in execute.LAST_RUN.values():
+                if info.get("dead"):
+                    info["memory_errors"].append(info["dead"]["cell"])
 
     # --- one student ------------------------------------------------------------------------------------
     def grade(self, job):
@@ -280,6 +305,7 @@ class Worker:
             execute.LAST_RUN.clear()
             self.clear_slot()
             error = self._autograde(student)
+            self._killed_for_memory()
             if "before replying to kernel_info" not in self.last_log:
                 break
         self._stage("notebook run", started)

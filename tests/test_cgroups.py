@@ -1,0 +1,156 @@
+"""Each sandbox in a cgroup of its own (gate_in/cgroups.py): limits the kernel counts for the sandbox as a whole.
+
+Real where this machine lets this process make cgroups (root, cgroup v1 or a delegated v2): processes that each
+stay under RLIMIT_AS but together pass the sandbox's memory are killed; a flood of empty files in its /tmp (inodes:
+kernel memory no tmpfs size counts) stops at the same bound; its process count holds for root's processes too,
+which RLIMIT_NPROC never counts. The v2 path is checked on the files it writes (a folder standing for the cgroup
+root), and the one line `grade` says where no cgroup can be made, on a machine with none.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from autograder.grading import grade
+from autograder.grading.gate_in import cgroups
+from autograder.grading.gate_in.sandbox import Limits, MiB, Sandbox
+
+pytestmark = pytest.mark.sandbox
+FOUND, WHY = cgroups.find()
+real = pytest.mark.skipif(FOUND is None, reason=f"no cgroups can be made here: {WHY}")
+
+
+@pytest.fixture
+def worker():
+    """A run's group and a worker's in it, as `grade` makes them; everything removed afterwards."""
+    assert cgroups.start_run() == ""
+    group, _ = cgroups.worker_group("w0-0", Limits(), None)
+    yield group
+    assert cgroups.end_run() == []
+
+
+def _run(group, limits, code, uid=None, tmp_path=None):
+    sandbox = Sandbox(writable=(str(tmp_path),), cwd=str(tmp_path), uid=uid, limits=limits, cgroup=group)
+    sandbox.prepare()
+    return subprocess.run(sandbox.command([sys.executable, "-c", code]), capture_output=True, text=True,
+                          timeout=300, stdin=subprocess.DEVNULL)
+
+
+TOGETHER = """
+import os, time
+kids = []
+for _ in range(3):  # each 300 MiB, under its own RLIMIT_AS; together past the sandbox's memory
+    pid = os.fork()
+    if pid == 0:
+        b = bytearray(300 * 1024 * 1024)
+        for j in range(0, len(b), 4096):
+            b[j] = 1
+        time.sleep(1)
+        os._exit(0)
+    kids.append(pid)
+print(sorted(os.waitstatus_to_exitcode(os.waitpid(k, 0)[1]) for k in kids))
+"""
+
+
+@real
+def test_processes_that_together_pass_the_sandboxs_memory_are_killed(worker, tmp_path):
+    limits = Limits(memory=400 * MiB, tmp_size=16 * MiB)
+    group = cgroups.sandbox_group(worker, "sb-1", limits)
+    run = _run(group, limits, TOGETHER, tmp_path=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    codes = eval(run.stdout)  # noqa: S307 (the list printed above)
+    assert -9 in codes, codes  # SIGKILL: the kernel's out-of-memory killer, in this group alone
+    assert cgroups.oom_kills(group) >= 1
+
+
+FLOOD = """
+import os
+made = 0
+try:
+    while made < 1_000_000:
+        open(f"/tmp/f{made}", "w").close()
+        made += 1
+finally:
+    print(made, flush=True)
+"""
+
+
+@real
+def test_a_flood_of_empty_files_in_tmp_stops_at_the_sandboxs_memory(worker, tmp_path):
+    # 1,000,000 empty files take no page of the tmpfs's size, but about a KiB of kernel memory each: far past 104
+    # MiB (an unbounded tmpfs allows half the machine's pages as inodes)
+    limits = Limits(memory=96 * MiB, tmp_size=4 * MiB)
+    group = cgroups.sandbox_group(worker, "sb-1", limits)
+    run = _run(group, limits, FLOOD, tmp_path=tmp_path)
+    made = int(run.stdout.split()[0]) if run.stdout.split() else 0
+    assert made < 1_000_000, run.stderr[-2000:]
+    usage = int(open(os.path.join(group[0], "memory.max_usage_in_bytes" if FOUND.kind == "v1" else "memory.peak"))
+                .read())
+    assert usage <= cgroups.sandbox_memory(limits)
+
+
+PIDS = """
+import os, time
+started = 0
+for _ in range(100):
+    try:
+        if os.fork() == 0:
+            time.sleep(5)
+            os._exit(0)
+        started += 1
+    except OSError:
+        break
+print(started)
+"""
+
+
+@real
+def test_the_process_count_holds_for_the_sandbox_as_a_whole(worker, tmp_path):
+    # uid None as root: the sandbox's processes are root's, whose RLIMIT_NPROC the kernel never enforces
+    limits = Limits(nproc=32)
+    group = cgroups.sandbox_group(worker, "sb-1", limits)
+    run = _run(group, limits, PIDS, tmp_path=tmp_path)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert int(run.stdout) < 32  # the runner's own processes (bwrap, python) count too
+
+
+def test_the_v2_path_writes_its_limits_and_delegates(tmp_path):
+    root = tmp_path / "cgroup"
+    (root / "grading").mkdir(parents=True)
+    for folder in (root, root / "grading"):  # the root of a v2 mount, and the group this process is in
+        (folder / "cgroup.controllers").write_text("cpuset cpu io memory pids\n")
+    own = tmp_path / "own"
+    own.write_text("0::/grading\n")
+    found, why = cgroups.find(str(root), str(own))
+    assert found == cgroups.Hierarchy("v2", (str(root / "grading"),)), why
+    limits = Limits(memory=512 * MiB, tmp_size=64 * MiB, nproc=40)
+    (group,) = cgroups.make("v2", found.base, "w0-0", memory=cgroups.worker_memory(limits), inner=True)
+    open(os.path.join(group, "cgroup.controllers"), "w").write("cpu memory pids\n")  # what the kernel makes there
+    (sandbox,) = cgroups.sandbox_group((group,), "sb-1", limits)
+    read = lambda folder, name: open(os.path.join(folder, name)).read()  # noqa: E731
+    assert read(group, "cgroup.subtree_control") == "+memory +pids +cpu"
+    assert int(read(group, "memory.max")) == 640 * MiB + cgroups.WORKER_OWN
+    assert int(read(sandbox, "memory.max")) == 640 * MiB
+    assert int(read(sandbox, "pids.max")) == 40
+    assert int(read(sandbox, "cpu.weight")) == 100 == int(read(group, "cpu.weight"))
+
+
+def test_v2_without_its_controllers_is_not_used(tmp_path):
+    (tmp_path / "cgroup.controllers").write_text("cpuset io\n")
+    own = tmp_path / "own"
+    own.write_text("0::/\n")
+    found, why = cgroups.find(str(tmp_path), str(own))
+    assert found is None
+    assert "without the memory, pids, cpu controller(s) delegated" in why
+
+
+def test_grade_says_in_one_line_which_limits_do_not_hold_without_cgroups(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(cgroups, "ROOT", str(tmp_path))  # a machine with no cgroup mounted
+    grade.say_without_cgroups()
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1, err
+    assert err.startswith("Limits not held here: a memory bound on each sandbox as a whole"), err
+    assert "a process count per sandbox" in err and "an equal CPU share" in err and "(no cgroups: " in err
+    assert cgroups.end_run() == []  # and no run group was made
