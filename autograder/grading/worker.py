@@ -180,7 +180,7 @@ class Worker:
         uid = slot_uid(self.slot, self.uid_base) if self.isolate else None
         return Sandbox(writable=tuple(map(str, writable)), readonly=tuple(map(str, readonly)), hidden=self.hidden,
                        cwd=str(cwd), uid=uid, limits=self.limits, isolate=self.isolate,
-                       env=(("NBGRADER_EXECUTION", "autograde"),), cgroup=self._new_group())
+                       env=(("NBGRADER_EXECUTION", "autograde"),))
 
     def _new_group(self):
         """A cgroup of its own for a new sandbox (cgroups.py), or () where the worker has none. A worker runs one
@@ -365,7 +365,8 @@ class Worker:
         runtime.mkdir(parents=True)
         config = Config(self.config)
         config.CourseDirectory.student_id = student
-        config.SandboxedKernelManager.sandbox_json = sandbox_to_json(self._kernel_sandbox(work, runtime), runtime)
+        config.SandboxedKernelManager.sandbox_json = sandbox_to_json(
+            self._kernel_sandbox(work, runtime).with_(cgroup=self._new_group()), runtime)
         capture = io.StringIO()  # nbgrader reports some failures only in its log
         handler = logging.StreamHandler(capture)
         handler.setLevel(logging.ERROR)
@@ -443,7 +444,7 @@ class Worker:
         findings = list(findings) + integrity.static_findings(code, course_cells)
         references = {c.exercise: integrity.reference_names(c.exercise) for c in code if c.role == "answer"}
         rerun_dir = self._workdir(student, "rerun")
-        sandbox = self.sandbox(rerun_dir, readonly=(rerun_dir,), writable=())
+        sandbox = self.sandbox(rerun_dir, readonly=(rerun_dir,), writable=()).with_(cgroup=self._new_group())
         started = time.monotonic()
         # A test that timed out in the notebook run has nothing to gain here (it earns the minimum of both runs).
         # One the clean re-run cannot finish (a busy machine) is left to `grade`, which grades its student again,
