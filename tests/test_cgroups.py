@@ -11,13 +11,16 @@ import os
 import subprocess
 import sys
 
+import nbtools
 import pytest
+from adversarial import grading
 
 from autograder.grading import grade
 from autograder.grading.gate_in import cgroups
 from autograder.grading.gate_in.sandbox import Limits, MiB, Sandbox
 
 pytestmark = pytest.mark.sandbox
+ASSIGNMENT = "02_forward_pass"
 FOUND, WHY = cgroups.find()
 real = pytest.mark.skipif(FOUND is None, reason=f"no cgroups can be made here: {WHY}")
 
@@ -154,3 +157,37 @@ def test_grade_says_in_one_line_which_limits_do_not_hold_without_cgroups(tmp_pat
     assert err.startswith("Limits not held here: a memory bound on each sandbox as a whole"), err
     assert "a process count per sandbox" in err and "an equal CPU share" in err and "(no cgroups: " in err
     assert cgroups.end_run() == []  # and no run group was made
+
+
+HOARD = """
+
+import os as _os
+_kids = []
+for _ in range(6):  # 500 MiB each, far under RLIMIT_AS; 3 GiB together, past the sandbox's 2.5 GiB
+    _pid = _os.fork()
+    if _pid == 0:
+        _held = b"x" * (500 * 2**20)
+        import time as _time
+        _time.sleep(5)
+        _os._exit(0)
+    _kids.append(_pid)
+for _pid in _kids:
+    _os.waitpid(_pid, 0)
+"""
+
+
+@real
+@pytest.mark.grading
+def test_grading_reports_processes_killed_for_the_sandboxs_memory_as_out_of_memory(tmp_path):
+    # The kernel itself lives (the killer takes its largest process, a child): no MemoryError, no dead kernel;
+    # the sandbox's cgroup alone knows, and the worker reads it (the warm kernel, from a zygote, joined it too)
+    ctx = nbtools.completed_learner(ASSIGNMENT)
+    answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in ctx.cells
+               if c.metadata.get("nbgrader", {}).get("solution")}
+    hoarder = nbtools.with_answers(ctx, {"ffn_forward": answers["ffn_forward"] + HOARD})
+    submitted = grading.write_submissions(tmp_path / "submitted", ASSIGNMENT, {"honest": ctx, "hoarder": hoarder})
+    course = grading.make_course(tmp_path / "course", ASSIGNMENT)
+    results = grading.run_batch(ASSIGNMENT, submitted, tmp_path / "results", course, jobs=2)
+    assert results["hoarder"]["status"] == "out of memory", results["hoarder"]["status"]
+    assert results["honest"]["status"] == "graded"
+    assert results["honest"]["score"] == results["honest"]["max_score"]

@@ -196,15 +196,15 @@ class Worker:
         return self.last_group
 
     def _killed_for_memory(self):
-        """A kernel the kernel killed for its sandbox's memory (its cgroup's bound) ran out of memory, as a
-        MemoryError would have said: the cell it died in counts as one (results.py's out-of-memory status)."""
+        """Processes the kernel killed for their sandbox's memory (its cgroup's bound) ran out of memory, as a
+        MemoryError would have said: the notebook run counts as out of memory (results.py's status), at the cell
+        its kernel died in if it died. The notebooks' kernels share the one sandbox's group: each is counted."""
         from . import execute
         from .gate_in import cgroups
 
         if self.last_group and cgroups.oom_kills(self.last_group):
             for info in execute.LAST_RUN.values():
-                if info.get("dead"):
-                    info["memory_errors"].append(info["dead"]["cell"])
+                info["memory_errors"].append((info.get("dead") or {}).get("cell"))
 
     # --- one student ------------------------------------------------------------------------------------
     def grade(self, job):

@@ -250,7 +250,8 @@ def worker_group(name, limits, uid):
     if not run:
         return (), ()
     kind = kind_of(run[0])
-    group = make(kind, run, name, memory=worker_memory(limits), uid=uid, inner=True)
+    _RUN["workers"] = _RUN.get("workers", 0) + 1  # a name of its own, whichever pool of the run starts it
+    group = make(kind, run, f"{name}-{_RUN['workers']}", memory=worker_memory(limits), uid=uid, inner=True)
     return group, make(kind, group, "self", uid=uid)
 
 
@@ -266,6 +267,7 @@ def sweep(worker):
 
 def end_run():
     """Remove this run's group, everything in it killed (the run's end, however it ends)."""
+    _RUN.pop("workers", None)
     return remove(_RUN.pop("folders", ()))
 
 
