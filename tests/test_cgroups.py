@@ -21,6 +21,7 @@ from autograder.grading.gate_in.sandbox import Limits, MiB, Sandbox
 
 pytestmark = pytest.mark.sandbox
 ASSIGNMENT = "02_forward_pass"
+WORKER_UID = 200_123  # no such user
 FOUND, WHY = cgroups.find()
 real = pytest.mark.skipif(FOUND is None, reason=f"no cgroups can be made here: {WHY}")
 
@@ -119,7 +120,11 @@ def test_the_process_count_holds_for_the_sandbox_as_a_whole(worker, tmp_path):
     assert int(run.stdout) < 32  # the runner's own processes (bwrap, python) count too
 
 
-def test_the_v2_path_writes_its_limits_and_delegates(tmp_path):
+def read(folder, name):
+    return open(os.path.join(folder, name)).read()
+
+
+def test_the_v2_path_writes_its_limits_and_delegates(tmp_path, monkeypatch):
     root = tmp_path / "cgroup"
     (root / "grading").mkdir(parents=True)
     for folder in (root, root / "grading"):  # the root of a v2 mount, and the group this process is in
@@ -128,16 +133,26 @@ def test_the_v2_path_writes_its_limits_and_delegates(tmp_path):
     own.write_text("0::/grading\n")
     found, why = cgroups.find(str(root), str(own))
     assert found == cgroups.Hierarchy("v2", (str(root / "grading"),)), why
+    monkeypatch.setattr(cgroups, "find", lambda root=None: (found, ""))
+    monkeypatch.setattr(cgroups, "kind_of", lambda folder: "v2")  # what the kernel's cgroup.controllers would say
+    assert cgroups.start_run() == ""
     limits = Limits(memory=512 * MiB, tmp_size=64 * MiB, nproc=40)
-    (group,) = cgroups.make("v2", found.base, "w0-0", memory=cgroups.worker_memory(limits), inner=True)
-    open(os.path.join(group, "cgroup.controllers"), "w").write("cpu memory pids\n")  # what the kernel makes there
-    (sandbox,) = cgroups.sandbox_group((group,), "sb-1", limits)
-    read = lambda folder, name: open(os.path.join(folder, name)).read()  # noqa: E731
-    assert read(group, "cgroup.subtree_control") == "+memory +pids +cpu"
-    assert int(read(group, "memory.max")) == 640 * MiB + cgroups.WORKER_OWN
+    try:
+        group, own = cgroups.worker_group("w0-0", limits, WORKER_UID if os.geteuid() == 0 else None)
+        (sandbox,) = cgroups.sandbox_group(group, "sb-1", limits)
+        (run,) = cgroups._RUN["folders"]
+    finally:
+        cgroups._RUN.clear()  # a stand-in's folders hold files, which end_run could not remove
+    assert read(root / "grading", "cgroup.subtree_control") == "+memory +pids +cpu"  # below this process's own
+    for inner in (run, group[0]):
+        assert read(inner, "cgroup.subtree_control") == "+memory +pids +cpu"
+    assert own == (os.path.join(group[0], "self"),)
+    assert int(read(group[0], "memory.max")) == 640 * MiB + cgroups.WORKER_OWN
     assert int(read(sandbox, "memory.max")) == 640 * MiB
     assert int(read(sandbox, "pids.max")) == 40
-    assert int(read(sandbox, "cpu.weight")) == 100 == int(read(group, "cpu.weight"))
+    assert int(read(sandbox, "cpu.weight")) == 100 == int(read(group[0], "cpu.weight"))
+    if os.geteuid() == 0:  # handed to the worker's user, who makes its sandboxes' groups in it
+        assert os.stat(group[0]).st_uid == WORKER_UID == os.stat(own[0]).st_uid
 
 
 def test_v2_without_its_controllers_is_not_used(tmp_path):

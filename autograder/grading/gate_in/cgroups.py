@@ -237,10 +237,21 @@ def start_run(root=None):
     if found is None:
         return why
     try:
+        if found.kind == "v2":  # the controllers, in the groups made below this process's own
+            _enable(found.base[0])
         _RUN["folders"] = make(found.kind, found.base, f"ffn-{os.getpid()}-{time.monotonic_ns()}", inner=True)
     except OSError as exc:
         return f"cannot make a group in {found.base[0]} ({exc.strerror or exc})"
     return ""
+
+
+def _enable(base):
+    """Enable memory, pids and cpu in the groups below `base` (v2). The kernel refuses (EBUSY) where `base` holds
+    processes and is not the root: there the machine's manager must give this process a subtree of its own."""
+    have = _read(os.path.join(base, "cgroup.subtree_control")).split()
+    wanted = [c for c in CONTROLLERS if c not in have]
+    if wanted:
+        _write(base, "cgroup.subtree_control", " ".join(f"+{c}" for c in wanted))
 
 
 def worker_group(name, limits, uid):
