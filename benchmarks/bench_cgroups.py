@@ -1,10 +1,11 @@
 """CPU shares between sandboxes: an honest classmate beside a sandbox that keeps 200 processes busy.
 
 `grade --jobs 2` runs in a cgroup of its own, as it does in a container or a pod, where the kernel's autogroups do
-not share the CPU between sandboxes. Graded alone, then beside a classmate whose `ffn_forward` cell forks 200
-processes that each spin for 30 s: the honest student's grading time beside the burner over its time alone (the
-issue's bound: 2x). Each sandbox's cgroup (gate_in/cgroups.py) gets one equal CPU share, however many processes it
-runs. Where no cgroup can be made here, the row says so instead of a figure.
+not share the CPU between sandboxes. An honest student is graded beside an honest classmate, then beside a
+classmate whose `ffn_forward` cell forks 200 processes that each spin for 30 s: its grading time beside the burner
+over its time beside the honest classmate (the issue's bound: 2x; the same two jobs share the machine's cores
+either way; its time alone is printed too). Each sandbox's cgroup (gate_in/cgroups.py) gets one equal CPU share,
+however many processes it runs. Where no cgroup can be made here, the row says so instead of a figure.
 """
 
 import contextlib
@@ -23,18 +24,17 @@ BURNER = ("\n\nimport os as _os, time as _time\nfor _ in range(200):\n    if _os
 
 
 def _students(burner):
-    """The honest student, and with `burner` a classmate whose ffn_forward answer starts the 200 spinners."""
+    """The honest student and a classmate: honest too, or with `burner` one whose ffn_forward answer starts the 200
+    spinners."""
     import nbformat
 
-    honest = _submissions(ASSIGNMENT, 1)
-    students = {"honest": next(iter(honest.values()))}
+    honest = next(iter(_submissions(ASSIGNMENT, 1).values()))
+    classmate = nbformat.from_dict(json.loads(nbformat.writes(honest)))
     if burner:
-        nb = nbformat.from_dict(json.loads(nbformat.writes(students["honest"])))
-        for cell in nb.cells:
+        for cell in classmate.cells:
             if cell.metadata.get("nbgrader", {}).get("grade_id") == "ffn_forward":
                 cell.source += BURNER
-        students["burner"] = nb
-    return students
+    return {"honest": honest, "classmate": classmate}
 
 
 def _graded(root, course, students, group):
@@ -64,12 +64,15 @@ def rows():
             os.chmod(tmp, 0o755)
             course = tmp / "course"
             _course(course, ASSIGNMENT)
-            alone = _graded(tmp / "alone", course, _students(False), group)["honest"]
+            alone = _graded(tmp / "alone", course, {"honest": _students(False)["honest"]}, group)["honest"]
+            fair = _graded(tmp / "fair", course, _students(False), group)["honest"]
             beside = _graded(tmp / "beside", course, _students(True), group)
     finally:
         with contextlib.suppress(OSError):
             cgroups.remove(group)
-    honest, burner = beside["honest"], beside["burner"]
-    return [Row(f"{label}: slowdown", honest["seconds"] / alone["seconds"], "x", "<= 2",
-                f"{alone['seconds']:.1f} s alone, {honest['seconds']:.1f} s beside (score {honest['score']:g}/"
-                f"{honest['max_score']:g}); the burner: {burner['status']}, {burner['seconds']:.1f} s")]
+    honest, burner = beside["honest"], beside["classmate"]
+    return [Row(f"{label}: slowdown", honest["seconds"] / fair["seconds"], "x", "<= 2",
+                f"{alone['seconds']:.1f} s alone, {fair['seconds']:.1f} s beside an honest classmate, "
+                f"{honest['seconds']:.1f} s beside the burner "
+                f"(score {honest['score']:g}/{honest['max_score']:g}); the burner: {burner['status']}, "
+                f"{burner['seconds']:.1f} s")]

@@ -191,18 +191,43 @@ for _pid in _kids:
 """
 
 
+# Its largest process, the one the kernel kills, is the one that runs the tests: in the clean re-run they are left
+# without a verdict, and the notebook run's kernel dies.
+KILLED = """
+def _hoard():
+    import os, time
+    for _ in range(4):
+        if os.fork() == 0:
+            _held = b"x" * (450 * 2**20)
+            time.sleep(30)
+            os._exit(0)
+    time.sleep(3)
+    return b"y" * (900 * 2**20)
+
+
+def ffn_forward(x, W1, b1, W2, b2):
+    _keep = _hoard()
+    z = np.asarray(x, dtype=float) @ W1 + b1
+    return np.maximum(z, 0.0) @ W2 + b2
+"""
+
+
 @real
 @pytest.mark.grading
 def test_grading_reports_processes_killed_for_the_sandboxs_memory_as_out_of_memory(tmp_path):
-    # The kernel itself lives (the killer takes its largest process, a child): no MemoryError, no dead kernel;
-    # the sandbox's cgroup alone knows, and the worker reads it (the warm kernel, from a zygote, joined it too)
+    # The hoarder's kernel itself lives (the killer takes its largest process, a child): no MemoryError, no dead
+    # kernel; the sandbox's cgroup alone knows, and the worker reads it (the warm kernel, from a zygote, joined it)
     ctx = nbtools.completed_learner(ASSIGNMENT)
     answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in ctx.cells
                if c.metadata.get("nbgrader", {}).get("solution")}
-    hoarder = nbtools.with_answers(ctx, {"ffn_forward": answers["ffn_forward"] + HOARD})
-    submitted = grading.write_submissions(tmp_path / "submitted", ASSIGNMENT, {"honest": ctx, "hoarder": hoarder})
+    students = {"honest": ctx, "hoarder": nbtools.with_answers(ctx, {"ffn_forward": answers["ffn_forward"] + HOARD}),
+                "killed": nbtools.with_answers(ctx, {"ffn_forward": KILLED})}
+    submitted = grading.write_submissions(tmp_path / "submitted", ASSIGNMENT, students)
     course = grading.make_course(tmp_path / "course", ASSIGNMENT)
     results = grading.run_batch(ASSIGNMENT, submitted, tmp_path / "results", course, jobs=2)
-    assert results["hoarder"]["status"] == "out of memory", results["hoarder"]["status"]
+    for student in ("hoarder", "killed"):
+        assert results[student]["status"] == "out of memory", (student, results[student]["status"])
+    messages = [c["message"] for c in results["killed"]["cells"] if c["grade_id"] == "test_ffn_forward"]
+    assert "MemoryError: the sandbox's processes together went past its memory" in messages[0], messages
     assert results["honest"]["status"] == "graded"
     assert results["honest"]["score"] == results["honest"]["max_score"]

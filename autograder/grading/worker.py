@@ -386,6 +386,16 @@ class Worker:
             self.last_log = capture.getvalue()
             logging.getLogger().removeHandler(handler)
 
+    def _clean_killed_for_memory(self, clean):
+        """The clean re-run's tests left without a verdict because the kernel killed processes of its sandbox for
+        the sandbox's memory say so, as a MemoryError's message would (results.py's out-of-memory status)."""
+        from .gate_in import cgroups
+
+        if self.last_group and cgroups.oom_kills(self.last_group):
+            for test in clean.tests.values():
+                if test.incomplete:
+                    test.message = f"MemoryError: the sandbox's processes together went past its memory; {test.message}"
+
     def _kernel_sandbox(self, work, runtime):
         """The sandbox of the student's kernel: it is given the working folder `work` and matplotlib's font list,
         and first runs _KERNEL_STARTUP (written into `runtime`, the folder of its connection file)."""
@@ -453,6 +463,7 @@ class Worker:
         self.where.phase(position.CLEAN_RERUN, nbm.name)  # before its process starts
         clean = self._clean_run(code, sandbox, references, course_cells, self.cell_timeout, looped,
                                 self.where.clean_positions(nbm, code))
+        self._clean_killed_for_memory(clean)
         self._stage("clean re-run", started)
         shutil.rmtree(rerun_dir, ignore_errors=True)
         result, findings = results.combine(nbm, executed, run_info if executed is not None else {}, clean, findings,
