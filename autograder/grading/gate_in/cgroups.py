@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .cgjoin import JOIN_THEN, join_cgroup  # noqa: F401 (join_cgroup: the one step both starts take)
+from .cgjoin import join_cgroup  # noqa: F401 (the one step both starts take; pool.py joins a worker with it)
 
 ROOT = "/sys/fs/cgroup"
 CONTROLLERS = ("memory", "pids", "cpu")
