@@ -3,6 +3,7 @@
 The run is `python -m autograder grade` with TMPDIR pointed at a folder of the test's own, listed before and after:
 a run that ends normally, one stopped by Ctrl-C (SIGINT to its process group, as a terminal sends it) while a
 student is graded, one whose grading worker is killed (SIGKILL) mid-run, and a run on a local Dask cluster.
+The run's cgroups (one per worker and per sandbox, where this machine lets it make them) are gone too.
 """
 
 import os
@@ -18,6 +19,8 @@ import nbtools
 import psutil
 import pytest
 from adversarial import grading
+
+from autograder.grading.gate_in import cgroups
 
 ASSIGNMENT = "02_forward_pass"
 pytestmark = [pytest.mark.grading, pytest.mark.sandbox, pytest.mark.xdist_group("leftovers")]
@@ -76,20 +79,29 @@ def _left(temp_dir):
     return sorted(os.listdir(temp_dir))
 
 
+def _groups(run):
+    """The cgroups `run` made (gate_in/cgroups.py: ffn-<its pid>-..., in each hierarchy) that are still there."""
+    found, _ = cgroups.find()
+    return sorted(str(g) for base in (found.base if found else ()) for g in Path(base).glob(f"ffn-{run.pid}-*"))
+
+
 def test_a_run_that_ends_leaves_nothing(course_root, tmp_path, temp_dir):
     assert _left(temp_dir) == []
-    code, out = _finished(_grade(course_root, tmp_path, temp_dir))
+    run = _grade(course_root, tmp_path, temp_dir)
+    code, out = _finished(run)
     assert code == 0, out
-    assert _left(temp_dir) == []
+    assert _left(temp_dir) == [] and _groups(run) == []
 
 
 def test_a_run_stopped_by_ctrl_c_leaves_nothing(course_root, tmp_path, temp_dir):
     run = _grade(course_root, tmp_path, temp_dir)
     assert _grading_worker(run) is not None, _finished(run)
+    made = _groups(run)  # where cgroups can be made here, the run's, with its sandboxes' inside
+    assert bool(made) == (cgroups.find()[0] is not None)
     os.killpg(run.pid, signal.SIGINT)
     code, out = _finished(run, timeout=120)
     assert code != 0, out  # it stopped, mid-run
-    assert _left(temp_dir) == []
+    assert _left(temp_dir) == [] and _groups(run) == []
 
 
 def test_a_run_whose_worker_is_killed_leaves_nothing(course_root, tmp_path, temp_dir):
@@ -99,7 +111,7 @@ def test_a_run_whose_worker_is_killed_leaves_nothing(course_root, tmp_path, temp
     worker.kill()
     code, out = _finished(run)
     assert code == 0, out  # its student is a grader error; the run went on, with a worker in its place
-    assert _left(temp_dir) == []
+    assert _left(temp_dir) == [] and _groups(run) == []
 
 
 def test_a_run_on_a_local_cluster_leaves_nothing(course_root, tmp_path, temp_dir):

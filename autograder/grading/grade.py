@@ -21,7 +21,7 @@ from ..schema import Flag, Status, StudentResult
 from . import course, submissions, worker
 from .dispatch import driver, pool
 from .gate_beside import public
-from .gate_in import sandbox
+from .gate_in import cgroups, sandbox, unsandboxed
 from .gate_out import exports
 from .scoring import classbook, gradebook, ledger, results
 from .worker_setup import WorkerSetup
@@ -51,6 +51,14 @@ def check_sandbox(limits, unsafe):
         return False
     _say(banner(lines + ["--unsafe was given: grading WITHOUT isolation."]))
     return True
+
+
+def say_without_cgroups():
+    """Make the run's cgroups; where none can be made here, one line naming the limits that then do not hold."""
+    why = cgroups.start_run()
+    if why:
+        _say(unsandboxed.not_held_line([cgroups.not_held(why)], "Each process's own limits hold (its memory, CPU "
+                                       "time, file size and open files, and its user's number of processes)."))
 
 
 def _report_page(result):
@@ -112,6 +120,8 @@ def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limi
     scratch = Path(tempfile.mkdtemp(prefix="ffn-grade-"))
     scratch.chmod(0o711)  # each worker's user reaches its own folder in here, and nothing else
     try:
+        if not cluster:  # a cluster's workers are bounded by their own machines'
+            say_without_cgroups()
         found = _found(config, assignment_id, submitted, scratch, students)
         _refuse_a_stale_source(config, assignment_id)
         model = course.prepare_assignment(config, assignment_id, log=_say)
@@ -133,6 +143,7 @@ def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limi
             _say(f"nothing new to grade; the class's grades: {out_dir}/grades.csv")
         return [r.to_dict() for r in sorted(graded, key=lambda r: r.student)]
     finally:
+        cgroups.end_run()  # the run's cgroups, and whatever still runs in them
         shutil.rmtree(scratch, ignore_errors=True)
 
 

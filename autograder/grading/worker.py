@@ -81,6 +81,7 @@ class Worker:
         self.timing = {}
         self.again = False
         self.limits = Limits(**setup.limits)
+        self.groups, self.last_group = 0, ()  # the sandboxes' cgroups made so far, and the last one
         self.offering_seed = setup.offering_seed  # autograder/offering.py; only the judge draws with it
         self.feedback_dir = Path(setup.feedback_dir) if setup.feedback_dir else None
         self.course_cells, self.course_markdown = _course_cells_and_prose(setup.course_notebooks)
@@ -181,6 +182,30 @@ class Worker:
                        cwd=str(cwd), uid=uid, limits=self.limits, isolate=self.isolate,
                        env=(("NBGRADER_EXECUTION", "autograde"),))
 
+    def _new_group(self):
+        """A cgroup of its own for a new sandbox (cgroups.py), or () where the worker has none. A worker runs one
+        sandbox at a time, and asks for the next one's only once the last has ended: the earlier groups go first,
+        with whatever still runs in them."""
+        from .gate_in import cgroups
+
+        if not self.setup.cgroup:
+            return ()
+        cgroups.sweep(self.setup.cgroup)
+        self.groups += 1
+        self.last_group = cgroups.sandbox_group(self.setup.cgroup, f"sb-{self.groups}", self.limits)
+        return self.last_group
+
+    def _killed_for_memory(self):
+        """Processes the kernel killed for their sandbox's memory (its cgroup's bound) ran out of memory, as a
+        MemoryError would have said: the notebook run counts as out of memory (results.py's status), at the cell
+        its kernel died in if it died. The notebooks' kernels share the one sandbox's group: each is counted."""
+        from . import execute
+        from .gate_in import cgroups
+
+        if self.last_group and cgroups.oom_kills(self.last_group):
+            for info in execute.LAST_RUN.values():
+                info["memory_errors"].append((info.get("dead") or {}).get("cell"))
+
     # --- one student ------------------------------------------------------------------------------------
     def grade(self, job):
         from .. import readable
@@ -280,6 +305,7 @@ class Worker:
             execute.LAST_RUN.clear()
             self.clear_slot()
             error = self._autograde(student)
+            self._killed_for_memory()
             if "before replying to kernel_info" not in self.last_log:
                 break
         self._stage("notebook run", started)
@@ -339,7 +365,8 @@ class Worker:
         runtime.mkdir(parents=True)
         config = Config(self.config)
         config.CourseDirectory.student_id = student
-        config.SandboxedKernelManager.sandbox_json = sandbox_to_json(self._kernel_sandbox(work, runtime), runtime)
+        config.SandboxedKernelManager.sandbox_json = sandbox_to_json(
+            self._kernel_sandbox(work, runtime).with_(cgroup=self._new_group()), runtime)
         capture = io.StringIO()  # nbgrader reports some failures only in its log
         handler = logging.StreamHandler(capture)
         handler.setLevel(logging.ERROR)
@@ -358,6 +385,16 @@ class Worker:
             shutil.rmtree(work, ignore_errors=True)
             self.last_log = capture.getvalue()
             logging.getLogger().removeHandler(handler)
+
+    def _clean_killed_for_memory(self, clean):
+        """The clean re-run's tests left without a verdict because the kernel killed processes of its sandbox for
+        the sandbox's memory say so, as a MemoryError's message would (results.py's out-of-memory status)."""
+        from .gate_in import cgroups
+
+        if self.last_group and cgroups.oom_kills(self.last_group):
+            for test in clean.tests.values():
+                if test.incomplete:
+                    test.message = f"MemoryError: the sandbox's processes together went past its memory; {test.message}"
 
     def _kernel_sandbox(self, work, runtime):
         """The sandbox of the student's kernel: it is given the working folder `work` and matplotlib's font list,
@@ -417,7 +454,7 @@ class Worker:
         findings = list(findings) + integrity.static_findings(code, course_cells)
         references = {c.exercise: integrity.reference_names(c.exercise) for c in code if c.role == "answer"}
         rerun_dir = self._workdir(student, "rerun")
-        sandbox = self.sandbox(rerun_dir, readonly=(rerun_dir,), writable=())
+        sandbox = self.sandbox(rerun_dir, readonly=(rerun_dir,), writable=()).with_(cgroup=self._new_group())
         started = time.monotonic()
         # A test that timed out in the notebook run has nothing to gain here (it earns the minimum of both runs).
         # One the clean re-run cannot finish (a busy machine) is left to `grade`, which grades its student again,
@@ -426,6 +463,7 @@ class Worker:
         self.where.phase(position.CLEAN_RERUN, nbm.name)  # before its process starts
         clean = self._clean_run(code, sandbox, references, course_cells, self.cell_timeout, looped,
                                 self.where.clean_positions(nbm, code))
+        self._clean_killed_for_memory(clean)
         self._stage("clean re-run", started)
         shutil.rmtree(rerun_dir, ignore_errors=True)
         result, findings = results.combine(nbm, executed, run_info if executed is not None else {}, clean, findings,

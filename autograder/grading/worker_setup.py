@@ -21,6 +21,7 @@ class WorkerSetup:
     uid_base: int | None = None  # the run's block of sandbox uids (gate_in.sandbox.uid_base), grading as root
     slot: int = 0  # the job slot: its uids within the block
     matplotlib_cache: str | None = None  # matplotlib's font list, built once per run
+    cgroup: tuple = ()  # the worker's own cgroup (gate_in/cgroups.py), where it makes its sandboxes'; () for none
 
     def to_dict(self):
         return asdict(self)
@@ -34,7 +35,7 @@ class WorkerSetup:
         if unknown or missing:
             raise ValueError(f"a worker's set-up has the fields {', '.join(sorted(known))}; "
                              f"unknown: {unknown}, missing: {missing}")
-        return cls(**dict(data, hidden=tuple(data.get("hidden", ()))))
+        return cls(**dict(data, hidden=tuple(data.get("hidden", ())), cgroup=tuple(data.get("cgroup", ()))))
 
     def but(self, **changes):
         """A copy with `changes` (a worker's own folders, its slot)."""

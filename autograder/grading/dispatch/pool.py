@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ... import offering
 from .. import course
-from ..gate_in import confine, sandbox
+from ..gate_in import cgroups, confine, sandbox
 from ..scoring import results
 from . import position
 
@@ -39,9 +39,13 @@ class WorkerProcess:
         # Grading as root, the worker runs as a user of its own (sandbox.worker_uid), which may read only its own
         # folder: what it needs from the course is copied there, and its results are read back from there.
         self.uid = sandbox.worker_uid(slot, setup.uid_base) if setup.isolate else None
-        self.setup = setup.but(slot=slot, scratch=str(self.home / "scratch"), **_worker_files(setup, self.home))
+        # Its own cgroup, bounding its memory and holding its sandboxes' (cgroups.py); joined before it runs
+        self.group, own = cgroups.worker_group(f"w{slot}-{generation}", sandbox.Limits(**setup.limits), self.uid)
+        self.setup = setup.but(slot=slot, scratch=str(self.home / "scratch"), cgroup=self.group,
+                               **_worker_files(setup, self.home))
         confine.hand_over(self.home, self.uid)
         start = confine.worker_start(self.uid, _worker_paths()) if self.uid is not None else confine.fresh_keyring
+        start = _joining(own, start)
         self.log = open(log_path, "ab")  # noqa: SIM115 (closed in kill())
         env = {k: v for k, v in os.environ.items() if k != offering.ENV}  # the seed goes in the setup, to the judge
         # TMPDIR: what the worker makes as temporary (its public build of ffn_helpers, ...) is in the run's folder,
@@ -94,6 +98,7 @@ class WorkerProcess:
         with contextlib.suppress(subprocess.TimeoutExpired):
             self.proc.wait(timeout=30)
         self.log.close()
+        cgroups.remove(self.group)  # and what of its sandboxes still runs
 
     def ask_to_stop(self):
         """Tell the worker to end once it has answered (stop() then waits for it)."""
@@ -108,6 +113,18 @@ class WorkerProcess:
         except subprocess.TimeoutExpired:
             pass
         self.kill()
+
+
+def _joining(group, start):
+    """`start` (a preexec_fn), after joining `group`, if there is one."""
+    if not group:
+        return start
+
+    def joined():
+        cgroups.join_cgroup(group)
+        start()
+
+    return joined
 
 
 def _json_object(line):

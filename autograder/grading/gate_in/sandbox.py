@@ -33,7 +33,7 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from . import syscalls, unsandboxed
+from . import cgjoin, syscalls, unsandboxed
 
 GiB = 1024**3
 MiB = 1024**2
@@ -144,6 +144,7 @@ class Sandbox:
     isolate: bool = True
     replaced: tuple = ()  # (folder, folder it is shown in place of), read-only: public.py's build of ffn_helpers
     in_tmp: tuple = ()  # (file, where under /tmp it is shown), read-only, in folders anyone there may write
+    cgroup: tuple = ()  # the sandbox's own cgroup (cgroups.py: a folder per hierarchy), joined before it starts
 
     def with_(self, **changes):
         return replace(self, **changes)
@@ -153,9 +154,9 @@ class Sandbox:
 
     @classmethod
     def from_dict(cls, data):
-        data = dict(data)
+        data = dict(data, cgroup=data.get("cgroup", ()))
         data["limits"] = Limits(**data["limits"])
-        for key in ("writable", "readonly", "hidden"):
+        for key in ("writable", "readonly", "hidden", "cgroup"):
             data[key] = tuple(data[key])
         data["env"] = tuple(tuple(pair) for pair in data["env"])
         for key in ("replaced", "in_tmp"):
@@ -294,11 +295,17 @@ class Sandbox:
     def command(self, argv, info_fd=None):
         """The full command line that runs `argv` in this sandbox (`info_fd`: bwrap's --info-fd)."""
         if not self.isolate:
-            return self._prlimit() + list(argv)
+            return self._joined() + self._prlimit() + list(argv)
         # bwrap itself starts with an empty environment: its process in the sandbox (pid 1) belongs to the sandbox's
         # user, who could read its /proc/1/environ, and --clearenv clears only the environment of bwrap's child.
         # The command starts under the seccomp filter of syscalls.py, which it and all it starts keep.
-        return self._prlimit() + ["env", "-i"] + self._bwrap(info_fd) + _under_the_filter(argv)
+        return self._joined() + self._prlimit() + ["env", "-i"] + self._bwrap(info_fd) + _under_the_filter(argv)
+
+    def _joined(self):
+        """The start of a command that first joins the sandbox's cgroup (cgjoin.py), if it has one."""
+        if not self.cgroup:
+            return []
+        return [sys.executable, "-I", "-S", "-c", _source("cgjoin.py"), *self.cgroup, cgjoin.JOIN_THEN]
 
     def prepare(self):
         """Make the writable folders belong to the sandbox user."""
@@ -316,12 +323,13 @@ _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc
 
 def _under_the_filter(argv):
     """`argv`, started by a Python that first installs syscalls.py's seccomp filter (no site, no user's path)."""
-    return [sys.executable, "-I", "-S", "-c", _filter_source(), syscalls.THEN, *argv]
+    return [sys.executable, "-I", "-S", "-c", _source("syscalls.py"), syscalls.THEN, *argv]
 
 
 @functools.cache
-def _filter_source():
-    return Path(__file__).with_name("syscalls.py").read_text(encoding="utf-8")
+def _source(name):
+    """The source of a program of this folder that runs on its own (syscalls.py, cgjoin.py)."""
+    return Path(__file__).with_name(name).read_text(encoding="utf-8")
 
 
 def _binds(option, pairs, made, shown):

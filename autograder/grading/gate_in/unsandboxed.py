@@ -85,7 +85,13 @@ def say_not_held(say):
     """One line naming the limits that do not hold here, if any."""
     lost = not_held()
     if lost:
-        say(f"Limits not held here: {'; '.join(lost)}. The time limits hold: the check stops what overruns.")
+        say(not_held_line(lost, "The time limits hold: the check stops what overruns."))
+
+
+def not_held_line(lost, held):
+    """The one line that names the limits `lost` (phrases) and says what holds instead (`held`): `check` without
+    the sandbox, `grade` without cgroups."""
+    return f"Limits not held here: {'; '.join(lost)}. {held}"
 
 
 def new_group():

@@ -114,8 +114,10 @@ class Zygote:
     def __init__(self, env, mode="kernel", source=None, timeout=60.0):
         self.mode, self.timeout = mode, timeout
         self.control, theirs = socket.socketpair()
-        # zygote_main imports nothing of the grader: the seccomp filter's code (syscalls.refuse) comes with it
-        program = "\n\n".join((_HERE / name).read_text(encoding="utf-8") for name in ("syscalls.py", "zygote_main.py"))
+        # zygote_main imports nothing of the grader: the seccomp filter's code (syscalls.refuse) and the cgroup's
+        # join (cgjoin.join_cgroup) come with it
+        program = "\n\n".join((_HERE / name).read_text(encoding="utf-8")
+                              for name in ("syscalls.py", "cgjoin.py", "zygote_main.py"))
         self.process = subprocess.Popen(
             [sys.executable, "-c", program, str(theirs.fileno()), mode, *([source] if source else [])],
             env=dict(env), pass_fds=(theirs.fileno(),), cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -171,7 +173,7 @@ class Zygote:
             keeper = self._keeper()
             request = {"namespaces": [kind for kind, _ in fds[:-1]], "argv": ["-c", *argv],
                        "env": {**sandbox.environment(), "PWD": sandbox.cwd},  # bwrap sets PWD
-                       "cwd": sandbox.cwd, "limits": sandbox.rlimits(),
+                       "cwd": sandbox.cwd, "limits": sandbox.rlimits(), "cgroup": list(sandbox.cgroup),
                        "keyctl": confine.SYS_KEYCTL[platform.machine()]}
             passed = [fd for _, fd in fds] + ([channel.fileno()] if channel is not None else [])
             socket.send_fds(keeper, [json.dumps(request).encode()], passed)

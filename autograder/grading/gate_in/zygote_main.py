@@ -147,6 +147,9 @@ def _keep(sock):
         message, fds, _, _ = socket.recv_fds(sock, 1 << 20, 16)
         request = json.loads(message)
         kinds = request["namespaces"]
+        # Into the sandbox's cgroup first, from outside its namespaces (cgjoin.py's source comes before this file's):
+        # the process forked below, and all it starts, are counted there from their first instruction
+        join_cgroup(request.get("cgroup", ()))  # noqa: F821
         with open("/proc/sys/kernel/cap_last_cap", encoding="ascii") as f:
             last_cap = int(f.read())
         _join(kinds, fds[:len(kinds)], fds[len(kinds)])
