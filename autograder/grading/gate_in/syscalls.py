@@ -72,8 +72,10 @@ def refuse(program=None):
 MACHINES = {"x86_64": "X86_64", "aarch64": "AARCH64"}
 
 # Docker's default profile's calls allowed to every container (its first rule), less those _REFUSED names and
-# `ipc`, the System V multiplexer of 32-bit ABIs, which would reach shmget past its refusal. A name the system's
-# libseccomp does not know (a call newer than it) is left out, so refused with ENOSYS, as an older kernel would.
+# `ipc`, the System V multiplexer of 32-bit ABIs, which would reach shmget past its refusal. Not its second rule's
+# (ptrace, process_vm_readv/writev, on kernels from 4.8): nothing graded debugs or reads another process's memory
+# (a graded kernel has no debugger). A name the system's libseccomp does not know (a call newer than it) is left
+# out, so refused with ENOSYS, as an older kernel would.
 _DOCKER_ALLOWED = """
 accept accept4 access adjtimex alarm bind brk cachestat capget capset chdir chmod chown chown32 clock_adjtime
 clock_adjtime64 clock_getres clock_getres_time64 clock_gettime clock_gettime64 clock_nanosleep clock_nanosleep_time64
