@@ -415,3 +415,13 @@ def test_a_grade_workers_sandbox_refuses_calls_off_the_allow_list():
     numbers = {n: seccomp.resolve_syscall(seccomp.Arch.NATIVE, n) for n in _OFF_THE_LIST if n != "clone3"}
     told = _in_workers_sandbox(_UNLISTED % json.dumps(numbers), _LIMITS)
     assert told == dict.fromkeys(numbers, "ENOSYS")
+
+
+def test_without_libseccomp_the_sandbox_probe_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyseccomp", None)  # as where the binding is not installed
+    syscalls.program.cache_clear()
+    try:
+        ok, why = sandbox.probe()
+    finally:
+        syscalls.program.cache_clear()  # compiled again, with the binding, by whatever runs next
+    assert not ok and "apt-get install libseccomp2" in why and "pip install -e '.[grading]'" in why, why
