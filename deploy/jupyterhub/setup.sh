@@ -3,7 +3,7 @@
 # Run as root from a checkout of the course:  sudo deploy/jupyterhub/setup.sh
 #
 # What it does (each step is skipped when already done, so it can run again after a `git pull`):
-#   1. system packages: Python's venv, bubblewrap (the grading sandbox), Node and npm, and
+#   1. system packages: Python's venv, bubblewrap and libseccomp (the grading sandbox), Node and npm, and
 #      configurable-http-proxy from npm (JupyterHub's proxy);
 #   2. one Python environment for the hub and every user's server, $FFN_PREFIX/venv, with
 #      JupyterHub and the course (numpy, nbgrader 0.9.6, JupyterLab...), and its
@@ -57,6 +57,7 @@ step "system packages"
 need=()
 "$FFN_PYTHON" -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
 command -v bwrap >/dev/null || need+=(bubblewrap)
+ldconfig -p | grep 'libseccomp\.so\.2 ' >/dev/null || need+=(libseccomp2)  # the sandbox's seccomp filter (pyseccomp loads it)
 command -v npm >/dev/null || need+=(nodejs npm)
 command -v git >/dev/null || need+=(git)
 if ((${#need[@]})); then
@@ -86,7 +87,7 @@ chown -R "$FFN_GRADER:" "$COURSE"
 
 step "the environment $VENV (JupyterHub and the course)"
 [ -x "$VENV/bin/python" ] || "$FFN_PYTHON" -m venv "$VENV"
-"$VENV/bin/python" -m pip install --quiet "$COURSE" "$FFN_JUPYTERHUB"
+"$VENV/bin/python" -m pip install --quiet "$COURSE[grading]" "$FFN_JUPYTERHUB"  # grading: the sandbox's seccomp filter
 chmod a+rx "$FFN_PREFIX" && chmod -R a+rX "$VENV"  # every user runs it; not the hub's folder
 
 step "learners' side: the Assignments panel and Validate, no formgrader (environment-wide)"

@@ -20,7 +20,6 @@ counted on top of the processes the user already has.
 import functools
 import importlib.util
 import os
-import platform
 import re
 import shutil
 import signal
@@ -323,12 +322,12 @@ _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc
 
 def _under_the_filter(argv):
     """`argv`, started by a Python that first installs syscalls.py's seccomp filter (no site, no user's path)."""
-    return [sys.executable, "-I", "-S", "-c", _source("syscalls.py"), syscalls.THEN, *argv]
+    return [sys.executable, "-I", "-S", "-c", syscalls.source(), syscalls.THEN, *argv]
 
 
 @functools.cache
 def _source(name):
-    """The source of a program of this folder that runs on its own (syscalls.py, cgjoin.py)."""
+    """The source of a program of this folder that runs on its own (cgjoin.py)."""
     return Path(__file__).with_name(name).read_text(encoding="utf-8")
 
 
@@ -435,9 +434,8 @@ def probe(limits=None):
         return False, f"bubblewrap, the grading sandbox, runs on Linux only; this is {sys.platform}"
     try:
         syscalls.program()
-    except KeyError:
-        return False, (f"the grading sandbox's seccomp filter (autograder/grading/gate_in/syscalls.py) knows "
-                       f"{' and '.join(syscalls.MACHINES)}, not this machine's {platform.machine()}")
+    except syscalls.NoFilter as exc:
+        return False, str(exc)
     missing = [tool for tool in ("bwrap", "prlimit", "setpriv") if shutil.which(tool) is None]
     if not _root() and "setpriv" in missing:
         missing.remove("setpriv")

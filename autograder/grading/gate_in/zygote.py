@@ -30,7 +30,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import confine
+from . import confine, syscalls
 
 _HERE = Path(__file__).resolve().parent
 _NS_GET_PARENT = 0xB702  # ioctl: the user namespace that owns this one
@@ -114,10 +114,10 @@ class Zygote:
     def __init__(self, env, mode="kernel", source=None, timeout=60.0):
         self.mode, self.timeout = mode, timeout
         self.control, theirs = socket.socketpair()
-        # zygote_main imports nothing of the grader: the seccomp filter's code (syscalls.refuse) and the cgroup's
-        # join (cgjoin.join_cgroup) come with it
-        program = "\n\n".join((_HERE / name).read_text(encoding="utf-8")
-                              for name in ("syscalls.py", "cgjoin.py", "zygote_main.py"))
+        # zygote_main imports nothing of the grader: the seccomp filter (syscalls.refuse, and the filter compiled)
+        # and the cgroup's join (cgjoin.join_cgroup) come with it
+        program = "\n\n".join((syscalls.source(), *((_HERE / name).read_text(encoding="utf-8")
+                                                      for name in ("cgjoin.py", "zygote_main.py"))))
         self.process = subprocess.Popen(
             [sys.executable, "-c", program, str(theirs.fileno()), mode, *([source] if source else [])],
             env=dict(env), pass_fds=(theirs.fileno(),), cwd="/", stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
