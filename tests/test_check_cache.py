@@ -50,17 +50,28 @@ def test_a_build_that_fails_leaves_nothing_kept(cache):
     assert calls == [AID]
 
 
-def test_a_changed_source_is_built_again_and_the_old_build_forgotten(cache, tmp_path, monkeypatch):
+def test_a_changed_source_is_built_again_and_only_the_builds_used_last_are_kept(cache, tmp_path, monkeypatch):
+    """Two checkouts that check with different code (a learner's second clone) each keep their build; past
+    check_cache.KEEP, the build used longest ago is forgotten."""
     source = tmp_path / "source"
     shutil.copytree(SOURCE_DIR / AID, source / AID)
     monkeypatch.setattr(check_cache, "SOURCE_DIR", source)
-    calls = []
-    old = check_cache.built_course(AID, _counting_build(calls))
     path = source / AID / f"{AID}.py"
-    path.write_text(path.read_text(encoding="utf-8") + "\n# %%\nx = 1\n", encoding="utf-8")
-    new = check_cache.built_course(AID, _counting_build(calls))
-    assert calls == [AID, AID] and new != old
-    assert not old.exists() and sorted(p.name for p in cache.iterdir()) == [new.name]
+    original = path.read_text(encoding="utf-8")
+    calls = []
+
+    def built(version):
+        path.write_text(original + (f"\n# %%\nx = {version}\n" if version else ""), encoding="utf-8")
+        return check_cache.built_course(AID, _counting_build(calls))
+
+    first, second = built(0), built(1)
+    assert calls == [AID, AID] and first != second and first.exists()
+    assert built(0) == first and built(1) == second and len(calls) == 2  # each checkout's build, kept
+    assert check_cache.KEEP == 3
+    built(0)  # used last now: 1 is the build used longest ago
+    third, fourth = built(2), built(3)
+    assert len(calls) == 4
+    assert sorted(p.name for p in cache.iterdir()) == sorted(p.name for p in (first, third, fourth))
 
 
 def test_the_digest_reads_the_course_configuration_and_the_versions(monkeypatch):

@@ -22,6 +22,7 @@ from . import course
 
 CACHE_ENV = "FFN_CHECK_CACHE"  # another folder for the cache (a test's own); else the user's cache folder
 _VERSIONED = ("nbgrader", "jupytext", "nbformat")
+KEEP = 3  # builds kept per assignment, the ones used last
 
 
 def folder():
@@ -54,6 +55,8 @@ def built_course(assignment_id, build):
     home = folder()
     kept = home / key
     if (kept / "nbgrader_config.py").is_file():
+        with contextlib.suppress(OSError):
+            os.utime(kept)  # used now: the last one _forget_others would remove
         return kept
     home.mkdir(parents=True, exist_ok=True)
     fresh = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=home))
@@ -72,10 +75,13 @@ def built_course(assignment_id, build):
 
 
 def _forget_others(home, assignment_id, key):
-    """Remove the assignment's older builds: the source or the grader changed since."""
-    for old in home.glob(f"{assignment_id}-*"):
-        if old.name != key and old.is_dir():
-            shutil.rmtree(old, ignore_errors=True)
+    """Remove the assignment's builds beyond the KEEP used last: the source or the grader changed since, or another
+    checkout of the course (a learner's second clone; a branch) checks with other code and needs a build of its own,
+    which keeping only the newest would make each of the two build again at every check."""
+    others = [old for old in home.glob(f"{assignment_id}-*") if old.name != key and old.is_dir()]
+    others.sort(key=lambda old: old.stat().st_mtime, reverse=True)
+    for old in others[KEEP - 1:]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def matplotlib_fonts():
