@@ -124,6 +124,29 @@ def read(folder, name):
     return open(os.path.join(folder, name)).read()
 
 
+def _kernel_says(group, *names):
+    """The first of `names` that one of the group's folders holds (v1: one controller per folder), as the kernel
+    reads it back."""
+    for name in names:
+        for folder in group:
+            if os.path.exists(os.path.join(folder, name)):
+                return int(read(folder, name).split()[0])
+    raise AssertionError(f"none of {names} in {group}")
+
+
+@real
+def test_the_kernel_holds_each_sandboxs_limits_and_gives_every_sandbox_the_same_cpu_share(worker):
+    """Read back from the kernel, not from what was written: a write the kernel refused would leave no bound."""
+    limits = Limits(memory=300 * MiB, tmp_size=8 * MiB, nproc=48)
+    first, second = (cgroups.sandbox_group(worker, f"sb-{k}", limits) for k in (1, 2))
+    for group in (first, second):
+        assert _kernel_says(group, "memory.max", "memory.limit_in_bytes") == cgroups.sandbox_memory(limits)
+        assert _kernel_says(group, "pids.max") == 48
+    shares = [_kernel_says(g, "cpu.weight", "cpu.shares") for g in (first, second, worker)]
+    assert len(set(shares)) == 1, shares
+    assert _kernel_says(worker, "memory.max", "memory.limit_in_bytes") == cgroups.worker_memory(Limits())
+
+
 def test_the_v2_path_writes_its_limits_and_delegates(tmp_path, monkeypatch):
     root = tmp_path / "cgroup"
     (root / "grading").mkdir(parents=True)
