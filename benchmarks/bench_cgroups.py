@@ -6,11 +6,16 @@ classmate whose `ffn_forward` cell forks 200 processes that each spin for 30 s: 
 over its time beside the honest classmate (the issue's bound: 2x; the same two jobs share the machine's cores
 either way; its time alone is printed too). Each sandbox's cgroup (gate_in/cgroups.py) gets one equal CPU share,
 however many processes it runs. Where no cgroup can be made here, the row says so instead of a figure.
+
+And a sandbox's memory, kernel memory included, under the floods no tmpfs size counts: extended attributes on its
+/tmp and /dev/shm (the seccomp filter refuses them) and then empty files until its cgroup refuses more: the group's
+peak against its bound.
 """
 
 import contextlib
 import json
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -50,13 +55,72 @@ def _graded(root, course, students, group):
     return {p.stem: json.loads(p.read_text()) for p in (root / "results").glob("*.json")}
 
 
+FLOOD = """
+import os
+refused = 0
+for where in ("/tmp", "/dev/shm"):
+    open(f"{where}/x", "w").close()
+    for k in range(1000):
+        try:
+            os.setxattr(f"{where}/x", f"user.k{k}", b"v" * 65536)
+        except OSError:
+            refused += 1
+print(refused, flush=True)
+for made in range(1, 2_000_001):  # until the cgroup's bound stops it (an out-of-memory kill leaves no last word)
+    open(f"/tmp/f{made}", "w").close()
+    if made % 10_000 == 0:
+        print(made, flush=True)
+"""
+
+
+def _flood_row():
+    """A sandbox's peak memory, kernel memory included, under the xattr and empty-file floods, against its bound."""
+    from autograder.grading.gate_in import cgroups
+    from autograder.grading.gate_in.sandbox import Limits, MiB, Sandbox
+
+    label = "a sandbox's memory, kernel memory included, under the xattr and empty-file floods"
+    found, why = cgroups.find()
+    if found is None:
+        return Row(label, float("nan"), "MiB", "<= bound", f"not measured: no cgroups here ({why})")
+    limits = Limits(memory=256 * MiB, tmp_size=16 * MiB)
+    cgroups.start_run()
+    try:
+        worker, _ = cgroups.worker_group("bench-flood", limits, None)
+        group = cgroups.sandbox_group(worker, "sb-1", limits)
+        with tempfile.TemporaryDirectory(prefix="ffn-bench-flood-") as tmp:
+            sandbox = Sandbox(writable=(tmp,), cwd=tmp, limits=limits, cgroup=group)
+            sandbox.prepare()
+            run = subprocess.run(sandbox.command([sys.executable, "-c", FLOOD]), capture_output=True, text=True,
+                                 timeout=600, stdin=subprocess.DEVNULL)
+        peak = _peak(found.kind, group)
+    finally:
+        cgroups.end_run()
+    printed = run.stdout.split() or ["?"]
+    refused, made = printed[0], (printed[-1] if len(printed) > 1 else "0")
+    bound = cgroups.sandbox_memory(limits)
+    return Row(label, peak / MiB, "MiB", f"<= {bound / MiB:.0f}",
+               f"{refused} of 2000 xattrs refused; about {made} empty files made before the bound stopped them")
+
+
+def _peak(kind, group):
+    name = "memory.peak" if kind == "v2" else "memory.max_usage_in_bytes"
+    for folder in group:
+        if os.path.exists(os.path.join(folder, name)):
+            return int(Path(folder, name).read_text())
+    return float("nan")
+
+
 def rows():
+    return [_burner_row(), _flood_row()]
+
+
+def _burner_row():
     from autograder.grading.gate_in import cgroups
 
     label = "honest student beside a 200-process burner, grading in a cgroup of its own"
     found, why = cgroups.find()
     if found is None:
-        return [Row(f"{label}: slowdown", float("nan"), "x", "<= 2", f"not measured: no cgroups here ({why})")]
+        return Row(f"{label}: slowdown", float("nan"), "x", "<= 2", f"not measured: no cgroups here ({why})")
     group = cgroups.make(found.kind, found.base, f"ffn-bench-{os.getpid()}")
     try:
         with tempfile.TemporaryDirectory(prefix="ffn-bench-cgroups-") as tmp:
@@ -71,8 +135,8 @@ def rows():
         with contextlib.suppress(OSError):
             cgroups.remove(group)
     honest, burner = beside["honest"], beside["classmate"]
-    return [Row(f"{label}: slowdown", honest["seconds"] / fair["seconds"], "x", "<= 2",
+    return Row(f"{label}: slowdown", honest["seconds"] / fair["seconds"], "x", "<= 2",
                 f"{alone['seconds']:.1f} s alone, {fair['seconds']:.1f} s beside an honest classmate, "
                 f"{honest['seconds']:.1f} s beside the burner "
                 f"(score {honest['score']:g}/{honest['max_score']:g}); the burner: {burner['status']}, "
-                f"{burner['seconds']:.1f} s")]
+                f"{burner['seconds']:.1f} s")
