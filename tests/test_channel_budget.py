@@ -130,6 +130,30 @@ def test_once_zeromq_closes_its_end_what_the_kernel_sends_still_counts(pair):
     assert len(p.calls) == 1 and "on shell" in p.relay.exceeded
 
 
+def test_reconnections_keep_a_bounded_number_of_connections_open(pair, tmp_path):
+    """ZeroMQ reconnecting again and again (each time it drops a connection): the relay keeps reading the kernel's
+    end of a dropped connection, but closes the oldest once LINKS connections are open, and still relays a new one."""
+    p = pair(4 * MiB)
+    kernel_ends = []
+    for _ in range(channels.LINKS + 4):
+        grader = socket.socket(socket.AF_UNIX)
+        grader.connect(str(tmp_path / "relay.sock"))
+        kernel_ends.append(p.kernel_listener.accept()[0])
+        grader.close()
+        time.sleep(0.02)  # the relay sees this one closed before the next comes
+    try:
+        for end in kernel_ends[:4]:  # the oldest: closed by the relay
+            assert _read(end, 1, timeout=5) == b""
+        kernel_ends[-1].settimeout(0.5)
+        with pytest.raises(TimeoutError):  # the newest: still read and counted
+            kernel_ends[-1].recv(1)
+        p.kernel.sendall(b"still relayed")
+        assert _read(p.grader, 13) == b"still relayed"
+    finally:
+        for end in kernel_ends:
+            end.close()
+
+
 def _through_a_bound_socket(tmp_path, size):
     """Whether a frame of `size` bytes reaches a socket of a bound context within a second."""
     plain, bound = zmq.Context(), channels.bound_context(zmq.Context())

@@ -29,6 +29,9 @@ MiB = 1024 * 1024
 BUDGET = 64 * MiB
 QUEUE = 64  # messages waiting in one of the grader's sockets (ZeroMQ's default is 1000)
 CHUNK = 64 * 1024  # bytes the relay holds per direction of a connection
+# Connections open at once. ZeroMQ reconnects after dropping one (junk, an oversized frame) while the relay still
+# reads the kernel's end to count it: past this many, the oldest such end is closed.
+LINKS = 32
 
 
 def exceeded_why(channel, budget=None):
@@ -66,7 +69,7 @@ class Relay:
         self.routes, self.on_exceeded = dict(routes), on_exceeded
         self.budget = BUDGET if budget is None else budget
         self.sent, self.by_channel, self.exceeded, self.error = 0, {}, None, None
-        self._selector, self._links, self._listeners = selectors.DefaultSelector(), set(), []
+        self._selector, self._links, self._listeners = selectors.DefaultSelector(), {}, []
         self._wake_r, self._wake_w = os.pipe()
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
         for path, (channel, target) in self.routes.items():
@@ -129,8 +132,15 @@ class Relay:
     def _accept(self, listener, channel, target):
         try:
             grader, _ = listener.accept()
-        except OSError:
+        except OSError:  # out of descriptors: this channel takes no new connection (the cell's timeout ends it)
+            self._unwatch(listener)
             return
+        if len(self._links) >= LINKS:
+            draining = [link for link in self._links if link.grader is None]
+            if not draining:
+                grader.close()
+                return
+            self._drop(draining[0], "kernel")
         kernel = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             kernel.settimeout(5)
@@ -142,7 +152,7 @@ class Relay:
         for s in (grader, kernel):
             s.setblocking(False)
         link = _Link(channel, grader, kernel)
-        self._links.add(link)
+        self._links[link] = None  # a dict: the oldest first
         self._interest(link)
 
     def _read(self, link, sock):
@@ -204,7 +214,7 @@ class Relay:
                 self._unwatch(rest)
                 rest.close()
             link.grader = link.kernel = None
-            self._links.discard(link)
+            self._links.pop(link, None)
 
     def _interest(self, link):
         """Read from an end only while nothing it sent waits to go on; write to it while something waits."""
