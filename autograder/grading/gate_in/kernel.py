@@ -152,7 +152,8 @@ class SandboxProvisioner(LocalProvisioner):
         link, and relay each descriptor (channels.Relay, which counts what the kernel sends) from a socket in the
         runtime folder: `self._links`-PORT, where ZeroMQ connects, to /proc/self/fd/N."""
         info, self._socket_fds = self.connection_info, []
-        ports = [info[f"{channel}_port"] for channel in ("shell", "iopub", "stdin", "control", "hb")]
+        names = ("shell", "iopub", "stdin", "control", "hb")
+        ports = [info[f"{channel}_port"] for channel in names]
         folder, prefix = os.path.split(info["ip"])
         deadline, why = time.monotonic() + timeout, "they are not all there"
         while True:
@@ -169,9 +170,9 @@ class SandboxProvisioner(LocalProvisioner):
                 raise RuntimeError(f"Kernel didn't bind its sockets in {folder} of its sandbox in {timeout} s: {why}")
             await asyncio.sleep(0.005)
         self._socket_fds = fds
-        channels_of = dict(zip(ports, ("shell", "iopub", "stdin", "control", "hb"), strict=True))
-        self.relay = channels.Relay({f"{self._links}-{port}": (channels_of[port], f"/proc/self/fd/{fd}")
-                                     for port, fd in zip(ports, fds, strict=True)}, self._kill_now).start()
+        routes = {f"{self._links}-{port}": (channel, f"/proc/self/fd/{fd}")
+                  for channel, port, fd in zip(names, ports, fds, strict=True)}
+        self.relay = channels.Relay(routes, self._kill_now).start()
         self.connection_info = dict(info, ip=self._links)
 
     def _kill_now(self):
