@@ -145,9 +145,11 @@ class Relay:
         try:
             kernel.settimeout(5)
             kernel.connect(target)  # the kernel's socket by its descriptor (kernel.py): nothing else is reachable
-        except OSError:  # the kernel is gone: ZeroMQ's connection ends, as a direct one would
+        except OSError:  # the kernel is gone: this channel is refused from now on, as the kernel's own socket is
             kernel.close()
             grader.close()
+            self._unwatch(listener)
+            listener.close()
             return
         for s in (grader, kernel):
             s.setblocking(False)

@@ -262,15 +262,16 @@ def _check_registered():
 class SandboxedSession(Session):
     """A session that gives a message up, with a warning, when its socket's send timeout passes.
 
-    Only the manager's own sockets have one (see SandboxedKernelManager.__init__): the control channel.
+    Every socket the grader opens to a kernel has one: the manager's control channel (SandboxedKernelManager) and
+    the client's channels (SandboxedKernelClient).
     """
 
     def send(self, stream, msg_or_type, *args, **kwargs):
         try:
             return super().send(stream, msg_or_type, *args, **kwargs)
-        except zmq.Again:  # the control channel is stuck: the caller's timeout (or the kill) ends the kernel
+        except zmq.Again:  # the channel is stuck or the kernel gone: the caller's timeout (or the kill) ends it
             kind = msg_or_type if isinstance(msg_or_type, str) else msg_or_type.get("msg_type", "a message")
-            get_logger().warning("could not send %s: the kernel's control channel is stuck", kind)
+            get_logger().warning("could not send %s: the kernel's channel is stuck", kind)
             return None
 
 
@@ -281,6 +282,9 @@ class SandboxedKernelClient(AsyncKernelClient):
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         channels.bound_context(self.context)  # its own context: the sockets start_channels opens
+        # A request to a kernel that is gone could wait forever for a connection, in the event loop: it is given
+        # up (SandboxedSession.send) and the kernel's death is noticed instead.
+        self.context.setsockopt(zmq.SNDTIMEO, int(SandboxedKernelManager.control_send_timeout * 1000))
 
     def start_channels(self, shell=True, iopub=True, stdin=True, hb=True, control=True):
         return super().start_channels(shell=shell, iopub=iopub, stdin=stdin, hb=False, control=control)
