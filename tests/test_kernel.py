@@ -12,6 +12,7 @@ import queue
 import re
 import shutil
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -22,7 +23,7 @@ import pytest
 import zmq
 from jupyter_client.channels import HBChannel
 
-from autograder.grading.gate_in import kernel, sandbox
+from autograder.grading.gate_in import channels, kernel, sandbox
 
 pytestmark = pytest.mark.sandbox
 
@@ -217,25 +218,53 @@ async def _started(km):
 
 
 def test_the_grader_connects_to_the_sockets_the_kernel_bound_by_descriptor_only(tmp_path):
-    """Each channel goes through a link in the runtime folder to /proc/self/fd/N: the socket as the kernel bound
-    it, opened through the sandbox's root before any student code ran (no name is looked up again)."""
+    """Each channel goes through the relay's socket in the runtime folder to /proc/self/fd/N: the socket as the
+    kernel bound it, opened through the sandbox's root before any student code ran (no name is looked up again).
+    Every socket the grader opens to the kernel, the manager's and the client's, refuses a frame over the
+    channels' budget and queues few messages."""
     _, runtime, km = _manager(tmp_path)
 
     async def run():
         kc = await _started(km)
         try:
-            links = {p.name: os.readlink(p) for p in runtime.glob("k-*")}
+            relayed = {p.name: stat.S_ISSOCK(p.lstat().st_mode) for p in runtime.glob("k-*")}
+            routes = {Path(path).name: route for path, route in km.provisioner.relay.routes.items()}
             bound = await _printed(kc, "from ipykernel.kernelapp import IPKernelApp; print(IPKernelApp.instance().ip)")
-            return links, bound
+            options = [(s.getsockopt(zmq.MAXMSGSIZE), s.getsockopt(zmq.RCVHWM))
+                       for s in (kc.shell_channel.socket, kc.iopub_channel.socket, kc.stdin_channel.socket,
+                                 kc.control_channel.socket, km._control_socket)]
+            return relayed, routes, bound, options
         finally:
             kc.stop_channels()
             await km.shutdown_kernel(now=True)
 
-    links, bound = _run(run())
+    relayed, routes, bound, options = _run(run())
     ports = [km.shell_port, km.iopub_port, km.stdin_port, km.control_port, km.hb_port]
-    assert sorted(links) == sorted(f"{Path(km.ip).name}-{port}" for port in ports)
-    assert all(re.fullmatch(r"/proc/self/fd/\d+", target) for target in links.values())
+    names = [f"{Path(km.ip).name}-{port}" for port in ports]
+    assert sorted(relayed) == sorted(names) and all(relayed.values())
+    assert [routes[name][0] for name in names] == ["shell", "iopub", "stdin", "control", "hb"]
+    assert all(re.fullmatch(r"/proc/self/fd/\d+", target) for _, target in routes.values())
     assert bound.startswith("/tmp/k-")  # in the sandbox's own /tmp
+    assert options == [(channels.BUDGET, channels.QUEUE)] * 5
+
+
+def test_honest_output_crosses_the_relay_whole(tmp_path):
+    """Prints of every size up to the per-cell output limit, non-ASCII text included, arrive as printed."""
+    _, _, km = _manager(tmp_path)
+    sizes = [1, 1000, 100_000, 999_000]
+
+    async def run():
+        kc = await _started(km)
+        try:
+            return [await _printed(kc, f"print(('é' + 'x' * 9) * {n // 10} + 'z')") for n in sizes], \
+                km.provisioner.relay
+        finally:
+            kc.stop_channels()
+            await km.shutdown_kernel(now=True)
+
+    printed, relay = _run(run())
+    assert printed == [("é" + "x" * 9) * (n // 10) + "z" for n in sizes]
+    assert relay.exceeded is None and 1_100_000 < relay.by_channel["iopub"] < channels.BUDGET
 
 
 def test_a_kernel_that_relinks_its_sockets_reaches_no_other_socket_of_the_machine(tmp_path):

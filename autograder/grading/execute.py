@@ -16,6 +16,9 @@ On top of nbgrader's own behaviour (per-cell timeout, interrupt on timeout):
   broken by junk written to its sockets, one that ignores interrupts), a
   watchdog thread kills the kernel's whole process group (the sandbox, and
   everything in it), and the cell ends as a timeout;
+- a kernel that sends more than its channels' budget (gate_in/channels.py), on any channel, is killed by the
+  relay that counts it; the cell fails with a MemoryError saying which channel, and the run counts as out of
+  memory, as a MemoryError in plain nbgrader would;
 - everything the kernel sends is bounded before it is kept: output per cell
   (`max_output_bytes`) and per notebook (`max_notebook_output_bytes`), errors
   included (name, message and traceback cut, so an error still decides the
@@ -41,7 +44,7 @@ from traitlets import Integer, default
 from .. import exercises_in_order, readable
 from .gate_beside.rerun import AFTER_TIMEOUT
 from .gate_in import unsandboxed
-from .gate_in.kernel import SandboxedKernelManager
+from .gate_in.kernel import SandboxedKernelManager, over_budget
 
 # SandboxExecute uses three of nbclient's internals, which a release may change without notice: the method a
 # cell's timeout calls, `_async_handle_timeout(timeout, cell)`, the map from a display id to the outputs
@@ -285,7 +288,13 @@ class SandboxExecute(Execute):
         return ""
 
     async def _ended(self, cell, cell_index, exc):
-        """Record how the cell's run ended early: the kernel died, its deadline passed, or its channels broke."""
+        """Record how the cell's run ended early: the kernel sent more than its channels' budget, died, ran past
+        its deadline, or broke its channels."""
+        over = over_budget(self.km)
+        if over is not None:  # as a MemoryError in plain nbgrader: this cell fails, the run counts as out of memory
+            self._stop(cell, cell_index, over, ename="MemoryError")
+            await self._kill()
+            return
         if isinstance(exc, DeadKernelError) and not self._expired:
             self._stop(cell, cell_index, "the kernel died while running this cell "
                        "(os._exit, a kill, a crash or the CPU-time limit)")
@@ -303,11 +312,11 @@ class SandboxExecute(Execute):
         if ON_CELL is not None:  # the progress line's
             ON_CELL(self._name, self.nb.cells, cell_index)
 
-    def _stop(self, cell, cell_index, why):
+    def _stop(self, cell, cell_index, why, ename=None):
         self._dead = f"cell {cell_index}: {why}"
         self._info["dead"] = {"cell": cell_index, "why": why}
-        cell.outputs = list(cell.get("outputs", [])) + [_error("KernelDied" if "died" in why else "CellTimeoutError",
-                                                               why)]
+        ename = ename or ("KernelDied" if "died" in why else "CellTimeoutError")
+        cell.outputs = list(cell.get("outputs", [])) + [_error(ename, why)]
 
     def _expire(self):
         """The watchdog: the cell is past its hard deadline. Kill the sandbox (runs in a thread)."""

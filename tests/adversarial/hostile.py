@@ -629,6 +629,19 @@ def memory_log_flood(ctx, student):
                                  "                        parent=parent)\n")
 
 
+def memory_stdin_flood(ctx, student):
+    """Right after the setup, twenty 200 MiB messages on the kernel's stdin channel, which nothing reads: ZeroMQ
+    bounds a queue by messages, not bytes (issue 41; without the channels' budget a worker reached 2.9 GiB)."""
+    return _after(ctx.honest(), "setup", "import time\n"
+                                         "kernel = get_ipython().kernel\n"
+                                         "ident = kernel._parent_ident['shell']\n"
+                                         "ident = list(ident) if isinstance(ident, (list, tuple)) else [ident]\n"
+                                         "frame = b'x' * (200 * 2**20)\n"
+                                         "for _ in range(20):\n"
+                                         "    kernel.stdin_socket.send_multipart(ident + [frame], copy=False)\n"
+                                         "time.sleep(5)  # while the kernel's ZeroMQ sends them\n")
+
+
 # ==== 7. a cell timeout that does not end the cell ========================================================
 def timeout_fd_junk(ctx, student):
     """Junk written to every file descriptor of the kernel (its channels to the grader), then a loop."""
@@ -732,6 +745,8 @@ HOSTILE = [
             memory_dict, "wrong-ffn"),
     Hostile("hostile-6-log-flood", 6, "10,000 IOPub messages of an unknown type, 4 kB each: a log line each",
             memory_log_flood, "correct"),
+    Hostile("hostile-6-stdin-flood", 6, "twenty 200 MiB messages on the kernel's stdin channel, which nothing reads",
+            memory_stdin_flood, "correct"),
     Hostile("hostile-7-fd-junk", 7, "junk written to every kernel file descriptor, then a busy loop",
             timeout_fd_junk, "correct"),
     Hostile("hostile-7-ignore-sigint", 7, "the last answer cell ignores SIGINT in a loop",

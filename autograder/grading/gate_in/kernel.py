@@ -11,11 +11,14 @@ sandbox has its own network namespace, so the grader's loopback is out of its
 reach. The kernel binds them in its own /tmp, where no folder of the machine is
 writable; once they are bound, before any student code runs, the grader opens each
 socket itself through the sandbox's root (no link followed) and connects by that
-descriptor only (`/proc/self/fd/N`, named by a link in its own runtime folder).
-Student code may then replace a socket's name with a link to any socket of the
-machine: the grader never looks a name up again, so a reconnection reaches the
-kernel's socket or nothing. Without the sandbox (a learner's `check` on macOS or
-Windows), ports of 127.0.0.1 instead, as any local kernel uses.
+descriptor only (`/proc/self/fd/N`). Student code may then replace a socket's name
+with a link to any socket of the machine: the grader never looks a name up again,
+so a reconnection reaches the kernel's socket or nothing. ZeroMQ connects to the
+kernel through a relay of the grader's (channels.py), which listens in the grader's
+own runtime folder and counts every byte the kernel sends on any channel against
+the run's budget before ZeroMQ keeps it: past it, the kernel is killed
+(`over_budget` says why). Without the sandbox (a learner's `check` on macOS or
+Windows), ports of 127.0.0.1 instead, as any local kernel uses, and no relay.
 
 Student code can write junk to those sockets. A message to the kernel then
 never leaves, and a plain zmq send would wait for it forever, in the event loop,
@@ -26,8 +29,10 @@ wait for it forever; whether the kernel lives is asked of its process instead.
 """
 
 import asyncio
+import contextlib
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -44,7 +49,7 @@ from jupyter_client.session import Session
 from traitlets import DottedObjectName, Unicode, default
 from traitlets.log import get_logger
 
-from . import confine, zygote
+from . import channels, confine, zygote
 from .sandbox import Sandbox
 
 PROVISIONER = "autograder-sandbox"  # the entry point's name in pyproject.toml
@@ -144,9 +149,11 @@ class SandboxProvisioner(LocalProvisioner):
 
     async def _link_sockets(self, timeout=60.0):
         """Wait until the kernel has bound its sockets, open each through the sandbox's root without following a
-        link, and name each descriptor by a link in the runtime folder: `self._links`-PORT -> /proc/self/fd/N."""
+        link, and relay each descriptor (channels.Relay, which counts what the kernel sends) from a socket in the
+        runtime folder: `self._links`-PORT, where ZeroMQ connects, to /proc/self/fd/N."""
         info, self._socket_fds = self.connection_info, []
-        ports = [info[f"{channel}_port"] for channel in ("shell", "iopub", "stdin", "control", "hb")]
+        names = ("shell", "iopub", "stdin", "control", "hb")
+        ports = [info[f"{channel}_port"] for channel in names]
         folder, prefix = os.path.split(info["ip"])
         deadline, why = time.monotonic() + timeout, "they are not all there"
         while True:
@@ -163,15 +170,35 @@ class SandboxProvisioner(LocalProvisioner):
                 raise RuntimeError(f"Kernel didn't bind its sockets in {folder} of its sandbox in {timeout} s: {why}")
             await asyncio.sleep(0.005)
         self._socket_fds = fds
-        for port, fd in zip(ports, fds, strict=True):
-            os.symlink(f"/proc/self/fd/{fd}", f"{self._links}-{port}")
+        routes = {f"{self._links}-{port}": (channel, f"/proc/self/fd/{fd}")
+                  for channel, port, fd in zip(names, ports, fds, strict=True)}
+        self.relay = channels.Relay(routes, self._kill_now).start()
         self.connection_info = dict(info, ip=self._links)
+
+    def _kill_now(self):
+        """The relay's: the kernel sent more than its budget. Its whole sandbox ends (called from the relay's
+        thread: the event loop may be waiting for a message that will never come)."""
+        get_logger().warning("%s", self.relay.exceeded)
+        with contextlib.suppress(OSError):
+            if getattr(self, "pgid", None) and self.pgid != os.getpgrp():
+                os.killpg(self.pgid, signal.SIGKILL)  # prlimit, bwrap and the sandbox's processes
+        with contextlib.suppress(OSError):
+            self.process.kill()
 
     async def cleanup(self, restart=False):
         await super().cleanup(restart=restart)
+        relay = getattr(self, "relay", None)
+        if relay is not None:
+            relay.close()
         for fd in getattr(self, "_socket_fds", ()):
             os.close(fd)
         self._socket_fds = []
+
+
+def over_budget(km):
+    """Why a kernel was stopped for sending more than its channels' budget (channels.py), or None."""
+    relay = getattr(getattr(km, "provisioner", None), "relay", None)
+    return relay.exceeded if relay is not None else None
 
 
 def _open_sockets(pid, folder, names):
@@ -235,20 +262,29 @@ def _check_registered():
 class SandboxedSession(Session):
     """A session that gives a message up, with a warning, when its socket's send timeout passes.
 
-    Only the manager's own sockets have one (see SandboxedKernelManager.__init__): the control channel.
+    Every socket the grader opens to a kernel has one: the manager's control channel (SandboxedKernelManager) and
+    the client's channels (SandboxedKernelClient).
     """
 
     def send(self, stream, msg_or_type, *args, **kwargs):
         try:
             return super().send(stream, msg_or_type, *args, **kwargs)
-        except zmq.Again:  # the control channel is stuck: the caller's timeout (or the kill) ends the kernel
+        except zmq.Again:  # the channel is stuck or the kernel gone: the caller's timeout (or the kill) ends it
             kind = msg_or_type if isinstance(msg_or_type, str) else msg_or_type.get("msg_type", "a message")
-            get_logger().warning("could not send %s: the kernel's control channel is stuck", kind)
+            get_logger().warning("could not send %s: the kernel's channel is stuck", kind)
             return None
 
 
 class SandboxedKernelClient(AsyncKernelClient):
-    """A kernel client without the heartbeat thread (its manager, the parent, says whether the kernel lives)."""
+    """A kernel client without the heartbeat thread (its manager, the parent, says whether the kernel lives),
+    whose sockets refuse oversized frames and queue few messages (channels.bound_context)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        channels.bound_context(self.context)  # its own context: the sockets start_channels opens
+        # A request to a kernel that is gone could wait forever for a connection, in the event loop: it is given
+        # up (SandboxedSession.send) and the kernel's death is noticed instead.
+        self.context.setsockopt(zmq.SNDTIMEO, int(SandboxedKernelManager.control_send_timeout * 1000))
 
     def start_channels(self, shell=True, iopub=True, stdin=True, hb=True, control=True):
         return super().start_channels(shell=shell, iopub=iopub, stdin=stdin, hb=False, control=control)
@@ -306,6 +342,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         # The default of every socket this manager's context opens: the manager opens one, the control
         # channel (its clients have contexts of their own, and nbclient gives the manager none).
         self.context.setsockopt(zmq.SNDTIMEO, int(self.control_send_timeout * 1000))
+        channels.bound_context(self.context)
 
     async def start_kernel(self, **kw):
         if not self.sandbox_json:

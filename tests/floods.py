@@ -1,0 +1,101 @@
+"""A kernel that floods one of its channels, graded by `python -m autograder check`, with the worker's peak memory.
+
+`check` grades exactly as `grade` does, and in its own process: that process is the grading worker. It runs here
+under a wrapper that may lower the channels' budget (gate_in/channels.py) and writes the process's peak resident
+memory (VmHWM) when it exits. Used by tests/test_channel_budget.py and benchmarks/bench_channels.py.
+"""
+
+import json
+import subprocess
+import sys
+
+import nbformat
+import nbtools
+
+MiB = 1024 * 1024
+ASSIGNMENT = "02_forward_pass"
+
+# Each writes `count` messages of `size` bytes on one channel, as student code can from inside its kernel.
+FLOODS = {
+    # Straight to the grader's stdin socket, which nothing reads (nbgrader allows no input).
+    "stdin": """k = get_ipython().kernel
+ident = k._parent_ident["shell"]
+ident = list(ident) if isinstance(ident, (list, tuple)) else [ident]
+frame = b"x" * {size}
+for _ in range({count}):
+    k.stdin_socket.send_multipart(ident + [frame], copy=False)
+""",
+    # Outputs the grader reads and then drops (each far over the per-cell output limit).
+    "iopub": """from IPython.display import display
+text = "x" * {size}
+for _ in range({count}):
+    display({{"text/plain": text}}, raw=True)
+""",
+    # The cell's execute_reply, carrying a payload (as a pager's text would).
+    "shell": """for _ in range({count}):
+    get_ipython().payload_manager.write_payload({{"source": "page", "data": {{"text/plain": "x" * {size}}},
+                                                   "start": 0}})
+""",
+}
+
+# What a flood may add to a grading worker's peak memory, in budgets: the budget's bytes in ZeroMQ's queues, and
+# at most one message of up to the budget decoded (pyzmq's copy, then Python's str of its JSON, up to 4 bytes a
+# character), with room to spare.
+GROWTH_IN_BUDGETS = 8
+
+
+def worker_bound(unflooded, budget):
+    """The peak a grading worker may reach under a flood: its peak on the same notebook unflooded, and the growth
+    the budget allows."""
+    return unflooded + GROWTH_IN_BUDGETS * budget
+
+
+# Runs `python -m autograder ARGS` with the budget lowered to BUDGET bytes (0: as configured) and writes its
+# peak memory to OUT. Without channels.py (a grader from before the budget) it runs as it is.
+_WORKER = r"""
+import atexit, json, runpy, sys
+budget, out = int(sys.argv[1]), sys.argv[2]
+try:
+    from autograder.grading.gate_in import channels
+except ImportError:
+    channels = None
+if channels is not None and budget:
+    channels.BUDGET = budget
+
+def _peak():
+    with open("/proc/self/status", encoding="ascii") as f:
+        kib = next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+    with open(out, "w", encoding="ascii") as f:
+        json.dump({"peak": kib * 1024}, f)
+
+atexit.register(_peak)
+sys.argv = ["autograder", *sys.argv[3:]]
+runpy.run_module("autograder", run_name="__main__", alter_sys=True)
+"""
+
+
+def flood(channel, size, count):
+    """The source of a cell that sends `count` messages of `size` bytes on `channel`."""
+    return FLOODS[channel].format(size=size, count=count)
+
+
+def graded(folder, edit=None, budget=0, cell_timeout=30):
+    """(check's JSON result, the grading worker's peak resident bytes) of 02's completed learner notebook,
+    its x_try cell replaced by `edit`, with the channels' budget lowered to `budget` bytes (0: as configured)."""
+    nb = nbtools.completed_learner(ASSIGNMENT)
+    if edit is not None:
+        edited = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.startswith("x_try"))
+        nb.cells[edited].source = edit
+    path, peak = folder / f"{ASSIGNMENT}.ipynb", folder / "peak.json"
+    nbformat.write(nb, path)
+    run = subprocess.run([sys.executable, "-c", _WORKER, str(budget), str(peak), "check", str(path), "--json",
+                          "--cell-timeout", str(cell_timeout), "--feedback", str(folder / "feedback.html")],
+                         capture_output=True, text=True, env=nbtools.nbgrader_env(), timeout=900)
+    if run.returncode not in (0, 1):
+        raise RuntimeError(f"check could not grade ({run.returncode}):\n{run.stdout[-2000:]}{run.stderr[-3000:]}")
+    return json.loads(run.stdout), json.loads(peak.read_text(encoding="ascii"))["peak"]
+
+
+def messages(result):
+    """Every message of every test cell of a check's JSON result."""
+    return [cell.get("message", "") for nb in result["notebooks"] for cell in nb["cells"]]

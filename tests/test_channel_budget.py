@@ -1,0 +1,208 @@
+"""The byte budget of a kernel's channels (gate_in/channels.py, issue 41): what a kernel sends is counted before
+the grader keeps it, on every channel, and a kernel past the budget fails its cell and nothing else.
+
+First the relay alone, between two plain sockets; then graded runs (`check`, whose process is the grading worker)
+of a notebook whose one free cell floods stdin, IOPub or shell, with the budget lowered to 8 MiB: the worker's
+peak memory (VmHWM) stays within 8 budgets of its peak on the same notebook unflooded, the run is out of memory,
+and the student reads which channel. Without the budget the same floods put the worker 250 to 450 MiB higher.
+"""
+
+import socket
+import threading
+import time
+
+import floods
+import pytest
+import zmq
+
+from autograder.grading.gate_in import channels
+
+MiB = channels.MiB
+
+
+class _Pair:
+    """A relay between a stand-in kernel (a listening socket it accepts from) and a stand-in grader (a client)."""
+
+    def __init__(self, tmp_path, budget, channel="stdin"):
+        self.kernel_listener = socket.socket(socket.AF_UNIX)
+        self.kernel_listener.bind(str(tmp_path / "kernel.sock"))
+        self.kernel_listener.listen()
+        self.calls = []
+        self.relay = channels.Relay({str(tmp_path / "relay.sock"): (channel, str(tmp_path / "kernel.sock"))},
+                                    lambda: self.calls.append(time.monotonic()), budget=budget).start()
+        self.grader = socket.socket(socket.AF_UNIX)
+        self.grader.connect(str(tmp_path / "relay.sock"))
+        self.kernel_listener.settimeout(10)
+        self.kernel, _ = self.kernel_listener.accept()
+
+    def close(self):
+        self.relay.close()
+        for s in (self.grader, self.kernel, self.kernel_listener):
+            s.close()
+
+
+@pytest.fixture
+def pair(tmp_path, request):
+    made = []
+
+    def make(budget, channel="stdin"):
+        made.append(_Pair(tmp_path, budget, channel))
+        return made[-1]
+
+    yield make
+    for p in made:
+        p.close()
+
+
+def _read(sock, n, timeout=10):
+    sock.settimeout(timeout)
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
+
+
+def _send_in_thread(sock, data):
+    thread = threading.Thread(target=lambda: _sendall_quietly(sock, data), daemon=True)
+    thread.start()
+    return thread
+
+
+def _sendall_quietly(sock, data):
+    try:
+        sock.sendall(data)
+    except OSError:  # the relay closed its end
+        pass
+
+
+def test_within_the_budget_the_relay_passes_both_ways_byte_for_byte(pair):
+    p = pair(4 * MiB)
+    up, down = bytes(range(256)) * 4096, bytes(reversed(range(256))) * 8192  # 1 MiB and 2 MiB
+    writers = [_send_in_thread(p.kernel, down), _send_in_thread(p.grader, up)]
+    assert _read(p.kernel, len(up)) == up
+    assert _read(p.grader, len(down)) == down
+    for writer in writers:
+        writer.join(10)
+    assert p.relay.sent == len(down) and p.relay.by_channel == {"stdin": len(down)}  # only the kernel's bytes count
+    assert p.relay.exceeded is None and p.calls == []
+
+
+def test_past_the_budget_the_relay_forwards_nothing_more_and_names_the_channel(pair):
+    p = pair(1 * MiB, channel="iopub")
+    _send_in_thread(p.kernel, b"x" * (3 * MiB))
+    received = _read(p.grader, 3 * MiB)
+    assert len(received) <= 1 * MiB  # never more than the budget reaches the grader
+    deadline = time.monotonic() + 10
+    while not p.calls and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(p.calls) == 1
+    assert p.relay.exceeded == "the notebook sent more than 1 MiB of output on iopub: the grader stopped its kernel"
+
+
+def test_what_the_grader_does_not_read_waits_in_the_kernel(pair):
+    """A grader that reads nothing (the stdin channel): the relay takes in no more than a chunk and what the
+    sockets' buffers hold, far below the 32 MiB the kernel tries to send, and the kernel's send waits."""
+    p = pair(64 * MiB)
+    p.kernel.setblocking(False)
+    sent, data = 0, b"x" * (32 * MiB)
+    deadline = time.monotonic() + 2
+    while time.monotonic() < deadline:
+        try:
+            sent += p.kernel.send(data[sent:sent + MiB])
+        except BlockingIOError:
+            time.sleep(0.01)
+    assert sent < 8 * MiB, sent
+    assert p.relay.sent <= sent and p.relay.exceeded is None
+
+
+def test_once_zeromq_closes_its_end_what_the_kernel_sends_still_counts(pair):
+    """ZeroMQ drops a connection that sent it a frame over its limit; what the kernel sends after that is read,
+    counted and dropped, so a kernel cannot spend its budget anew on each reconnection."""
+    p = pair(1 * MiB, channel="shell")
+    p.grader.close()
+    _send_in_thread(p.kernel, b"x" * (2 * MiB))
+    deadline = time.monotonic() + 10
+    while not p.calls and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(p.calls) == 1 and "on shell" in p.relay.exceeded
+
+
+def test_reconnections_keep_a_bounded_number_of_connections_open(pair, tmp_path):
+    """ZeroMQ reconnecting again and again (each time it drops a connection): the relay keeps reading the kernel's
+    end of a dropped connection, but closes the oldest once LINKS connections are open, and still relays a new one."""
+    p = pair(4 * MiB)
+    kernel_ends = []
+    for _ in range(channels.LINKS + 4):
+        grader = socket.socket(socket.AF_UNIX)
+        grader.connect(str(tmp_path / "relay.sock"))
+        kernel_ends.append(p.kernel_listener.accept()[0])
+        grader.close()
+        time.sleep(0.02)  # the relay sees this one closed before the next comes
+    try:
+        for end in kernel_ends[:4]:  # the oldest: closed by the relay
+            assert _read(end, 1, timeout=5) == b""
+        kernel_ends[-1].settimeout(0.5)
+        with pytest.raises(TimeoutError):  # the newest: still read and counted
+            kernel_ends[-1].recv(1)
+        p.kernel.sendall(b"still relayed")
+        assert _read(p.grader, 13) == b"still relayed"
+    finally:
+        for end in kernel_ends:
+            end.close()
+
+
+def _through_a_bound_socket(tmp_path, size):
+    """Whether a frame of `size` bytes reaches a socket of a bound context within a second."""
+    plain, bound = zmq.Context(), channels.bound_context(zmq.Context())
+    sender, receiver = plain.socket(zmq.PUSH), bound.socket(zmq.PULL)
+    try:
+        assert receiver.getsockopt(zmq.MAXMSGSIZE) == channels.BUDGET
+        assert receiver.getsockopt(zmq.RCVHWM) == channels.QUEUE
+        sender.bind(f"ipc://{tmp_path}/z-{size}")
+        receiver.connect(f"ipc://{tmp_path}/z-{size}")
+        assert sender.poll(5000, zmq.POLLOUT)  # connected
+        sender.send(b"x" * size, flags=zmq.NOBLOCK)
+        return receiver.poll(1000) and len(receiver.recv()) == size
+    finally:
+        sender.close(linger=0)
+        receiver.close(linger=0)
+        plain.term()
+        bound.term()
+
+
+def test_a_bound_context_refuses_a_frame_over_the_budget_before_keeping_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(channels, "BUDGET", 1 * MiB)
+    assert _through_a_bound_socket(tmp_path, MiB)
+    assert not _through_a_bound_socket(tmp_path, MiB + 1)
+
+
+# ---- a grading worker under a flood ----------------------------------------------------------------------------
+
+BUDGET = 8 * MiB  # lowered, so that a flood costs the test seconds, not gigabytes
+SIZES = {"stdin": (24 * MiB, 20), "iopub": (96 * MiB, 3), "shell": (96 * MiB, 2)}
+
+
+@pytest.fixture(scope="module")
+def unflooded(tmp_path_factory):
+    result, peak = floods.graded(tmp_path_factory.mktemp("unflooded"), budget=BUDGET)
+    assert result["status"] == "graded" and result["score"] == result["max_score"], result["status"]
+    return peak
+
+
+@pytest.mark.grading
+@pytest.mark.sandbox
+@pytest.mark.parametrize("channel", sorted(SIZES))
+def test_a_flood_on_any_channel_stays_within_the_budget_in_the_grading_worker(tmp_path, channel, unflooded):
+    size, count = SIZES[channel]
+    result, peak = floods.graded(tmp_path, floods.flood(channel, size, count), budget=BUDGET)
+    assert peak <= floods.worker_bound(unflooded, BUDGET), (
+        f"the grading worker peaked at {peak / MiB:.0f} MiB under a flood of {count} x {size // MiB} MiB on "
+        f"{channel}, {(peak - unflooded) / MiB:.0f} MiB over its unflooded {unflooded / MiB:.0f} MiB "
+        f"(at most {floods.GROWTH_IN_BUDGETS * BUDGET // MiB})")
+    said = f"the notebook sent more than {BUDGET // MiB} MiB of output on {channel}"
+    assert result["status"] == "out of memory", result["status"]
+    assert any(said in m for m in floods.messages(result)), floods.messages(result)
+    assert said in (tmp_path / "feedback.html").read_text(encoding="utf-8")
