@@ -15,8 +15,6 @@ import symtable
 from collections import defaultdict
 from dataclasses import dataclass
 
-from IPython.core.inputtransformer2 import TransformerManager
-
 from . import exercises_in_order
 
 _BODY_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun")
@@ -43,6 +41,10 @@ class Cell:
 
 @functools.cache
 def _transformer():
+    # Imported here: the class report (which reads cells through similarity) is standard library only, so that
+    # `python -m autograder` outside the course's environment still says how to run it instead of a traceback
+    from IPython.core.inputtransformer2 import TransformerManager
+
     return TransformerManager()
 
 
