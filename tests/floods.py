@@ -24,6 +24,8 @@ ident = list(ident) if isinstance(ident, (list, tuple)) else [ident]
 frame = b"x" * {size}
 for _ in range({count}):
     k.stdin_socket.send_multipart(ident + [frame], copy=False)
+import time
+time.sleep(20)  # the sends go out from ZeroMQ's own thread: the budget stops the kernel here, whatever the load
 """,
     # Outputs the grader reads and then drops (each far over the per-cell output limit).
     "iopub": """from IPython.display import display

@@ -247,7 +247,9 @@ def test_grading_reports_processes_killed_for_the_sandboxs_memory_as_out_of_memo
                 "killed": nbtools.with_answers(ctx, {"ffn_forward": KILLED})}
     submitted = grading.write_submissions(tmp_path / "submitted", ASSIGNMENT, students)
     course = grading.make_course(tmp_path / "course", ASSIGNMENT)
-    results = grading.run_batch(ASSIGNMENT, submitted, tmp_path / "results", course, jobs=2)
+    # 60 s a cell: the hoarder's cell waits 5 s for its children by design, and a machine busy with other work
+    # made it pass run_batch's 10 s (a timeout, which a status reports before running out of memory)
+    results = grading.run_batch(ASSIGNMENT, submitted, tmp_path / "results", course, jobs=2, cell_timeout=60.0)
     for student in ("hoarder", "killed"):
         assert results[student]["status"] == "out of memory", (student, results[student]["status"])
     messages = [c["message"] for c in results["killed"]["cells"] if c["grade_id"] == "test_ffn_forward"]

@@ -25,8 +25,11 @@ import zmq
 MiB = 1024 * 1024
 # Bytes a kernel may send the grader in one run, on all its channels together. An honest notebook sends its
 # outputs (the grader keeps at most 5 million characters of them: execute.py's max_notebook_output_bytes), each
-# cell's code back once (execute_input) and a few small messages per cell: a few MiB, rarely more than 10.
-BUDGET = 64 * MiB
+# cell's code back once (execute_input) and a few small messages per cell: a few MiB, rarely more than 10. A
+# notebook that prints 100 MB by mistake is graded as plain nbgrader grades it (its output cut, the rest scored:
+# the adversarial suite's `flood`), so the budget lies above that; what it lets into the worker (at most this much
+# in ZeroMQ's queues) stays well inside the worker's own memory bound.
+BUDGET = 256 * MiB
 QUEUE = 64  # messages waiting in one of the grader's sockets (ZeroMQ's default is 1000)
 CHUNK = 64 * 1024  # bytes the relay holds per direction of a connection
 # Connections open at once. ZeroMQ reconnects after dropping one (junk, an oversized frame) while the relay still
