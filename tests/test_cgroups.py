@@ -206,7 +206,7 @@ for _ in range(6):  # 500 MiB each, far under RLIMIT_AS; 3 GiB together, past th
     if _pid == 0:
         _held = b"x" * (500 * 2**20)
         import time as _time
-        _time.sleep(5)
+        _time.sleep(30)  # all six held at once, however slowly a loaded machine allocates
         _os._exit(0)
     _kids.append(_pid)
 for _pid in _kids:
@@ -247,7 +247,7 @@ def test_grading_reports_processes_killed_for_the_sandboxs_memory_as_out_of_memo
                 "killed": nbtools.with_answers(ctx, {"ffn_forward": KILLED})}
     submitted = grading.write_submissions(tmp_path / "submitted", ASSIGNMENT, students)
     course = grading.make_course(tmp_path / "course", ASSIGNMENT)
-    # 60 s a cell: the hoarder's cell waits 5 s for its children by design, and a machine busy with other work
+    # 60 s a cell: the hoarder's cell waits 30 s for its children by design, and a machine busy with other work
     # made it pass run_batch's 10 s (a timeout, which a status reports before running out of memory)
     results = grading.run_batch(ASSIGNMENT, submitted, tmp_path / "results", course, jobs=2, cell_timeout=60.0)
     for student in ("hoarder", "killed"):

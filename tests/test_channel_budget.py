@@ -182,7 +182,10 @@ def test_a_bound_context_refuses_a_frame_over_the_budget_before_keeping_it(tmp_p
 # ---- a grading worker under a flood ----------------------------------------------------------------------------
 
 BUDGET = 8 * MiB  # lowered, so that a flood costs the test seconds, not gigabytes
-SIZES = {"stdin": (24 * MiB, 20), "iopub": (96 * MiB, 3), "shell": (96 * MiB, 2)}
+# stdin in messages under the budget: ZeroMQ takes each whole into its queue and the relay counts it on the way,
+# whatever the load (a frame over the budget makes ZeroMQ drop and redial the connection, a race a loaded machine
+# lost; test_a_bound_context_refuses_a_frame_over_the_budget_before_keeping_it covers such frames)
+SIZES = {"stdin": (4 * MiB, 120), "iopub": (96 * MiB, 3), "shell": (96 * MiB, 2)}
 
 
 @pytest.fixture(scope="module")
