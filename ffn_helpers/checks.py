@@ -211,9 +211,10 @@ def failure(message, found=(), *, keeps=None, public=None):
     what the learner's code returned or raised. `keeps`: an earlier failure whose keys this
     one carries on (a helper that rewords a check's message), and its `public` text unless this one gives its own.
     `public`: the message without the test's data (its inputs, the expected values, what came back), which is
-    all the student reads of a failed hidden test of a private offering (`public_message`); a failure without
-    one says there only that its values are withheld.
+    all the student reads of a failed hidden test of a private offering (`public_message`); True when `message`
+    holds no such data itself. A failure without one says there only that its values are withheld.
     """
+    public = message if public is True else public
     lines = {m.key: f"\nLikely mistake ({m.key}): {m.explanation}" for m in found}
     error = AssertionError(message + "".join(lines.values()))
     error.mistake_keys = tuple(dict.fromkeys([*named_mistakes(keeps), *lines]))
@@ -223,6 +224,41 @@ def failure(message, found=(), *, keeps=None, public=None):
         said = set(named_mistakes(keeps)) if inherited else set()
         error.public_text = public + "".join(line for key, line in lines.items() if key not in said)
     return message_first(error)
+
+
+def wrong_result(call, wanted, got):
+    """The failure of a call whose result is not the kind asked for: "`call` should return `wanted`, got ..."
+    (`wanted` like "a pair (W, b)"); its public text describes what came (`describe`) without its values."""
+    said = f"{call} should return {wanted}, got {describe(got)}"
+    return failure(f"{said}: {_short_repr(got)}", public=said)
+
+
+def describe(value):
+    """What `value` is, without its values: its type, and its length, shape and dtype where it has them."""
+    kind = type(value).__name__
+    if value is None:
+        return "None"
+    if isinstance(value, np.ndarray):
+        return f"an ndarray of shape {value.shape} and dtype {value.dtype}"
+    if isinstance(value, tuple | list | dict):
+        return f"a {kind} of length {len(value)}"
+    return f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+
+
+def _short_repr(value, limit=200):
+    try:
+        text = repr(value)
+    except Exception as exc:  # the learner's own __repr__
+        text = f"<repr raised {type(exc).__name__}>"
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+def in_case(case, error, found=()):
+    """The failure `error` of a check, as one case of several: "Case: `case`" above its message and its public
+    text, and the mistakes `found` (besides those it names already) below them."""
+    inner, named = public_text(error), named_mistakes(error)
+    return failure(f"Case: {case}\n{error}", [m for m in found if m.key not in named], keeps=error,
+                   public=None if inner is None else f"Case: {case}\n{inner}")
 
 
 def public_text(error):

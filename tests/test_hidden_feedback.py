@@ -6,11 +6,13 @@ by rerun.for_student); the instructor's copy, `<student>.json`'s `clean_run.mess
 (the public course, whose hidden inputs are published) the message is the whole one, as before.
 """
 
+import ast
 import contextlib
 import io
 import json
 import re
 import types
+import warnings
 
 import nbformat
 import nbtools
@@ -21,7 +23,7 @@ from adversarial import grading
 from autograder import offering
 from autograder.grading.gate_beside import rerun
 from autograder.grading.gate_out import feedback
-from ffn_helpers import checks, ffn, mistakes
+from ffn_helpers import checks, ffn, mistakes, module
 
 ASSIGNMENT = "02_forward_pass"
 SEED = 918_273_645
@@ -125,6 +127,29 @@ def test_a_reworded_failure_keeps_the_public_text_and_one_without_any_is_withhel
     assert checks.public_message(ValueError("0.1234567")) == f"ValueError: {checks.WITHHELD}"
 
 
+def test_a_result_of_the_wrong_kind_is_described_without_its_values():
+    z = np.array([[0.1234567, 2.5], [1.0, -3.25]])
+    assert checks.describe(z) == "an ndarray of shape (2, 2) and dtype float64"
+    assert [checks.describe(v) for v in ((z, z, z), [z], {"W1": z}, None, 0.1234567, "text", np.float64(2.0))] == [
+        "a tuple of length 3", "a list of length 1", "a dict of length 1", "None", "a float", "a str",
+        "a float64"]
+    error = checks.wrong_result("collapse_linear", "a pair (W, b)", (z, z, z))
+    assert checks.public_message(error) == ("AssertionError: collapse_linear should return a pair (W, b), got a "
+                                            "tuple of length 3")
+    assert "0.1234567" in str(error)
+
+
+def test_a_case_keeps_the_failures_public_text_and_names_each_mistake_once():
+    swapped = mistakes.by_key("a_b_swapped")[0]
+    inner = checks.failure("got 0.1234567", [swapped], public="the result is wrong")
+    error = checks.in_case("a drawn router", inner, [swapped])
+    assert checks.public_message(error) == ("AssertionError: Case: a drawn router\nthe result is wrong\n"
+                                            f"Likely mistake (a_b_swapped): {swapped.explanation}")
+    assert str(error).count("Likely mistake") == 1 and checks.named_mistakes(error) == ("a_b_swapped",)
+    withheld = checks.in_case("a drawn router", checks.failure("got 0.1234567"))
+    assert checks.public_message(withheld) == f"AssertionError: {checks.WITHHELD}"
+
+
 def _helper(aid, name):
     """A notebook's own check helper `name`, as its test cells see it: the code cells above it run, and its own
     (which may show it at work on the notebook's earlier definitions); no test cell runs."""
@@ -156,9 +181,52 @@ def _helper_failures():
         ("12 int8", lambda: _helper("12_low_precision", "check_quantized")(
             lambda W: (np.zeros(W.shape, np.int8), np.ones(W.shape[0])), z), [z]),
     ]
-    for name, run, drawn in cases:
+    for name, run, drawn in cases + _helper_failures_09(z) + _helper_failures_10_11(z):
         with np.errstate(all="ignore"):
             yield name, _failure(run), drawn
+
+
+def _helper_failures_09(z):
+    """09's helpers: a wrong kind of result, a bias that should be None, a missing key or attribute."""
+    def helper(name):
+        return _helper("09_ffn_module", name)
+
+    W1, _, W2, _ = module.xavier_init(3, 4, False, 0)
+    grads = {"W1": z, "b1": z[0], "W2": z.T, "b2": z[1, :3], "x": z[2, :3]}
+    no_biases = {**grads, "b1": None, "b2": None}
+    model = module.FeedForwardNetwork(3, 4, seed=0)
+    model.b1 = z[0]
+    return [
+        ("09 init tuple", lambda: helper("check_init")(lambda *a: (z, z, z), 3, 4), [z]),
+        ("09 init None", lambda: helper("check_init")(lambda *a: (W1, z[0], W2, None), 3, 4, use_bias=False), [z]),
+        ("09 gradients dict", lambda: helper("check_gradients")([z], grads, "backward(...)", (), ()), [z]),
+        ("09 gradients key", lambda: helper("check_gradients")({"W1": z}, grads, "backward(...)", (), ()), [z]),
+        ("09 gradients None", lambda: helper("check_gradients")(grads, no_biases, "backward(...)", (), ()), [z]),
+        ("09 attribute", lambda: helper("attribute")(object(), "W1"), []),
+        ("09 model bias", lambda: helper("check_model")(model, 3, 4, "relu", False, 0, z[:, :3], z[:, :3]), [z]),
+    ]
+
+
+def _helper_failures_10_11(z):
+    """10's and 11's helpers: a wrong kind of result, a warning, indices that are not integers."""
+    def helper(aid, name):
+        return _helper(aid, name)
+
+    def warns(*args):
+        warnings.warn("0/0 in the cosines", RuntimeWarning, stacklevel=2)
+        return 1.0
+
+    x, W_r = z[0, :3], z[:, :3]
+    return [
+        ("10 kv_ffn", lambda: helper("10_key_value_memory", "check_memory_ffn")(
+            lambda *a: z, (z, z, 0.5), module.xavier_init(4, 3)), [z]),
+        ("10 recall", lambda: helper("10_key_value_memory", "check_recall")(warns, (z,), 1.0), [z]),
+        ("11 router pair", lambda: helper("11_mixture_of_experts", "check_router")(
+            lambda *a: z, (x, W_r, 2), "a drawn router"), [z]),
+        ("11 router dtype", lambda: helper("11_mixture_of_experts", "check_router")(
+            lambda *a: (z[0, :2], z[1, :2]), (x, W_r, 2), "a drawn router"), [z]),
+        ("11 counts", lambda: helper("11_mixture_of_experts", "check_counts")(lambda *a, **k: z, (16, 4, 1, 1)), [z]),
+    ]
 
 
 def test_each_notebooks_own_check_helper_says_what_failed_without_the_numbers():
@@ -175,6 +243,45 @@ def test_each_notebooks_own_check_helper_says_what_failed_without_the_numbers():
     assert "raised floating-point warnings" in saw["08"] and "overflow" in saw["08"]
     assert "differs from the expected bfloat16 values in" in saw["12 bfloat16"]
     assert "q is not close to the expected value: 12 of 12 entries" in saw["12 int8"]
+    assert saw["09 init tuple"] == ("AssertionError: xavier_init(3, 4, use_bias=True, seed=0) should return the tuple "
+                                    "(W1, b1, W2, b2), got a tuple of length 3")
+    assert saw["09 init None"].endswith("b1 should be None, got an ndarray of shape (4,) and dtype float64")
+    assert saw["09 gradients dict"].endswith("got a list of length 1")
+    assert saw["09 gradients key"].startswith("AssertionError: backward(...)'s dict has no key 'b1'")
+    assert saw["09 gradients None"].endswith("['b1'] should be None, got an ndarray of shape (4,) and dtype float64")
+    assert "should be None, got an ndarray of shape (4,)" in saw["09 model bias"]
+    assert saw["10 kv_ffn"].endswith("four arrays (W1, b1, W2, b2), got an ndarray of shape (3, 4) and dtype float64")
+    assert "RuntimeWarning: 0/0 in the cosines" in saw["10 recall"]
+    assert saw["11 router pair"] == ("AssertionError: Case: a drawn router\nrouter_topk should return a pair "
+                                     "(indices, gates), got an ndarray of shape (3, 4) and dtype float64")
+    assert saw["11 router dtype"].endswith("indices should be integers (expert numbers), got dtype float64")
+    assert saw["11 counts"].endswith("should return a pair (total, active), got an ndarray of shape (3, 4) and dtype "
+                                     "float64")
+
+
+def _failure_calls(path):
+    """The `failure(...)` and `checks.failure(...)` calls in the Python file `path`, as (line, the call's text)."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and (getattr(node.func, "id", None) == "failure"
+                                           or getattr(node.func, "attr", None) == "failure"):
+            yield node, ast.unparse(node)
+
+
+def test_every_failure_a_check_raises_says_what_its_student_may_read():
+    """The rule behind the helpers' texts, walked over every authored source and the checks: a failure states its
+    public text (`public=`, or `keeps=` an earlier failure's), so none of them reaches a private offering's student
+    as a bare "withheld"."""
+    files = sorted((nbtools.COURSE_ROOT / "source").glob("*/*.py"))
+    files.append(nbtools.REPO_ROOT / "ffn_helpers" / "checks.py")
+    seen, bare = 0, []
+    for path in files:
+        for node, text in _failure_calls(path):
+            seen += 1
+            if not {k.arg for k in node.keywords} & {"public", "keeps"}:
+                bare.append(f"{path.name}:{node.lineno}: {text[:100]}")
+    assert seen > 25, f"found only {seen} failure calls: has the walk lost the sources?"
+    assert bare == []
 
 
 # ---------------------------------------------------------------- the judge's one decision
@@ -252,3 +359,36 @@ def test_a_private_offerings_hidden_data_reaches_the_instructor_alone(tmp_path, 
         assert "largest absolute difference" in text and "missing_b1" in text
     instructor = cell["clean_run"]["message"]
     assert _printed(expected) <= _in(instructor) and _printed(got) <= _in(instructor), "the instructor's copy lost them"
+
+
+FLOAT_INDICES = '''def router_topk(x, W_r, k):
+    logits = x @ W_r
+    indices = np.argsort(-logits, axis=-1, kind="stable")[..., :k]
+    chosen = np.take_along_axis(logits, indices, axis=-1)
+    gates = np.exp(chosen - chosen.max(axis=-1, keepdims=True))
+    return indices.astype(float), gates / gates.sum(axis=-1, keepdims=True)
+'''
+
+
+@pytest.mark.grading
+@pytest.mark.sandbox
+@pytest.mark.xdist_group("hidden-feedback")
+def test_a_notebooks_own_helper_says_what_failed_through_grade(tmp_path, capsys):
+    """11's router_topk returns its indices as floats. With the offering's seed, the student's page and results say
+    which case of the hidden test failed and why (check_router's own failure, reworded by checks.in_case), not only
+    that the values are withheld; the instructor's copy also quotes the indices that came back."""
+    aid = "11_mixture_of_experts"
+    course_root = grading.make_course(tmp_path / "course", aid)
+    grading.private_offering(course_root, tmp_path / "private", SEED)
+    notebook = nbtools.with_answers(nbtools.completed_learner(aid), {"router_topk": FLOAT_INDICES})
+    submitted = grading.write_submissions(tmp_path / "submitted", aid, {"cy": notebook})
+    out = tmp_path / "results"
+    assert sorted(grading.run_batch(aid, submitted, out, course_root)) == ["cy"]
+    capsys.readouterr()
+    result = json.loads((out / "cy.json").read_text())
+    cell = next(c for c in result["cells"] if c["grade_id"] == "test_router_topk_hidden")
+    said = ("Case: random router, x of shape (5,), k = 1\n"
+            "indices should be integers (expert numbers), got dtype float64")
+    assert cell["points"] == 0 and said in cell["message"] and checks.WITHHELD not in cell["message"]
+    assert said in (out / "cy.html").read_text().replace("&#x27;", "'")
+    assert said + ": array([" in cell["clean_run"]["message"]

@@ -44,8 +44,7 @@ def check_verdict(fn, args, expected, case, catalogue=()):
     try:
         checks.check_equal(got, expected, name=f"{fn.__name__}(...)")
     except AssertionError as failure:
-        raise checks.failure(f"Case: {case}\n{failure}", checks.diagnose(got, catalogue, args, expected=expected),
-                             public=f"Case: {case}\n{checks.public_text(failure)}") from None
+        raise checks.in_case(case, failure, checks.diagnose(got, catalogue, args, expected=expected)) from None
 
 
 # %% [markdown]

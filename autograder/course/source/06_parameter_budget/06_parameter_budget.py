@@ -70,10 +70,12 @@ def check_raises(fn, args, error, why):
     except error:
         return
     except Exception as exc:
-        raise checks.failure(f"{_call_text(fn, args)} raised {type(exc).__name__} ({exc}); "
-                             f"expected {error.__name__}: {why}") from None
+        text = f"raised {type(exc).__name__} ({exc}); expected {error.__name__}: {why}"  # their words: theirs to see
+        raise checks.failure(f"{_call_text(fn, args)} {text}", public=f"{fn.__name__}(...) {text}") from None
     else:
-        raise checks.failure(f"{_call_text(fn, args)} returned {got!r}; expected it to raise {error.__name__}: {why}")
+        expected = f"expected it to raise {error.__name__}: {why}"
+        raise checks.failure(f"{_call_text(fn, args)} returned {got!r}; {expected}",
+                             public=f"{fn.__name__}(...) returned {checks.describe(got)}; {expected}")
 
 
 # %% [markdown]
@@ -696,9 +698,11 @@ LLAMA_PARTS = expected_parts(2 * 32000 * 4096, 32 * attention_param_count(4096, 
 def check_parts(fn, shapes, expected, label):
     """Test cells' helper: fn(shapes) must be the dict `expected`, with int values."""
     got = checks.call(fn, shapes, name="params_by_part")
-    if not isinstance(got, dict) or set(got) != set(expected):
+    if not isinstance(got, dict):
+        raise checks.wrong_result(f"params_by_part({label})", f"a dict with the keys {sorted(expected)}", got)
+    if set(got) != set(expected):
         raise checks.failure(f"params_by_part({label}) should return a dict with the keys {sorted(expected)}, "
-                             f"got {got!r}")
+                             f"got the keys {sorted(map(repr, got))}", public=True)
     for part in expected:
         checks.check_equal(got[part], expected[part], name=f'params_by_part({label})["{part}"]')
 

@@ -45,8 +45,7 @@ def check_collapse(fn, args, expected_W, expected_b):
     try:
         W, b = result
     except (TypeError, ValueError):
-        raise checks.failure(f"{fn.__name__} should return a pair (W, b), got {type(result).__name__}: "
-                             f"{result!r}") from None
+        raise checks.wrong_result(fn.__name__, "a pair (W, b)", result) from None
     checks.assert_close(W, expected_W, name="W", mistakes=mistakes.for_exercise("collapse_linear", "W"), args=args)
     checks.assert_close(b, expected_b, name="b", mistakes=mistakes.for_exercise("collapse_linear", "b"), args=args)
     return W, b
@@ -58,8 +57,7 @@ def check_verdict(fn, args, expected, case, catalogue=()):
     try:
         checks.check_equal(got, expected, name=f"{fn.__name__}(...)")
     except AssertionError as failure:
-        raise checks.failure(f"Case: {case}\n{failure}", checks.diagnose(got, catalogue, args, expected=expected),
-                             public=f"Case: {case}\n{checks.public_text(failure)}") from None
+        raise checks.in_case(case, failure, checks.diagnose(got, catalogue, args, expected=expected)) from None
 
 
 # %% [markdown]

@@ -78,15 +78,18 @@ def check_init(fn, d_model, d_ff, use_bias=True, seed=0, name="xavier_init"):
     params = checks.call(fn, d_model, d_ff, use_bias, seed, name=name)
     call = f"{name}({d_model}, {d_ff}, use_bias={use_bias}, seed={seed})"
     if not isinstance(params, (tuple, list)) or len(params) != 4:
-        raise checks.failure(f"{call} should return the tuple (W1, b1, W2, b2), got {params!r:.200}")
+        raise checks.wrong_result(call, "the tuple (W1, b1, W2, b2)", params)
     expected = reference.xavier_init(d_model, d_ff, use_bias, seed)
     for key, value, want in zip(("W1", "b1", "W2", "b2"), params, expected, strict=True):
         if want is None:
             if value is not None:
-                raise checks.failure(f"{call}: with use_bias=False, {key} should be None, got {value!r:.200}")
+                raise checks.failure(f"{call}: with use_bias=False, {key} should be None, got {value!r:.200}",
+                                     public=f"{call}: with use_bias=False, {key} should be None, got "
+                                            f"{checks.describe(value)}")
             continue
         if value is None:
-            raise checks.failure(f"{call}: {key} is None although use_bias=True: it should be np.zeros({want.size})")
+            raise checks.failure(f"{call}: {key} is None although use_bias=True: it should be np.zeros({want.size})",
+                                 public=True)
         if key in ("W1", "W2"):
             checks.assert_close(value, want, name=f"{call}'s {key}",
                                 mistakes=mistakes.for_exercise("xavier_init", "weights"),
@@ -94,21 +97,23 @@ def check_init(fn, d_model, d_ff, use_bias=True, seed=0, name="xavier_init"):
         else:
             checks.assert_close(value, want, name=f"{call}'s {key} (zeros at the start)")
         if np.asarray(value).dtype != np.float64:
-            raise checks.failure(f"{call}'s {key} should be float64, got {np.asarray(value).dtype}")
+            raise checks.failure(f"{call}'s {key} should be float64, got {np.asarray(value).dtype}", public=True)
     return params
 
 
 def check_gradients(grads, expected, call, args, catalogue, names=("W1", "b1", "W2", "b2", "x")):
     """Test cells' helper: grads (a dict from a learner) must hold expected[name] for each name."""
     if not isinstance(grads, dict):
-        raise checks.failure(f"{call} should return a dict with keys 'W1' 'b1' 'W2' 'b2' 'x', "
-                             f"got a {type(grads).__name__}")
+        raise checks.wrong_result(call, "a dict with keys 'W1' 'b1' 'W2' 'b2' 'x'", grads)
     for name in names:
         if name not in grads:
-            raise checks.failure(f"{call}'s dict has no key {name!r} (its keys: {sorted(map(str, grads))})")
+            raise checks.failure(f"{call}'s dict has no key {name!r} (its keys: {sorted(map(str, grads))})",
+                                 public=True)
         if expected[name] is None:
             if grads[name] is not None:
-                raise checks.failure(f"without biases, {call}[{name!r}] should be None, got {grads[name]!r:.200}")
+                raise checks.failure(f"without biases, {call}[{name!r}] should be None, got {grads[name]!r:.200}",
+                                     public=f"without biases, {call}[{name!r}] should be None, got "
+                                            f"{checks.describe(grads[name])}")
             continue
         checks.assert_close(grads[name], expected[name], name=f"{call}[{name!r}]",
                             mistakes=catalogue, args=(name, *args))
@@ -132,7 +137,7 @@ def build(cls, d_model, d_ff, activation="relu", use_bias=True, seed=0, params=N
 def attribute(model, name):
     """Test cells' helper: model.<name>, or a clear failure if the attribute is missing."""
     if not hasattr(model, name):
-        raise checks.failure(f"the model has no attribute {name!r}: __init__ should set W1, b1, W2 and b2")
+        raise checks.failure(f"the model has no attribute {name!r}: __init__ should set W1, b1, W2 and b2", public=True)
     return getattr(model, name)
 
 
@@ -145,7 +150,9 @@ def check_model(model, d_model, d_ff, activation, use_bias, seed, x, grad_out):
         if want is None or value is None:
             if value is not want:
                 raise checks.failure(f"{about}.{name} should be {want!r:.60}, got {value!r:.60}: "
-                                     "pass use_bias on to xavier_init")
+                                     "pass use_bias on to xavier_init",
+                                     public=f"{about}.{name} should be {checks.describe(want)}, got "
+                                            f"{checks.describe(value)}: pass use_bias on to xavier_init")
             continue
         checks.assert_close(value, want, name=f"{about}.{name}")
     count = checks.call(model.num_parameters, name="num_parameters")
@@ -235,9 +242,9 @@ def xavier_init(d_model, d_ff, use_bias=True, seed=None):
 W1, b1, W2, b2 = check_init(xavier_init, 3, 4, seed=0)
 W1_again = check_init(xavier_init, 3, 4, seed=0)[0]
 if not np.array_equal(W1_again, W1):
-    raise checks.failure("two calls with seed=0 give different W1: draw from np.random.default_rng(seed)")
+    raise checks.failure("two calls with seed=0 give different W1: draw from np.random.default_rng(seed)", public=True)
 if np.array_equal(checks.call(xavier_init, 3, 4, True, 1)[0], W1):
-    raise checks.failure("seed=1 gives the same W1 as seed=0: the seed should change the draws")
+    raise checks.failure("seed=1 gives the same W1 as seed=0: the seed should change the draws", public=True)
 check_init(xavier_init, 3, 4, use_bias=False, seed=0)
 big_W1, _, big_W2, _ = checks.call(xavier_init, 512, 2048, True, 2024)
 std = reference.xavier_std(512, 2048)
@@ -262,7 +269,8 @@ for name, W in (("W1", big_W1), ("W2", big_W2)):
     checks.assert_close(float(np.std(W)), reference.xavier_std(768, 3072), name=f"sample std of {name} for 768/3072",
                         rtol=0.01, mistakes=mistakes.for_exercise("xavier_init", "std"), args=(768, 3072))
 if np.array_equal(checks.call(xavier_init, 4, 8, True, None)[0], checks.call(xavier_init, 4, 8, True, None)[0]):
-    raise checks.failure("two calls with seed=None give identical weights: seed=None should mean fresh randomness")
+    raise checks.failure("two calls with seed=None give identical weights: seed=None should mean fresh randomness",
+                         public=True)
 checks.ok("xavier_init matches the reference for every size, seed and option.")
 ### END HIDDEN TESTS
 
@@ -511,7 +519,8 @@ for activation in ("relu", "gelu", "silu"):
                      name=f"ffn_module_forward(..., activation={activation!r})",
                      mistakes=mistakes.for_exercise("ffn_module_forward"))
         if not np.array_equal(x, x_before):
-            raise checks.failure("ffn_module_forward changed x in place: the forward pass must not modify its input")
+            raise checks.failure("ffn_module_forward changed x in place: the forward pass must not modify its input",
+                                 public=True)
 W1, _, W2, _ = params
 x = rng.normal(size=(4, d_model))
 checks.check(ffn_module_forward, (x, W1, None, W2, None), ffn_forward(x, W1, None, W2, None),
@@ -860,7 +869,8 @@ x_before = x.copy()
 checks.check(numerical_gradient, (lambda v: np.sum(v**3), x), 3 * x**2, rtol=1e-6, atol=1e-8,
              mistakes=mistakes.for_exercise("numerical_gradient"))
 if not np.array_equal(x, x_before):
-    raise checks.failure("numerical_gradient changed the caller's x: perturb a copy, or restore every entry")
+    raise checks.failure("numerical_gradient changed the caller's x: perturb a copy, or restore every entry",
+                         public=True)
 checks.ok("numerical_gradient gives 3x² for Σ x³.")
 
 # %% [markdown]
@@ -887,7 +897,8 @@ checks.check(numerical_gradient, (f_matrix, W), 2 * A.T @ (A @ W), rtol=1e-6, at
 checks.check(numerical_gradient, (f_matrix, W), reference.numerical_gradient(f_matrix, W), rtol=1e-7, atol=1e-9,
              mistakes=mistakes.for_exercise("numerical_gradient"))
 if not np.array_equal(W, W_before):
-    raise checks.failure("numerical_gradient changed the caller's x: perturb a copy, or restore every entry")
+    raise checks.failure("numerical_gradient changed the caller's x: perturb a copy, or restore every entry",
+                         public=True)
 checks.check(numerical_gradient, (lambda u: float(np.sum(u**3)), np.array(2.0)), np.array(12.0), rtol=1e-6, atol=1e-8,
              mistakes=mistakes.for_exercise("numerical_gradient"))
 v = np.array([0.5, 1.0, -1.5])

@@ -49,8 +49,7 @@ def check_memory_ffn(fn, args, expected):
     try:
         W1, b1, W2, b2 = result
     except (TypeError, ValueError):
-        raise checks.failure(f"{fn.__name__} should return four arrays (W1, b1, W2, b2), got "
-                             f"{type(result).__name__}: {result!r}") from None
+        raise checks.wrong_result(fn.__name__, "four arrays (W1, b1, W2, b2)", result) from None
     for name, got, want in zip(("W1", "b1", "W2", "b2"), (W1, b1, W2, b2), expected, strict=True):
         catalogue = mistakes.for_exercise("kv_ffn", name) if name != "b2" else ()  # b2 = 0: no catalogued mistake
         checks.assert_close(got, want, name=name, mistakes=catalogue, args=args)
@@ -67,7 +66,7 @@ def check_recall(fn, args, expected):
         raise checks.failure(
             f"{fn.__name__}(...) raised warnings, which a graded cell prints to stderr (it then scores 0): "
             f"{'; '.join(raised)}.\nSkip outputs of length 0 (no memory fired) before dividing by their "
-            "length: their cosines are 0/0.")
+            "length: their cosines are 0/0.", public=True)  # the warnings' own words: no test data
     checks.assert_close(got, expected, name=f"{fn.__name__}(...)", mistakes=mistakes.for_exercise("recall"),
                         args=args)
     return got

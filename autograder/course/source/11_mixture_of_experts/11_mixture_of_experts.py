@@ -50,17 +50,17 @@ def check_router(fn, args, case):
     got = checks.call(fn, *args)
     try:
         if not (isinstance(got, tuple | list) and len(got) == 2):
-            raise checks.failure(f"router_topk should return a pair (indices, gates), got {got!r}")
+            raise checks.wrong_result("router_topk", "a pair (indices, gates)", got)
         indices, gates = got
         if np.asarray(indices).dtype.kind not in "iu":
-            raise checks.failure(f"indices should be integers (expert numbers), got dtype "
-                                 f"{np.asarray(indices).dtype}: {indices!r}")
+            said = f"indices should be integers (expert numbers), got dtype {np.asarray(indices).dtype}"
+            raise checks.failure(f"{said}: {indices!r}", public=said)
         checks.assert_close(indices, expected_indices, name="indices", rtol=0, atol=0,
                             mistakes=mistakes.for_exercise("router_topk", "indices"), args=args)
         checks.assert_close(gates, expected_gates, name="gates", mistakes=mistakes.for_exercise("router_topk", "gates"),
                             args=args)
     except AssertionError as failure:
-        raise checks.failure(f"Case: {case}\n{failure}", keeps=failure) from None
+        raise checks.in_case(case, failure) from None
 
 
 def check_counts(fn, args, gated=None, catalogue=()):
@@ -72,7 +72,7 @@ def check_counts(fn, args, gated=None, catalogue=()):
     args = args + ((True if gated is None else gated),)  # the catalogue's functions take gated by position
     try:
         if not (isinstance(got, tuple | list) and len(got) == 2):
-            raise checks.failure(f"{name} should return a pair (total, active), got {got!r}")
+            raise checks.wrong_result(name, "a pair (total, active)", got)
         for part, value, want in zip(("total", "active"), got, expected, strict=True):
             checks.check_equal(value, want, name=f"{name}: {part}")
     except AssertionError as failure:

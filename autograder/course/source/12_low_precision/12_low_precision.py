@@ -69,10 +69,9 @@ def check_bfloat16(fn, x):
     expected = reference.to_bfloat16(x)
     got = quiet_call(fn, x, name="to_bfloat16")
     if not isinstance(got, np.ndarray) or got.dtype != np.float32 or got.shape != x.shape:
-        raise checks.failure(f"to_bfloat16(x) should return a float32 array of shape {x.shape}, got "
-                             f"{type(got).__name__} {getattr(got, 'dtype', '')} {np.shape(got)}")
+        raise checks.wrong_result("to_bfloat16(x)", f"a float32 array of shape {x.shape}", got)
     if not np.array_equal(x.view(np.uint32), before.view(np.uint32)):
-        raise checks.failure("to_bfloat16 changed its argument x in place: work on a copy.")
+        raise checks.failure("to_bfloat16 changed its argument x in place: work on a copy.", public=True)
     wrong = ~same_bits(got, expected)
     if wrong.any():
         where = np.flatnonzero(wrong.ravel())[:4]
@@ -93,7 +92,7 @@ def check_bfloat16(fn, x):
 
 def _pair(result, name):
     if not isinstance(result, tuple | list) or len(result) != 2:
-        raise checks.failure(f"{name} should return a pair (q, scale), got {type(result).__name__}: {result!r}")
+        raise checks.wrong_result(name, "a pair (q, scale)", result)
     return np.asarray(result[0]), np.asarray(result[1])
 
 
@@ -133,8 +132,7 @@ def check_float16(fn, args, fix):
     got = quiet_call(lambda *a: fn(*a, fix=fix), *args, name="ffn_forward_float16")
     want = np.float32 if fix else np.float16
     if not isinstance(got, np.ndarray) or got.dtype != want:
-        raise checks.failure(f"ffn_forward_float16(..., fix={fix}) should return a {want.__name__} array, got "
-                             f"{type(got).__name__} {getattr(got, 'dtype', '')}")
+        raise checks.wrong_result(f"ffn_forward_float16(..., fix={fix})", f"a {want.__name__} array", got)
     finite = np.abs(expected[np.isfinite(expected)].astype(float))
     size = float(finite.max()) if finite.size else 1.0
     tol = F16_TOL[fix]
