@@ -3,7 +3,8 @@
 The run is `python -m autograder grade` with TMPDIR pointed at a folder of the test's own, listed before and after:
 a run that ends normally, one stopped by Ctrl-C (SIGINT to its process group, as a terminal sends it) while a
 student is graded, one whose grading worker is killed (SIGKILL) mid-run, and a run on a local Dask cluster.
-The run's cgroups (one per worker and per sandbox, where this machine lets it make them) are gone too.
+The run's cgroups (one per worker and per sandbox, where this machine lets it make them) are gone too. A grade
+killed outright leaves its folder, which the next one made removes (autograder/grading/tempfolders.py).
 """
 
 import os
@@ -118,3 +119,55 @@ def test_a_run_on_a_local_cluster_leaves_nothing(course_root, tmp_path, temp_dir
     code, out = _finished(_grade(course_root, tmp_path, temp_dir, "--cluster", "local:2"))
     assert code == 0, out
     assert _left(temp_dir) == []
+
+
+# ---------------------------------------------------------------- a process killed outright
+
+
+def _made_by_a_killed_process(within):
+    """A folder tempfolders.make made in `within` (as the temporary folder) from a process then killed with SIGKILL,
+    so that nothing of it removed the folder."""
+    code = ("import os, sys, tempfile; tempfile.tempdir = sys.argv[1]\n"
+            "from autograder.grading import tempfolders\n"
+            "path = tempfolders.make('grade', 0o711); (path / 'w0-0').mkdir()\n"
+            "(path / 'w0-0' / 'a.ipynb').write_text('{}')\n"
+            "print(path, flush=True); os.kill(os.getpid(), 9)\n")
+    run = subprocess.run([sys.executable, "-c", code, str(within)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    return Path(run.stdout.strip())
+
+
+def test_the_folder_of_a_killed_grade_is_removed_by_the_next_one(tmp_path, monkeypatch):
+    """A grade killed outright (SIGKILL; the kernel's out-of-memory killer) leaves its folder, submissions and all.
+    The next folder made removes it, and nothing else: not this process's own, not a folder without its maker's
+    record, nor one of another user's, nor a link named like one (nor what it points to)."""
+    from autograder.grading import tempfolders
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    killed = _made_by_a_killed_process(tmp_path)
+    assert killed.name.startswith("ffn-grade-") and (killed / "w0-0" / "a.ipynb").exists()
+    mine = tempfolders.make("check")
+    unrecorded = tmp_path / "ffn-grade-abcdefgh"
+    unrecorded.mkdir()
+    others = _made_by_a_killed_process(tmp_path)
+    os.chown(others, 12345, 12345)
+    target = tmp_path / "kept"
+    (target / "ffn-grade-linkedto").mkdir(parents=True)
+    (target / tempfolders.OWNER).write_text(f"{os.readlink('/proc/self/ns/pid')} 999999999\n")  # gone
+    (tmp_path / "ffn-grade-alinkxyz").symlink_to(target)
+
+    made = tempfolders.make("cluster")
+    assert not killed.exists()
+    assert made.exists() and mine.exists() and unrecorded.exists() and others.exists() and target.exists()
+    assert (tmp_path / "ffn-grade-alinkxyz").is_symlink() and (target / "ffn-grade-linkedto").exists()
+    assert tempfolders.sweep() == []  # nothing more: this process still runs
+
+
+def test_a_check_leaves_no_folder_and_removes_a_killed_ones(tmp_path, monkeypatch):
+    from autograder.grading import tempfolders
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    killed = _made_by_a_killed_process(tmp_path)
+    with tempfolders.folder("check") as inside:
+        assert inside.exists() and not killed.exists()
+    assert not inside.exists() and list(tmp_path.iterdir()) == []

@@ -21,13 +21,12 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 import time
 import warnings
 from pathlib import Path
 
 from .. import COURSE_ROOT, assignment_of_answers, assignments, offering
-from . import course
+from . import course, tempfolders
 from .dispatch.driver import unfinished
 from .gate_in import sandbox, unsandboxed
 
@@ -127,9 +126,9 @@ def check(notebook, limits=None, unsafe=False, cell_timeout=None, feedback=None,
     say(f"Checking {notebook} against {assignment_id}: it runs every cell, then the tests, "
         "hidden ones included (under a minute)...")
     # Windows cannot delete a file still open (the throw-away gradebook nbgrader keeps connected): left, not a crash.
-    with tempfile.TemporaryDirectory(prefix="ffn-check-", ignore_cleanup_errors=True) as tmp, _quiet():
+    with tempfolders.folder("check") as tmp, _quiet():
         clock.lap("checks of the input, sandbox probe")
-        return _grade(notebook, assignment_id, Path(tmp), limits, isolate, cell_timeout, feedback, student,
+        return _grade(notebook, assignment_id, tmp, limits, isolate, cell_timeout, feedback, student,
                       draw_figures, clock)
 
 

@@ -13,12 +13,11 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 from .. import COURSE_ROOT, offering, sanitise
 from ..schema import Flag, Status, StudentResult
-from . import course, submissions, worker
+from . import course, submissions, tempfolders, worker
 from .dispatch import driver, pool
 from .gate_beside import public
 from .gate_in import cgroups, sandbox, unsandboxed
@@ -116,9 +115,9 @@ def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limi
     config = course.load_config(course_root) if course_root else course.load_config()
     out_dir = Path(out_dir or classbook.results_dir(config, assignment_id)).resolve()
     # The run's folder: all it makes as temporary is in here (the workers' TMPDIR, a local cluster's folders), so
-    # that removing it in `finally` leaves nothing behind, after Ctrl-C or a killed worker too
-    scratch = Path(tempfile.mkdtemp(prefix="ffn-grade-"))
-    scratch.chmod(0o711)  # each worker's user reaches its own folder in here, and nothing else
+    # that removing it in `finally` leaves nothing behind, after Ctrl-C or a killed worker too (and after a
+    # killed `grade`, the next run: tempfolders)
+    scratch = tempfolders.make("grade", 0o711)  # each worker's user reaches its own folder in here, and nothing else
     try:
         if not cluster:  # a cluster's workers are bounded by their own machines'
             say_without_cgroups()

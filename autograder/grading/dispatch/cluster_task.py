@@ -18,14 +18,13 @@ import os
 import select
 import shutil
 import stat
-import tempfile
 import threading
 import time
 from pathlib import Path
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
-from .. import course
+from .. import course, tempfolders
 from ..worker_setup import WorkerSetup
 
 MAX_FILE_BYTES = 50 * 1024 * 1024  # an autograded notebook or file sent back (as worker.py's notebook limit)
@@ -47,9 +46,9 @@ class _Assignment:
 
         self.bundle = bundle
         # Under the temporary folder, not the Dask worker's own: a kernel's sockets are files in here, and their
-        # names may not be longer than 107 bytes. Cleanup (a worker plugin) deletes it when the worker stops.
-        self.home = Path(tempfile.mkdtemp(prefix="ffn-cluster-"))
-        self.home.chmod(0o711)  # each grading worker's user reaches its own folder in here, and nothing else
+        # names may not be longer than 107 bytes. Cleanup (a worker plugin) deletes it when the worker stops, and
+        # the next assignment on this machine if the worker was killed (tempfolders).
+        self.home = tempfolders.make("cluster", 0o711)  # each grading worker's user reaches its own folder in here
         # Slots are reused (a killed worker's slot goes back): slot k's sandboxes run as uid base + k and its
         # worker as base + MAX_SLOTS + k (sandbox.slot_uid, worker_uid), so there may never be more than MAX_SLOTS.
         self.idle, self.free, self.slots, self.started, self.lock = [], [], 0, 0, threading.Lock()

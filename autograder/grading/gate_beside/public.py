@@ -24,10 +24,10 @@ import math
 import os
 import pkgutil
 import shutil
-import tempfile
 import types
 from pathlib import Path
 
+from .. import tempfolders
 from ..gate_in.sandbox import precompile
 
 PACKAGE = "ffn_helpers"
@@ -176,8 +176,7 @@ def write(root):
 def built():
     """This process's copy of the public build, in its temporary folder (removed when the process ends; a grading
     worker, which ends with os._exit, has its TMPDIR in the run's folder, which grade removes): its package's folder."""
-    root = tempfile.mkdtemp(prefix="ffn-public-")
-    os.chmod(root, 0o755)
+    root = str(tempfolders.make("public", 0o755))
     pid = os.getpid()
     atexit.register(lambda: os.getpid() == pid and shutil.rmtree(root, ignore_errors=True))
     return str(write(root))
