@@ -65,7 +65,7 @@ GRADER_RSS_BOUND = 1 * GiB
 RECEIVED_BOUND = 32 * MiB
 SPARSE_SIZE = 1 * GiB  # the sparse file a link points to: a bounded stand-in for /dev/zero
 ATTACKERS = [h.student for h in HOSTILE]
-OFFERING_SEED = 918_273_645  # the batch's course is a private offering: its seed lives in a file outside the course
+OFFERING_SEED = grading.OFFERING_SEED  # the batch's course is a private offering: its seed lives in a file outside it
 RELEASE_DATA = "release-data.txt"  # a file the assignment hands out: the one file a sandbox's folder must hold
 # A secret in the environment `grade` runs with (an instructor's token): no sandbox may see it in any environ.
 GRADERS_SECRET = ("FFN_TEST_INSTRUCTOR_TOKEN", f"instructor-token-{os.urandom(8).hex()}")

@@ -26,7 +26,7 @@ from autograder.grading.gate_out import feedback
 from ffn_helpers import checks, ffn, mistakes, module
 
 ASSIGNMENT = "02_forward_pass"
-SEED = 918_273_645
+SEED = grading.OFFERING_SEED
 MISSING_B1 = "def ffn_forward(x, W1, b1, W2, b2):\n    return np.maximum(x @ W1, 0) @ W2 + b2\n"
 
 

@@ -5,6 +5,7 @@ import types
 
 import nbformat
 import pytest
+from adversarial import grading
 from traitlets.config import Config
 
 from autograder import REPO_ROOT, cells, offering
@@ -12,7 +13,7 @@ from autograder.grading.gate_in import sandbox
 from autograder.grading.worker import Worker
 from ffn_helpers import checks
 
-SEED = 918_273_645
+SEED = grading.OFFERING_SEED
 
 
 def _config(seed_file=None, root="/nowhere"):

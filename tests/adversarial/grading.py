@@ -28,7 +28,11 @@ def as_released_with_data(root, assignment_id, data_name, data_text):
     (folder / data_name).write_text(data_text, encoding="utf-8")
 
 
-def private_offering(root, folder, seed):
+# A private offering's seed, as the tests' instructor would draw one (any integer does; the tests share this one).
+OFFERING_SEED = 918_273_645
+
+
+def private_offering(root, folder, seed=OFFERING_SEED):
     """Give the scratch course an offering seed: a 0600 file in `folder`, named in its nbgrader_config.py."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
