@@ -163,6 +163,29 @@ def test_the_folder_of_a_killed_grade_is_removed_by_the_next_one(tmp_path, monke
     assert tempfolders.sweep() == []  # nothing more: this process still runs
 
 
+def test_a_running_makers_folder_is_kept_where_proc_hides_its_process(tmp_path, monkeypatch):
+    """Whether the maker runs is asked of the kernel: /proc can hide processes (hidepid; a simulated macOS's check
+    once removed the folders of every grade running beside it)."""
+    from autograder.grading import tempfolders
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    code = ("import sys, tempfile, time; tempfile.tempdir = sys.argv[1]\n"
+            "from autograder.grading import tempfolders\n"
+            "print(tempfolders.make('grade'), flush=True); time.sleep(60)\n")
+    with subprocess.Popen([sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True) as maker:
+        try:
+            running = Path(maker.stdout.readline().strip())
+            real_stat = os.stat
+            monkeypatch.setattr(os, "stat", lambda path, *a, **k: (_ for _ in ()).throw(FileNotFoundError(path))
+                                if os.fspath(path).startswith("/proc/") else real_stat(path, *a, **k))
+            assert tempfolders.sweep() == [] and running.exists()
+        finally:
+            maker.kill()
+    monkeypatch.undo()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    assert tempfolders.sweep() == [running] and not running.exists()  # its maker ended: now it goes
+
+
 def test_a_check_leaves_no_folder_and_removes_a_killed_ones(tmp_path, monkeypatch):
     from autograder.grading import tempfolders
 

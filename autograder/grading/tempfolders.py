@@ -5,8 +5,8 @@ system's temporary folder and remove it when they end, after Ctrl-C too. A proce
 kernel's out-of-memory killer) removes nothing, and its folder can hold students' submissions. So each folder
 records its maker (OWNER: the process id and its pid namespace), and making one first removes those whose maker
 is gone. Only a folder named as `make` names them, owned by this user and recorded by a process of this pid
-namespace that no longer runs, is removed; no link is followed. Where there is no /proc (macOS, Windows: a
-learner's `check`) nothing is removed.
+namespace that no longer runs, is removed; no link is followed. Where /proc does not name this process's pid
+namespace (macOS, Windows: a learner's `check`) nothing is removed.
 """
 
 import contextlib
@@ -50,7 +50,7 @@ def sweep(within=None):
     removed = []
     for path in Path(within or tempfile.gettempdir()).iterdir():
         maker = _maker(path) if _NAME.fullmatch(path.name) else None
-        if maker is not None and maker[0] == here and not os.path.exists(f"/proc/{maker[1]}"):
+        if maker is not None and maker[0] == here and not _runs(maker[1]):
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path)
     return removed
@@ -69,9 +69,20 @@ def _maker(path):
         finally:
             os.close(fd)
         namespace, pid = text.split()
-        return namespace, int(pid)
+        return (namespace, int(pid)) if int(pid) > 0 else None  # os.kill(0 or -1, ...) would ask a whole group
     except (OSError, ValueError, UnicodeDecodeError):
         return None
+
+
+def _runs(pid):
+    """Whether process `pid` of this pid namespace runs (asked of the kernel, not of /proc, which a mount can hide)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # another user's: it runs
+        return True
+    return True
 
 
 def _namespace():

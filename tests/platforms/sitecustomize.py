@@ -95,7 +95,7 @@ if SYSTEM in ("windows", "macos"):
     sys.meta_path.insert(0, _Blocked())
     builtins.__import__ = _import(builtins.__import__)
     builtins.open = io.open = _no_proc(builtins.open)
-    for name in ("open", "stat", "lstat", "listdir", "scandir"):
+    for name in ("open", "stat", "lstat", "listdir", "scandir", "readlink"):
         setattr(os, name, _no_proc(getattr(os, name)))
     shutil.which = _which(shutil.which)
 if SYSTEM == "windows":
