@@ -92,22 +92,14 @@ def _flood_row():
             sandbox.prepare()
             run = subprocess.run(sandbox.command([sys.executable, "-c", FLOOD]), capture_output=True, text=True,
                                  timeout=600, stdin=subprocess.DEVNULL)
-        peak = _peak(found.kind, group)
+        peak = cgroups.read_back(group, "memory.peak" if found.kind == "v2" else "memory.max_usage_in_bytes")
     finally:
         cgroups.end_run()
     printed = run.stdout.split() or ["?"]
     refused, made = printed[0], (printed[-1] if len(printed) > 1 else "0")
     bound = cgroups.sandbox_memory(limits)
-    return Row(label, peak / MiB, "MiB", f"<= {bound / MiB:.0f}",
+    return Row(label, float("nan") if peak is None else peak / MiB, "MiB", f"<= {bound / MiB:.0f}",
                f"{refused} of 2000 xattrs refused; about {made} empty files made before the bound stopped them")
-
-
-def _peak(kind, group):
-    name = "memory.peak" if kind == "v2" else "memory.max_usage_in_bytes"
-    for folder in group:
-        if os.path.exists(os.path.join(folder, name)):
-            return int(Path(folder, name).read_text())
-    return float("nan")
 
 
 def rows():

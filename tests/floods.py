@@ -25,7 +25,7 @@ frame = b"x" * {size}
 for _ in range({count}):
     k.stdin_socket.send_multipart(ident + [frame], copy=False)
 import time
-time.sleep(20)  # the sends go out from ZeroMQ's own thread: the budget stops the kernel here, whatever the load
+time.sleep({wait})  # the sends go out from ZeroMQ's own thread: the budget stops the kernel here
 """,
     # Outputs the grader reads and then drops (each far over the per-cell output limit).
     "iopub": """from IPython.display import display
@@ -76,9 +76,10 @@ runpy.run_module("autograder", run_name="__main__", alter_sys=True)
 """
 
 
-def flood(channel, size, count):
-    """The source of a cell that sends `count` messages of `size` bytes on `channel`."""
-    return FLOODS[channel].format(size=size, count=count)
+def flood(channel, size, count, wait=20):
+    """The source of a cell that sends `count` messages of `size` bytes on `channel` (stdin: then waits `wait` s,
+    20 by default, time enough for the budget to stop the kernel whatever the load)."""
+    return FLOODS[channel].format(size=size, count=count, wait=wait)
 
 
 def graded(folder, edit=None, budget=0, cell_timeout=30):

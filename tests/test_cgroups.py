@@ -125,13 +125,9 @@ def read(folder, name):
 
 
 def _kernel_says(group, *names):
-    """The first of `names` that one of the group's folders holds (v1: one controller per folder), as the kernel
-    reads it back."""
-    for name in names:
-        for folder in group:
-            if os.path.exists(os.path.join(folder, name)):
-                return int(read(folder, name).split()[0])
-    raise AssertionError(f"none of {names} in {group}")
+    value = cgroups.read_back(group, *names)
+    assert value is not None, f"none of {names} in {group}"
+    return value
 
 
 @real

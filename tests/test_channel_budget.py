@@ -42,7 +42,7 @@ class _Pair:
 
 
 @pytest.fixture
-def pair(tmp_path, request):
+def pair(tmp_path):
     made = []
 
     def make(budget, channel="stdin"):

@@ -209,23 +209,20 @@ def _helper_failures_09(z):
 
 def _helper_failures_10_11(z):
     """10's and 11's helpers: a wrong kind of result, a warning, indices that are not integers."""
-    def helper(aid, name):
-        return _helper(aid, name)
-
     def warns(*args):
         warnings.warn("0/0 in the cosines", RuntimeWarning, stacklevel=2)
         return 1.0
 
     x, W_r = z[0, :3], z[:, :3]
     return [
-        ("10 kv_ffn", lambda: helper("10_key_value_memory", "check_memory_ffn")(
+        ("10 kv_ffn", lambda: _helper("10_key_value_memory", "check_memory_ffn")(
             lambda *a: z, (z, z, 0.5), module.xavier_init(4, 3)), [z]),
-        ("10 recall", lambda: helper("10_key_value_memory", "check_recall")(warns, (z,), 1.0), [z]),
-        ("11 router pair", lambda: helper("11_mixture_of_experts", "check_router")(
+        ("10 recall", lambda: _helper("10_key_value_memory", "check_recall")(warns, (z,), 1.0), [z]),
+        ("11 router pair", lambda: _helper("11_mixture_of_experts", "check_router")(
             lambda *a: z, (x, W_r, 2), "a drawn router"), [z]),
-        ("11 router dtype", lambda: helper("11_mixture_of_experts", "check_router")(
+        ("11 router dtype", lambda: _helper("11_mixture_of_experts", "check_router")(
             lambda *a: (z[0, :2], z[1, :2]), (x, W_r, 2), "a drawn router"), [z]),
-        ("11 counts", lambda: helper("11_mixture_of_experts", "check_counts")(lambda *a, **k: z, (16, 4, 1, 1)), [z]),
+        ("11 counts", lambda: _helper("11_mixture_of_experts", "check_counts")(lambda *a, **k: z, (16, 4, 1, 1)), [z]),
     ]
 
 

@@ -29,9 +29,7 @@ On top of nbgrader's own behaviour (per-cell timeout, interrupt on timeout):
 import asyncio
 import inspect
 import json
-import os
 import re
-import signal
 import threading
 import time
 
@@ -43,8 +41,7 @@ from traitlets import Integer, default
 
 from .. import exercises_in_order, readable
 from .gate_beside.rerun import AFTER_TIMEOUT
-from .gate_in import unsandboxed
-from .gate_in.kernel import SandboxedKernelManager, over_budget
+from .gate_in.kernel import SandboxedKernelManager, kill_sandbox, over_budget
 
 # SandboxExecute uses three of nbclient's internals, which a release may change without notice: the method a
 # cell's timeout calls, `_async_handle_timeout(timeout, cell)`, the map from a display id to the outputs
@@ -325,22 +322,7 @@ class SandboxExecute(Execute):
         self._kill_process_group()
 
     def _kill_process_group(self):
-        process = getattr(getattr(self.km, "provisioner", None), "process", None)
-        if process is None:
-            return
-        if not hasattr(os, "getpgid"):  # Windows (a learner's `check`, unsandboxed): taskkill /T ends the tree
-            unsandboxed.kill_tree(process)
-            return
-        try:
-            pgid = os.getpgid(process.pid)
-            if pgid != os.getpgrp():  # the kernel has a session of its own (jupyter_client starts it so)
-                os.killpg(pgid, signal.SIGKILL)  # prlimit/bwrap: bwrap's namespace dies with it
-        except (ProcessLookupError, PermissionError, OSError):
-            pass
-        try:
-            process.kill()
-        except (ProcessLookupError, OSError):
-            pass
+        kill_sandbox(getattr(getattr(self.km, "provisioner", None), "process", None))
 
     async def _kill(self):
         self._kill_process_group()

@@ -60,7 +60,8 @@ def _maker(path):
     """(pid namespace, pid) that `path`'s OWNER records, if `path` is a folder of this user's (not a link) holding
     one as a file of its own; else None."""
     try:
-        if not stat.S_ISDIR(path.lstat().st_mode) or path.lstat().st_uid != os.getuid():
+        info = path.lstat()
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
             return None
         fd = os.open(path / OWNER, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         try:

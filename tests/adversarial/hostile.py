@@ -27,6 +27,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import floods
 import nbformat
 
 from . import Context, _cell
@@ -632,14 +633,7 @@ def memory_log_flood(ctx, student):
 def memory_stdin_flood(ctx, student):
     """Right after the setup, twenty 200 MiB messages on the kernel's stdin channel, which nothing reads: ZeroMQ
     bounds a queue by messages, not bytes (issue 41; without the channels' budget a worker reached 2.9 GiB)."""
-    return _after(ctx.honest(), "setup", "import time\n"
-                                         "kernel = get_ipython().kernel\n"
-                                         "ident = kernel._parent_ident['shell']\n"
-                                         "ident = list(ident) if isinstance(ident, (list, tuple)) else [ident]\n"
-                                         "frame = b'x' * (200 * 2**20)\n"
-                                         "for _ in range(20):\n"
-                                         "    kernel.stdin_socket.send_multipart(ident + [frame], copy=False)\n"
-                                         "time.sleep(5)  # while the kernel's ZeroMQ sends them\n")
+    return _after(ctx.honest(), "setup", floods.flood("stdin", 200 * 2**20, 20, wait=5))
 
 
 # ==== 7. a cell timeout that does not end the cell ========================================================

@@ -222,6 +222,17 @@ def oom_kills(folders):
     return count
 
 
+def read_back(group, *names):
+    """The number the kernel reports in the first of the files `names` that one of `group`'s folders holds (v1: a
+    folder per controller), or None: what holds, not what was written (a refused write leaves no bound)."""
+    for name in names:
+        for folder in group:
+            text = _read(os.path.join(folder, name)).split()
+            if text and text[0].isdigit():
+                return int(text[0])
+    return None
+
+
 def kind_of(folder):
     """"v2" or "v1": the kind of hierarchy a group's folder is in."""
     return "v2" if os.path.isfile(os.path.join(folder, "cgroup.controllers")) else "v1"

@@ -49,7 +49,7 @@ from jupyter_client.session import Session
 from traitlets import DottedObjectName, Unicode, default
 from traitlets.log import get_logger
 
-from . import channels, confine, zygote
+from . import channels, confine, unsandboxed, zygote
 from .sandbox import Sandbox
 
 PROVISIONER = "autograder-sandbox"  # the entry point's name in pyproject.toml
@@ -179,11 +179,7 @@ class SandboxProvisioner(LocalProvisioner):
         """The relay's: the kernel sent more than its budget. Its whole sandbox ends (called from the relay's
         thread: the event loop may be waiting for a message that will never come)."""
         get_logger().warning("%s", self.relay.exceeded)
-        with contextlib.suppress(OSError):
-            if getattr(self, "pgid", None) and self.pgid != os.getpgrp():
-                os.killpg(self.pgid, signal.SIGKILL)  # prlimit, bwrap and the sandbox's processes
-        with contextlib.suppress(OSError):
-            self.process.kill()
+        kill_sandbox(self.process)
 
     async def cleanup(self, restart=False):
         await super().cleanup(restart=restart)
@@ -193,6 +189,22 @@ class SandboxProvisioner(LocalProvisioner):
         for fd in getattr(self, "_socket_fds", ()):
             os.close(fd)
         self._socket_fds = []
+
+
+def kill_sandbox(process):
+    """Kill a kernel's `process` and its whole sandbox: the process group it leads (prlimit, bwrap, or a zygote's
+    child, and every process in the sandbox), or its tree on Windows (a learner's `check`: `taskkill /T`)."""
+    if process is None:
+        return
+    if not hasattr(os, "getpgid"):
+        unsandboxed.kill_tree(process)
+        return
+    with contextlib.suppress(OSError):
+        pgid = os.getpgid(process.pid)
+        if pgid != os.getpgrp():  # the kernel has a session of its own (jupyter_client and the zygote start it so)
+            os.killpg(pgid, signal.SIGKILL)  # bwrap's namespace dies with it
+    with contextlib.suppress(OSError):
+        process.kill()
 
 
 def over_budget(km):
