@@ -130,6 +130,22 @@ def test_once_zeromq_closes_its_end_what_the_kernel_sends_still_counts(pair):
     assert len(p.calls) == 1 and "on shell" in p.relay.exceeded
 
 
+def test_once_zeromq_closes_its_end_with_bytes_waiting_for_it_the_kernel_still_counts(pair):
+    """ZeroMQ drops the connection while the relay holds bytes for it (its end is readable and writable at once,
+    the usual case under load): the relay closes that end only, and goes on counting what the kernel sends."""
+    p = pair(1 * MiB, channel="iopub")
+    _send_in_thread(p.kernel, b"x" * (512 * 1024))  # under the budget; more than the sockets hold, unread
+    time.sleep(0.5)
+    assert p.relay.sent < 512 * 1024  # the relay holds a chunk for the grader, and reads no more until it goes
+    p.grader.close()
+    sender = _send_in_thread(p.kernel, b"x" * (2 * MiB))
+    deadline = time.monotonic() + 10
+    while not p.calls and time.monotonic() < deadline:
+        time.sleep(0.01)
+    sender.join(10)
+    assert len(p.calls) == 1 and "on iopub" in p.relay.exceeded, p.relay.sent
+
+
 def test_reconnections_keep_a_bounded_number_of_connections_open(pair, tmp_path):
     """ZeroMQ reconnecting again and again (each time it drops a connection): the relay keeps reading the kernel's
     end of a dropped connection, but closes the oldest once LINKS connections are open, and still relays a new one."""

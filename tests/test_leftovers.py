@@ -21,6 +21,7 @@ import psutil
 import pytest
 from adversarial import grading
 
+from autograder.grading.dispatch.pool import TIMING_LOG
 from autograder.grading.gate_in import cgroups
 
 ASSIGNMENT = "02_forward_pass"
@@ -56,19 +57,25 @@ def _grade(course_root, tmp_path, temp_dir, *extra):
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def _grading_worker(run, within=300.0):
-    """A grading worker of `run` while it grades a student (a sandbox under it), or None."""
+def _grading_worker(run, results, workers=2, within=300.0):
+    """A grading worker of `run` once the run has heard its `workers` ready (each then takes a student at once),
+    or None. Before that a worker killed is one that failed to start, which ends the run (dispatch/pool.py)."""
+    timing = results / "logs" / TIMING_LOG
     deadline = time.monotonic() + within
     while time.monotonic() < deadline and run.poll() is None:
-        for child in psutil.Process(run.pid).children(recursive=True):
-            try:
-                if "autograder.grading.worker" in " ".join(child.cmdline()) and any(
-                        "bwrap" in " ".join(c.cmdline()) for c in child.children(recursive=True)):
-                    return child
-            except psutil.Error:
-                pass
+        started = timing.read_text(encoding="utf-8").count('"worker start"') if timing.exists() else 0
+        found = [child for child in psutil.Process(run.pid).children(recursive=True) if _is_worker(child)]
+        if started >= workers and found:
+            return found[0]
         time.sleep(0.1)
     return None
+
+
+def _is_worker(process):
+    try:
+        return "autograder.grading.worker" in " ".join(process.cmdline())
+    except psutil.Error:
+        return False
 
 
 def _finished(run, timeout=900):
@@ -96,7 +103,7 @@ def test_a_run_that_ends_leaves_nothing(course_root, tmp_path, temp_dir):
 
 def test_a_run_stopped_by_ctrl_c_leaves_nothing(course_root, tmp_path, temp_dir):
     run = _grade(course_root, tmp_path, temp_dir)
-    assert _grading_worker(run) is not None, _finished(run)
+    assert _grading_worker(run, tmp_path / "results") is not None, _finished(run)
     made = _groups(run)  # where cgroups can be made here, the run's, with its sandboxes' inside
     assert bool(made) == (cgroups.find()[0] is not None)
     os.killpg(run.pid, signal.SIGINT)
@@ -107,7 +114,7 @@ def test_a_run_stopped_by_ctrl_c_leaves_nothing(course_root, tmp_path, temp_dir)
 
 def test_a_run_whose_worker_is_killed_leaves_nothing(course_root, tmp_path, temp_dir):
     run = _grade(course_root, tmp_path, temp_dir)
-    worker = _grading_worker(run)
+    worker = _grading_worker(run, tmp_path / "results")
     assert worker is not None, _finished(run)
     worker.kill()
     code, out = _finished(run)

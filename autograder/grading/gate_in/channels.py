@@ -127,7 +127,9 @@ class Relay:
             return
         if mask & selectors.EVENT_READ:
             self._read(link, key.fileobj)
-        if link in self._links and mask & selectors.EVENT_WRITE:
+        # A closed end is readable and writable at once: the read closed it, and no write may then take the
+        # other end for it (the kernel's, whose bytes must still be counted).
+        if link in self._links and mask & selectors.EVENT_WRITE and key.fileobj in link.sockets():
             self._write(link, key.fileobj)
         if link in self._links:
             self._interest(link)
