@@ -120,7 +120,7 @@ def test_what_the_grader_does_not_read_waits_in_the_kernel(pair):
 
 def test_once_zeromq_closes_its_end_what_the_kernel_sends_still_counts(pair):
     """ZeroMQ drops a connection that sent it a frame over its limit; what the kernel sends after that is read,
-    counted and dropped, so a kernel cannot spend its budget anew on each reconnection."""
+    counted and dropped, so a kernel cannot spend its budget anew on each connection."""
     p = pair(1 * MiB, channel="shell")
     p.grader.close()
     _send_in_thread(p.kernel, b"x" * (2 * MiB))
@@ -198,9 +198,8 @@ def test_a_bound_context_refuses_a_frame_over_the_budget_before_keeping_it(tmp_p
 # ---- a grading worker under a flood ----------------------------------------------------------------------------
 
 BUDGET = 8 * MiB  # lowered, so that a flood costs the test seconds, not gigabytes
-# stdin in messages under the budget: ZeroMQ takes each whole into its queue and the relay counts it on the way,
-# whatever the load (a frame over the budget makes ZeroMQ drop and redial the connection, a race a loaded machine
-# lost; test_a_bound_context_refuses_a_frame_over_the_budget_before_keeping_it covers such frames)
+# stdin in messages under the budget, which ZeroMQ takes whole into its queue as the relay counts them; IOPub and
+# shell in frames over it, which ZeroMQ refuses (giving that connection up) while the relay counts on
 SIZES = {"stdin": (4 * MiB, 120), "iopub": (96 * MiB, 3), "shell": (96 * MiB, 2)}
 
 

@@ -253,7 +253,7 @@ def stale_source(assignment_id):
 def check_all(only=None):
     """Return a list of problems: committed generated files that differ from a fresh build."""
     problems = [p for aid in only or assignments() for p in source_problems(aid)]
-    with tempfile.TemporaryDirectory(prefix="ffn-check-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="ffn-build-") as tmp:
         fresh = build_all(Path(tmp), only)
         expected_names = {(p.parent.name, p.name) for p in fresh}
         for folder in (NOTEBOOKS_DIR, SOLUTIONS_DIR) if only is None else ():

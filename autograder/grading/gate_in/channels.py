@@ -32,8 +32,9 @@ MiB = 1024 * 1024
 BUDGET = 256 * MiB
 QUEUE = 64  # messages waiting in one of the grader's sockets (ZeroMQ's default is 1000)
 CHUNK = 64 * 1024  # bytes the relay holds per direction of a connection
-# Connections open at once. ZeroMQ reconnects after dropping one (junk, an oversized frame) while the relay still
-# reads the kernel's end to count it: past this many, the oldest such end is closed.
+# Connections open at once. ZeroMQ gives a connection up for good when it breaks the protocol (junk, a frame over
+# its limit) and dials anew when the other end closes one; the relay still reads the kernel's end of each closed
+# one to count it: past this many, the oldest such end is closed.
 LINKS = 32
 
 
@@ -65,7 +66,7 @@ class Relay:
     """Forwards each channel between the grader's ZeroMQ and a kernel's socket, counting what the kernel sends.
 
     routes: {path the relay listens on: (channel name, path of the kernel's socket)}. The kernel's path is
-    connected anew for each connection ZeroMQ makes (it reconnects after an error), never looked up otherwise.
+    connected anew for each connection ZeroMQ makes (it dials anew when one closes), never looked up otherwise.
     """
 
     def __init__(self, routes, on_exceeded, budget=None):
