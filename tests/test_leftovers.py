@@ -4,7 +4,8 @@ The run is `python -m autograder grade` with TMPDIR pointed at a folder of the t
 a run that ends normally, one stopped by Ctrl-C (SIGINT to its process group, as a terminal sends it) while a
 student is graded, one whose grading worker is killed (SIGKILL) mid-run, and a run on a local Dask cluster.
 The run's cgroups (one per worker and per sandbox, where this machine lets it make them) are gone too. A grade
-killed outright leaves its folder, which the next one made removes (autograder/grading/tempfolders.py).
+killed outright leaves its folder, which the next one made removes (autograder/grading/tempfolders.py). A `check`
+called as a function leaves its caller's environment as it found it.
 """
 
 import os
@@ -16,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import nbformat
 import nbtools
 import psutil
 import pytest
@@ -201,3 +203,21 @@ def test_a_check_leaves_no_folder_and_removes_a_killed_ones(tmp_path, monkeypatc
     with tempfolders.folder("check") as inside:
         assert inside.exists() and not killed.exists()
     assert not inside.exists() and list(tmp_path.iterdir()) == []
+
+
+def test_a_check_in_this_process_leaves_its_environment_as_it_was(tmp_path, monkeypatch):
+    """`check` called as a function runs its worker in the caller's process, and that worker points matplotlib at
+    the check's folder: a process the caller started later made the removed folder again, to write its font list."""
+    from autograder.grading import check
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    path = tmp_path / f"{ASSIGNMENT}.ipynb"
+    path.write_text(nbformat.writes(nbtools.completed_learner(ASSIGNMENT)), encoding="utf-8")
+    before = dict(os.environ)
+    result = check.check(path, unsafe=True, say=lambda text: None)
+    assert result["status"] == "graded"
+    assert dict(os.environ) == before
+    subprocess.run([sys.executable, "-c", "import matplotlib.font_manager"], check=True, timeout=120)
+    left = [p.name for p in (tmp_path / "tmp").iterdir()]
+    assert [name for name in left if not name.startswith("ffn-public-")] == []  # that one goes when this process does

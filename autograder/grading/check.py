@@ -122,14 +122,25 @@ def check(notebook, limits=None, unsafe=False, cell_timeout=None, feedback=None,
     isolate = not unsafe and use_sandbox(limits, say)
     if not isolate:
         unsandboxed.say_not_held(say)
-    course.ensure_bin_on_path()
     say(f"Checking {notebook} against {assignment_id}: it runs every cell, then the tests, "
         "hidden ones included (under a minute)...")
     # Windows cannot delete a file still open (the throw-away gradebook nbgrader keeps connected): left, not a crash.
-    with tempfolders.folder("check") as tmp, _quiet():
+    with tempfolders.folder("check") as tmp, _environment_kept(), _quiet():
         clock.lap("checks of the input, sandbox probe")
         return _grade(notebook, assignment_id, tmp, limits, isolate, cell_timeout, feedback, student,
                       draw_figures, clock)
+
+
+@contextlib.contextmanager
+def _environment_kept():
+    """The caller's environment as it was: the worker, in this process, points matplotlib at the check's folder,
+    which is gone once the check ends (a process the caller starts later would make it again)."""
+    before = dict(os.environ)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(before)
 
 
 @contextlib.contextmanager
@@ -151,6 +162,7 @@ def _grade(notebook, assignment_id, tmp, limits, isolate, cell_timeout, feedback
     from .worker_setup import WorkerSetup
 
     clock.lap("grader imports")
+    course.ensure_bin_on_path()
     root = check_cache.copy_course(check_cache.built_course(assignment_id, _build_course), tmp / "course")
     config = course.load_config(root)
     instructor = course.load_config(COURSE_ROOT)  # the course's own configuration: its release, its seed
