@@ -177,14 +177,17 @@ def ffn_per_token(X, W1, b1, W2, b2):
 
 
 # %% [markdown]
-# **Verify.** The two tokens of W-4, in both orders. (2 points.)
+# **Verify.** The two tokens of W-4, in both orders, then the single token of
+# W-2 from notebook 02, whose output has a negative entry. (2 points.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_per_token", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 checks.check(ffn_per_token, (W4.extra["tokens"], *W4.params), W4.extra["tokens_out"],
              mistakes=mistakes.for_exercise("ffn_per_token"))
 checks.check(ffn_per_token, (W4.extra["tokens"][::-1], *W4.params), W4.extra["tokens_out"][::-1],
              mistakes=mistakes.for_exercise("ffn_per_token"))
-checks.ok("ffn_per_token reproduces W-4's two tokens, in either order.")
+checks.check(ffn_per_token, (examples.W_2.x, *examples.W_2.params), examples.W_2.y,
+             mistakes=mistakes.for_exercise("ffn_per_token"))
+checks.ok("ffn_per_token reproduces W-4's two tokens, in either order, and W-2's token.")
 
 # %% [markdown]
 # The grader also checks (3 points): random weights with $d_\text{model} \ne
