@@ -8,12 +8,20 @@ killed outright leaves its folder, which the next one made removes (autograder/g
 called as a function leaves its caller's environment as it found it.
 """
 
+import copy
+import fcntl
+import json
 import os
+import pty
+import re
+import select
 import shutil
 import signal
+import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import time
 from pathlib import Path
 
@@ -23,7 +31,6 @@ import psutil
 import pytest
 from adversarial import grading
 
-from autograder.grading.dispatch.pool import TIMING_LOG
 from autograder.grading.gate_in import cgroups
 
 ASSIGNMENT = "02_forward_pass"
@@ -45,39 +52,100 @@ def temp_dir():
     shutil.rmtree(folder, ignore_errors=True)
 
 
+SLOW = "s-slow"  # a student whose last cell waits far longer than any test waits for it
+WAITING_CELL = "import time\ntime.sleep(3600)  # stopped by the run's end, never by the cell's own time limit"
+SLOW_CELL_TIMEOUT = 1800  # seconds: the waiting cell cannot end before the test has acted on the run
+
+
 def _class(tmp_path, n=3):
+    """n students with the worked answers; the first one's notebook ends with WAITING_CELL, so that while the grader
+    reports it in that cell the run is provably mid-way, however fast the machine grades the others."""
     learner = nbtools.completed_learner(ASSIGNMENT)
-    return grading.write_submissions(tmp_path / "submitted", ASSIGNMENT, {f"s{k}": learner for k in range(n)})
+    slow = copy.deepcopy(learner)
+    slow.cells.append(nbformat.v4.new_code_cell(WAITING_CELL))
+    students = {SLOW: slow, **{f"s{k}": learner for k in range(1, n)}}
+    return grading.write_submissions(tmp_path / "submitted", ASSIGNMENT, students)
+
+
+class _Terminal:
+    """`python -m autograder grade` as a terminal starts it: a process group of its own, stdout and stderr a
+    terminal (a pty) wide enough for its progress line, which then names every second each student being graded
+    and the cell its grading is in (dispatch/progress.py). TMPDIR is the test's."""
+
+    def __init__(self, course_root, tmp_path, temp_dir, *extra):
+        env = dict(nbtools.nbgrader_env(), TMPDIR=str(temp_dir))
+        main, side = pty.openpty()
+        fcntl.ioctl(side, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 500, 0, 0))  # rows, columns
+        self.results = tmp_path / "results"
+        self.run = subprocess.Popen(
+            [sys.executable, "-m", "autograder", "grade", ASSIGNMENT, _class(tmp_path), "--out", self.results,
+             "--course", course_root, "--cell-timeout", str(SLOW_CELL_TIMEOUT),
+             "--timeout", str(2 * SLOW_CELL_TIMEOUT), *(extra or ("--jobs", "2"))],
+            env=env, stdin=subprocess.DEVNULL, stdout=side, stderr=side, start_new_session=True)
+        os.close(side)
+        self.main, self.text = main, ""
+        self.pid = self.run.pid
+
+    def _read(self, until):
+        """Read what the run writes until `until` (monotonic) or its end; False once the terminal is closed."""
+        ready, _, _ = select.select([self.main], [], [], max(0.0, until - time.monotonic()))
+        if not ready:
+            return True
+        try:
+            data = os.read(self.main, 1 << 16)
+        except OSError:  # EIO: every process holding the terminal is gone
+            data = b""
+        self.text += data.decode(errors="replace")
+        return bool(data)
+
+    def wait_for(self, pattern, within=300.0):
+        """The first match of `pattern` in what the run has written, once it is there (None by the deadline, or if
+        the run ended first)."""
+        deadline = time.monotonic() + within
+        while time.monotonic() < deadline:
+            found = re.search(pattern, self.text)
+            if found:
+                return found
+            if not self._read(deadline):
+                return None
+        return None
+
+    def finished(self, timeout=900):
+        """(exit code, the end of what it wrote) once the run has ended."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline and self._read(deadline):
+            pass
+        code = self.run.wait(timeout=max(1.0, deadline - time.monotonic()))
+        os.close(self.main)
+        return code, self.text[-3000:]
+
+
+def _slow_student_in_its_waiting_cell(terminal):
+    """Wait until the progress line names SLOW in the notebook run at a cell below the notebook's last named cell:
+    the waiting cell, which holds that student until the run ends. Fails the test, with what the run said, if the
+    grader never reports it."""
+    last = [nbtools.grade_id(c) for c in nbtools.learner(ASSIGNMENT).cells if nbtools.grade_id(c)][-1]
+    found = terminal.wait_for(rf"{SLOW}: notebook run, a cell below {re.escape(last)} \(")
+    assert found, terminal.text[-3000:]
 
 
 def _grade(course_root, tmp_path, temp_dir, *extra):
-    """`python -m autograder grade` as a terminal starts it: a process group of its own, TMPDIR the test's; two
-    workers unless `extra` says otherwise."""
     env = dict(nbtools.nbgrader_env(), TMPDIR=str(temp_dir))
-    return subprocess.Popen([sys.executable, "-m", "autograder", "grade", ASSIGNMENT, _class(tmp_path),
-                             "--out", tmp_path / "results", "--course", course_root, *(extra or ("--jobs", "2"))],
+    return subprocess.Popen([sys.executable, "-m", "autograder", "grade", ASSIGNMENT, _class(tmp_path, n=2),
+                             "--out", tmp_path / "results", "--course", course_root, *extra],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
 
 
-def _grading_worker(run, results, workers=2, within=300.0):
-    """A grading worker of `run` once the run has heard its `workers` ready (each then takes a student at once),
-    or None. Before that a worker killed is one that failed to start, which ends the run (dispatch/pool.py)."""
-    timing = results / "logs" / TIMING_LOG
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline and run.poll() is None:
-        started = timing.read_text(encoding="utf-8").count('"worker start"') if timing.exists() else 0
-        found = [child for child in psutil.Process(run.pid).children(recursive=True) if _is_worker(child)]
-        if started >= workers and found:
-            return found[0]
-        time.sleep(0.1)
+def _worker_grading(run, student):
+    """The grading worker of `run` that holds `student`'s submission now (its folder has in/<student>), or None."""
+    for child in psutil.Process(run.pid).children(recursive=True):
+        try:
+            if "autograder.grading.worker" in " ".join(child.cmdline()) and \
+                    (Path(child.environ()["HOME"]) / "in" / student).is_dir():
+                return child
+        except (psutil.Error, KeyError):
+            continue
     return None
-
-
-def _is_worker(process):
-    try:
-        return "autograder.grading.worker" in " ".join(process.cmdline())
-    except psutil.Error:
-        return False
 
 
 def _finished(run, timeout=900):
@@ -97,35 +165,38 @@ def _groups(run):
 
 def test_a_run_that_ends_leaves_nothing(course_root, tmp_path, temp_dir):
     assert _left(temp_dir) == []
-    run = _grade(course_root, tmp_path, temp_dir)
+    run = _grade(course_root, tmp_path, temp_dir, "--jobs", "2", "--cell-timeout", "2")  # its waiting cell: 2 s
     code, out = _finished(run)
     assert code == 0, out
     assert _left(temp_dir) == [] and _groups(run) == []
 
 
 def test_a_run_stopped_by_ctrl_c_leaves_nothing(course_root, tmp_path, temp_dir):
-    run = _grade(course_root, tmp_path, temp_dir)
-    assert _grading_worker(run, tmp_path / "results") is not None, _finished(run)
-    made = _groups(run)  # where cgroups can be made here, the run's, with its sandboxes' inside
+    terminal = _Terminal(course_root, tmp_path, temp_dir)
+    _slow_student_in_its_waiting_cell(terminal)
+    made = _groups(terminal)  # where cgroups can be made here, the run's, with its sandboxes' inside
     assert bool(made) == (cgroups.find()[0] is not None)
-    os.killpg(run.pid, signal.SIGINT)
-    code, out = _finished(run, timeout=120)
-    assert code != 0, out  # it stopped, mid-run
-    assert _left(temp_dir) == [] and _groups(run) == []
+    os.killpg(terminal.pid, signal.SIGINT)  # as a terminal's Ctrl-C: to the foreground process group
+    code, out = terminal.finished(timeout=120)
+    assert code != 0, out  # it stopped, mid-run: the slow student was never finished
+    assert not (terminal.results / f"{SLOW}.json").exists(), out
+    assert _left(temp_dir) == [] and _groups(terminal) == []
 
 
 def test_a_run_whose_worker_is_killed_leaves_nothing(course_root, tmp_path, temp_dir):
-    run = _grade(course_root, tmp_path, temp_dir)
-    worker = _grading_worker(run, tmp_path / "results")
-    assert worker is not None, _finished(run)
+    terminal = _Terminal(course_root, tmp_path, temp_dir)
+    _slow_student_in_its_waiting_cell(terminal)
+    worker = _worker_grading(terminal.run, SLOW)
+    assert worker is not None, terminal.text[-3000:]
     worker.kill()
-    code, out = _finished(run)
+    code, out = terminal.finished()
     assert code == 0, out  # its student is a grader error; the run went on, with a worker in its place
-    assert _left(temp_dir) == [] and _groups(run) == []
+    assert json.loads((terminal.results / f"{SLOW}.json").read_text())["status"] == "grader error", out
+    assert _left(temp_dir) == [] and _groups(terminal) == []
 
 
 def test_a_run_on_a_local_cluster_leaves_nothing(course_root, tmp_path, temp_dir):
-    code, out = _finished(_grade(course_root, tmp_path, temp_dir, "--cluster", "local:2"))
+    code, out = _finished(_grade(course_root, tmp_path, temp_dir, "--cluster", "local:2", "--cell-timeout", "2"))
     assert code == 0, out
     assert _left(temp_dir) == []
 
