@@ -56,15 +56,23 @@ c.GenerateFeedback.HTMLExporter.optimistic_validation = True
 # Code colours at 4.5 : 1 or more wherever nbconvert renders the course (autograder.pages.NOTEBOOK_CODE_STYLE).
 c.CSSHTMLHeaderPreprocessor.style = "xcode"
 
-# `nbgrader zip_collect` and `python -m autograder grade` given a .zip read an LMS download's names the same way,
-# with the course's collector (Canvas, Moodle and Blackboard names; autograder/grading/submissions.py): the student
-# and the time come from the LMS's fixed part of a name, never from the name the learner uploaded under. A
+# `nbgrader zip_collect` and `python -m autograder grade` given a .zip read an LMS download the same way, with the
+# course's extractor and collector (Canvas, Moodle and Blackboard names; autograder/grading/intake.py): each
+# download by its own LMS's names, the student and the time from the LMS's fixed part of a name, never from the
+# name the learner uploaded under; a student's newest file kept, what cannot be read set aside and named. A
 # `FileNameCollectorPlugin.named_regexp` is not used: zip_collect would read its time's final "-ss" as a UTC offset.
+c.ZipCollectApp.extractor_plugin = "autograder.grading.submissions.LmsExtractor"
 c.ZipCollectApp.collector_plugin = "autograder.grading.submissions.LmsCollector"
-# The zone of the times in Blackboard's names (Canvas and Moodle put none there): timestamp.txt holds them in UTC.
-c.LmsCollector.timezone = "UTC"
-# Which LMS's names to read; with one left, a name another LMS would read differently is no longer refused.
+# The course's time zone, an IANA name: Blackboard's names give each attempt's time on its server's clock without
+# a zone (timestamp.txt holds it in UTC), and due dates are shown in this zone beside UTC. Blackboard's names are
+# not read until it is set; set it to your LMS's zone (autograder/README.md, "2. Collect the submissions"):
+# c.LmsCollector.timezone = "Europe/Berlin"
+# Which LMS's names to read; a download is read by the one of these that reads most of its files.
 c.LmsCollector.formats = ["canvas", "moodle", "blackboard"]
+
+# Student data is its owner's only: the pages generate_feedback writes are 0600 (their folders 0700:
+# HideHiddenTests), as everything `grade`, zip_collect, `export` and `report` write is.
+c.GenerateFeedback.permissions = 600
 
 # Late work (autograder/README.md, "Late work"): the due date is the gradebook's (`nbgrader db assignment add
 # 02_forward_pass --duedate="2026-12-01 17:00:00 Europe/Berlin"`); nbgrader's own plugin gives no penalty, the
