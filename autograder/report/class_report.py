@@ -31,11 +31,11 @@ import secrets
 import statistics
 import sys
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
-from .. import COURSE_ROOT
+from .. import COURSE_ROOT, private
 from ..sanitise import csv_text
 from . import similarity
 from .results import ReportError, course_answers, read_answers, read_results
@@ -235,7 +235,10 @@ def assignment_report(assignment, students, layout):
     order = list(exercises)
     rows = sorted((r for r in exercises.values() if r.max_points > EPS),
                   key=lambda r: (r.mean_credit if r.scored else 2.0, -r.zero, order.index(r.exercise)))
-    scores = [sum(earned for earned, _ in credits[s.student].values()) for s in scored]
+    # A student's total is the grade grades.csv gives (hand points in, the late penalty out), as the exports give it;
+    # the exercises' credit stays the tests' own
+    scores = [s.grade if s.grade is not None else sum(earned for earned, _ in credits[s.student].values())
+              for s in scored]
     return AssignmentReport(assignment, students, max_score, scores, rows, layout is not None)
 
 
@@ -382,8 +385,8 @@ def answers_path(path):
 
 def write_csv(reports, path, looks=()):
     """Two tables, two files: the per-exercise and per-misconception table at `path`, the answers beside it."""
-    Path(path).write_text(csv_text(csv_rows(reports), CSV_COLUMNS), encoding="utf-8")
-    answers_path(path).write_text(csv_text(answers_rows(looks), ANSWERS_COLUMNS), encoding="utf-8")
+    private.write_text(path, csv_text(csv_rows(reports), CSV_COLUMNS))  # student data: the instructor's only
+    private.write_text(answers_path(path), csv_text(answers_rows(looks), ANSWERS_COLUMNS))
 
 
 # ---------------------------------------------------------------- HTML
@@ -475,6 +478,10 @@ def build(assignments, results, *, threshold=DEFAULT_THRESHOLD, anonymise=False,
                                                         m.score, scrub(m.code), scrub(m.other_code))
                                        for m in k.matches], [scrub(n) for n in k.notes], k.compared, k.where)
                  for k in looks]
+    else:
+        names = {s.student: s.name for rep in reports for s in rep.students if s.name}
+        attention = [replace(a, student=f"{a.student} ({names[a.student]})") if a.student in names else a
+                     for a in attention]
     source = ", ".join(map(str, results if isinstance(results, list | tuple) else [results]))
     page = render_html(reports, attention, notes, threshold=threshold, source=source, anonymised=anonymise,
                        looks=looks)
@@ -526,7 +533,7 @@ def run(args):
     try:
         built = build(args.assignments, args.results, threshold=args.threshold, anonymise=args.anonymise,
                       salt=args.salt, salt_file=args.salt_file, notebooks=args.notebooks)
-        Path(args.out).write_text(built.html, encoding="utf-8")
+        private.write_text(args.out, built.html)  # student data: the instructor's only
         if args.csv:
             write_csv(built.reports, args.csv, built.looks)
     except ReportError as exc:

@@ -9,8 +9,12 @@ input except `ReportError` (no results at all, a missing folder).
 
 Where the files are: `RESULTS_DIR/<student>.json` (one assignment per folder, or
 each file naming its assignment) or `RESULTS_DIR/<assignment>/<student>.json`.
+Beside them, `grades.csv` (what `grade` writes from the gradebook) gives each student's
+grade after the late penalty and with the points given by hand, and their name: the
+report's totals are those grades, as the exports give them.
 """
 
+import csv
 import json
 import os
 import re
@@ -37,6 +41,8 @@ class StudentResult(schema.StudentResult):
 
     reason: str = ""
     path: Path | None = None
+    grade: float | None = None  # grades.csv's: the score with hand points, less the late penalty (None: not there)
+    name: str = ""  # grades.csv's first and last name (the LMS download's, kept in the gradebook)
 
     @property
     def scored(self):
@@ -140,7 +146,32 @@ def read_results(results_dirs, assignments):
                           "<student>.json files as written by `python -m autograder grade ASSIGNMENT "
                           "SUBMITTED_DIR --out RESULTS_DIR`")
     layouts = {aid: course_layout(aid) for aid in assignments}
+    for aid in assignments:
+        _read_grades(results_dirs, aid, len(assignments) == 1, students[aid])
     return Results({aid: [s[k] for k in sorted(s)] for aid, s in students.items()}, layouts, notes)
+
+
+def _read_grades(results_dirs, aid, alone, students):
+    """Each student's grade and name from grades.csv (RESULTS_DIR/<assignment>/, or RESULTS_DIR/ for the one
+    assignment asked for); a file that is not there, or a row that does not parse, leaves the student as it is."""
+    for results_dir in map(Path, results_dirs):
+        for path in [results_dir / aid / "grades.csv"] + ([results_dir / "grades.csv"] if alone else []):
+            try:
+                with path.open(newline="", encoding="utf-8") as f:
+                    rows = list(csv.DictReader(f))
+            except (OSError, UnicodeDecodeError, csv.Error):
+                continue
+            for row in rows:
+                student = students.get(row.get("student_id") or "")
+                if student is None:
+                    continue
+                try:
+                    student.grade = float(row["grade"]) if row.get("grade") else None
+                except ValueError:
+                    student.grade = None
+                name = " ".join(n for n in (row.get("first_name"), row.get("last_name")) if n)
+                student.name = readable.clean(name.lstrip("'"))[:200]
+            return
 
 
 def _read_file(path, implied, assignments, notes, students, others):
