@@ -7,9 +7,11 @@ import os
 import shutil
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from lms_formats import blackboard_import, canvas_import, moodle_import
 
 from autograder import COURSE_ROOT, REPO_ROOT
 from autograder.grading import course, submissions
@@ -329,17 +331,17 @@ def test_after_a_hand_score_the_terminal_says_what_grades_csv_and_canvas_say(tmp
         gb.db.commit()
     capsys.readouterr()
     grade_mod.grade(aid, tmp_path / "submitted", course_root=root, force=True, unsafe=True)
-    said = capsys.readouterr().err
+    said = capsys.readouterr().out
     top = nb.max_score
     assert f"bob: graded {auto + 1:g}/{top:g} ({auto:g} from the grader, {auto + 1:g} with the scores given by hand)" \
         in said, said
     row = next(csv.DictReader(io.StringIO((root / "results" / aid / "grades.csv").read_text())))
     assert float(row["score"]) == float(row["grade"]) == auto + 1
-    canvas = _read(exports.canvas_csv([classbook.sheet(config, aid)]))
+    canvas = _read(exports.canvas_csv([classbook.sheet(config, aid)], id_column="sis_login_id"))
     assert float(canvas[2][5]) == auto + 1
 
 
-# ---------------------------------------------------------------- the exports, against samples of each format
+# ---------------------------------------------------------------- the exports, read as each LMS's import reads them
 
 # Canvas's gradebook export, which its import takes back (the identity columns, a Points Possible row, then one
 # column per assignment named "<name> (<id>)"), as Canvas's guide "How do I import grades in the Gradebook?" shows.
@@ -347,19 +349,14 @@ CANVAS_SAMPLE = """Student,ID,SIS User ID,SIS Login ID,Section,Assignment 1 (471
     Points Possible,,,,,10.00
 "Doe, Jane",1001,S1001,jdoe,Section A,8.50
 """
-# Moodle's CSV grade import: a header line, an identifier column mapped to a user field at import, one column per
-# grade item (docs.moodle.org, "Grade import").
-MOODLE_SAMPLE = """Username,First name,Last name,Email address,Assignment 1
-jdoe,Jane,Doe,jdoe@example.edu,8.5
-"""
 
 
-def _sheet():
-    rows = [classbook.Row("ada", "Ada", "Lovelace", "ada@example.edu", "1001", "graded", 10.0, 10.0, 0.0,
+def _sheet(ids=("ada", "bo", "cy")):
+    rows = [classbook.Row(ids[0], "Ada", "Lovelace", "ada@example.edu", "1001", "graded", 10.0, 10.0, 0.0,
                           "2024-05-02 10:00:00", {"ffn_forward": 6.0, "relu": 4.0}),
-            classbook.Row("bo", "=HYPERLINK(\"x\")", "", "", "", "timeout", 4.0, 10.0, 1.0, "2024-05-03 09:00:00",
-                          {"ffn_forward": 0.0, "relu": 4.0}),
-            classbook.Row("cy", "", "", "", "", classbook.NO_SUBMISSION, None, 10.0, 0.0, "",
+            classbook.Row(ids[1], "=HYPERLINK(\"x\")", "", "", "", "timeout", 4.0, 10.0, 1.0, "2024-05-03 09:00:00",
+                          {"ffn_forward": 0.0, "relu": 4.0}, seconds_late=3600.0),
+            classbook.Row(ids[2], "", "", "", "", classbook.NO_SUBMISSION, None, 10.0, 0.0, "",
                           {"ffn_forward": None, "relu": None})]
     return classbook.Sheet("02_forward_pass", 10.0, {"ffn_forward": 6.0, "relu": 4.0}, rows)
 
@@ -368,28 +365,46 @@ def _read(text):
     return list(csv.reader(io.StringIO(text)))
 
 
-def test_the_canvas_export_has_canvas_s_columns():
-    sample, ours = _read(CANVAS_SAMPLE), _read(exports.canvas_csv([_sheet()], {"02_forward_pass": "Forward (4711)"}))
-    assert ours[0][:5] == sample[0][:5] and ours[0][5] == "Forward (4711)"
-    assert ours[1][0].strip() == sample[1][0].strip() == "Points Possible"
-    assert ours[1][1:5] == sample[1][1:5] == [""] * 4
-    assert float(ours[1][5]) == 10.0
-    rows = {r[3]: r for r in ours[2:]}  # by SIS Login ID
-    assert rows["ada"][:2] == ["Lovelace, Ada", "1001"] and float(rows["ada"][5]) == 10.0
-    assert float(rows["bo"][5]) == 3.0  # the late penalty is taken off
-    assert rows["cy"][5] == ""  # nothing submitted: Canvas leaves its grade as it is
-    assert all(len(r) == len(sample[0]) for r in ours)
-    by_user_id = _read(exports.canvas_csv([_sheet()], id_column="sis_user_id"))
-    assert {r[2] for r in by_user_id[2:]} == {"ada", "bo", "cy"} and by_user_id[0][5] == "02_forward_pass"
+def test_canvas_reads_the_canvas_export_by_the_download_s_user_ids():
+    """Canvas's importer (lms_formats.canvas_import: gradebook_importer.rb's rules) takes our file as it takes its own
+    export, finds each student by the ID column (the Canvas user id the download named) and fills the assignment
+    named "<name> (<id>)"; an id that is no Canvas user id is refused unless told which column holds it."""
+    assert canvas_import(CANVAS_SAMPLE)["assignments"] == [("Assignment 1", "4711")]  # the sample, as Canvas reads it
+    ours = canvas_import(exports.canvas_csv([_sheet(("1001", "1002", "1003"))], {"02_forward_pass": "Forward (4711)"}))
+    assert ours["assignments"] == [("Forward", "4711")] and float(ours["points"][0]) == 10.0
+    students = {s["id"]: s for s in ours["students"]}
+    assert sorted(students) == ["1001", "1002", "1003"] and students["1001"]["name"] == "Ada Lovelace"
+    assert float(students["1001"]["grades"]["Forward"]) == 10.0
+    assert float(students["1002"]["grades"]["Forward"]) == 3.0  # the late penalty is taken off
+    assert students["1003"]["grades"]["Forward"] == ""  # nothing submitted: Canvas leaves its grade as it is
+    with pytest.raises(ValueError, match="no Canvas user ids: ada, bo, cy .* --canvas-id sis_login_id"):
+        exports.canvas_csv([_sheet()])
+    by_login = canvas_import(exports.canvas_csv([_sheet()], id_column="sis_login_id"))
+    assert [s["sis_login_id"] for s in by_login["students"]] == ["ada", "bo", "cy"]
+    assert by_login["assignments"] == [("02_forward_pass", None)]  # no id: Canvas matches the title, or adds one
+    assert _read(exports.canvas_csv([_sheet()], id_column="sis_login_id"))[3][0] == "'=HYPERLINK(\"x\")"  # text
 
 
-def test_the_moodle_export_has_moodle_s_columns():
-    sample, ours = _read(MOODLE_SAMPLE), _read(exports.moodle_csv([_sheet()]))
-    assert ours[0][:4] == sample[0][:4] and ours[0][4] == "02_forward_pass"
-    rows = {r[0]: r for r in ours[1:]}
-    assert rows["ada"] == ["ada", "Ada", "Lovelace", "ada@example.edu", "10"]
-    assert rows["bo"][1] == "'=HYPERLINK(\"x\")"  # a name that would be a formula is text
-    assert rows["cy"][4] == "" and all(len(r) == len(sample[0]) for r in ours)
+def test_moodle_reads_the_worksheet_by_participant_ids():
+    """Moodle's offline grading worksheet importer (lms_formats.moodle_import: importgradeslib.php's rules) finds
+    its three columns and a "Participant <id>" in each row; a student who did not come from Moodle is refused."""
+    now = datetime(2026, 12, 4, 10, 0, tzinfo=UTC)
+    rows = moodle_import(exports.moodle_worksheet(_sheet(("1034571", "1034572", "1034573")), now))
+    assert [(r["prefix"], r["participant"], r["grade"]) for r in rows] == [
+        ("Participant ", "1034571", "10"), ("Participant ", "1034572", "3")]  # no row for who submitted nothing
+    assert all(r["modified"] == now for r in rows)
+    with pytest.raises(ValueError, match="no Moodle participant ids: ada, bo"):
+        exports.moodle_worksheet(_sheet())
+    with pytest.raises(ValueError, match="Moodle's worksheet has none"):
+        exports.render("moodle", [_sheet()], {"02_forward_pass": "x"})
+
+
+def test_blackboard_reads_the_grade_centre_upload_by_username():
+    column = "FFN02 [Total Pts: 10 Score] |123"  # as Blackboard's own download heads the column
+    ours = blackboard_import(exports.blackboard_csv([_sheet()], {"02_forward_pass": column}))
+    assert ours["columns"] == [("FFN02 [Total Pts: 10 Score] |123", "123")]
+    assert ours["students"] == {"ada": ["10"], "bo": ["3"], "cy": [""]}
+    assert blackboard_import(exports.blackboard_csv([_sheet()]))["columns"] == [("02_forward_pass", None)]
 
 
 def test_the_per_exercise_export_has_one_row_per_student():

@@ -68,6 +68,12 @@ def is_exchange_secret(data):
     return len(data) <= 300 and _SECRET_TEXT.fullmatch(data.decode("ascii", errors="replace")) is not None
 
 
+def course_zone(config):
+    """The course's time zone (c.LmsCollector.timezone, an IANA name), or "" when it is not set."""
+    section = config.get("LmsCollector") if hasattr(config, "get") else None
+    return str(section.get("timezone", "") or "") if section is not None and hasattr(section, "get") else ""
+
+
 def ensure_bin_on_path():
     """Put this interpreter's bin/ first on PATH: nbgrader shells out to `alembic` to create a gradebook."""
     # Where the interpreter is, and where its environment's commands are (not the same folder on Windows: Scripts\\).

@@ -15,20 +15,27 @@ import shutil
 import sys
 from pathlib import Path
 
-from .. import COURSE_ROOT, offering, sanitise
+from .. import COURSE_ROOT, offering, private, sanitise
 from ..schema import Flag, Status, StudentResult
-from . import course, submissions, tempfolders, worker
+from . import course, intake, submissions, tempfolders, worker
 from .dispatch import driver, pool
 from .gate_beside import public
 from .gate_in import cgroups, sandbox, unsandboxed
-from .gate_out import exports
+from .gate_out import exports, feedback
 from .scoring import classbook, gradebook, ledger, results
 from .worker_setup import WorkerSetup
 
 
 def _say(text):
-    """A line for the instructor's terminal: what a student named (a zip member, a file) cannot drive it."""
+    """A diagnostic line for the instructor's terminal (stderr): what a student named (a zip member, a file) cannot
+    drive it."""
     print(sanitise.for_terminal(text), file=sys.stderr, flush=True)
+
+
+def _tell(text):
+    """A line of the run's results (stdout, so that `> log` keeps them): each student's grade, the due date and who
+    was late, the summary."""
+    print(sanitise.for_terminal(text), flush=True)
 
 
 def banner(lines):
@@ -70,7 +77,8 @@ def _report_page(result):
 
 
 def _publish(config, model, submission, reply, out_dir, gb):
-    """Write one student's result everywhere it belongs: JSON, gradebook, the course's folders."""
+    """Write one student's result everywhere it belongs: JSON, gradebook (its late penalty published), the course's
+    folders, the page (with the grade the gradebook gives)."""
     result = StudentResult.from_dict(reply["result"], "the worker's result")
     student, aid = result.student, model.name
     root = Path(config.CourseDirectory.root)
@@ -79,23 +87,43 @@ def _publish(config, model, submission, reply, out_dir, gb):
         course_submitted = root / "submitted" / student / aid
         if course_submitted.resolve() != submission.folder.resolve():
             skipped += course.copy_tree(submission.folder, course_submitted)
+        private.tighten(private.folder(root / "submitted") / student)
     if reply.get("autograded_dir") and Path(reply["autograded_dir"]).is_dir():
         skipped += course.copy_tree(reply["autograded_dir"], root / "autograded" / student / aid)
         shutil.rmtree(reply["autograded_dir"], ignore_errors=True)
     elif submission.folder is not None:  # nothing ran (an unreadable notebook): without a folder formgrader
         course.fresh_dir(root / "autograded" / student / aid)  # would list it as "needs autograding"
     _stand_ins(config, result, root / "autograded" / student / aid)
+    private.tighten(private.folder(root / "autograded") / student)
     for what in skipped[:20]:  # links, FIFOs, devices: never followed or copied, shown to the instructor
         result.flags.append(Flag("review", None, f"not copied: {what}", "the submission's files", notebook=aid))
+    _settled_then_replaced(result, out_dir, gb)
     gradebook.record(config, result, gb)
+    gradebook.publish_late(config, gb, aid, student)
     page = out_dir / f"{student}.html"
     if page.exists() or page.is_symlink():
         page.unlink()
     if not reply.get("html") or course.copy_file(Path(reply["html"]), page, 50 * 1024 * 1024)[0]:
-        page.write_text(_report_page(result), encoding="utf-8")  # the worker could not write one
-    (out_dir / f"{student}.json").write_text(json.dumps(result.to_dict(), indent=1, sort_keys=True) + "\n",
-                                             encoding="utf-8")
+        private.write_text(page, _report_page(result))  # the worker could not write one
+    feedback.set_grade(page, classbook.student_row(gb, aid, student, result))
+    private.write_text(out_dir / f"{student}.json", json.dumps(result.to_dict(), indent=1, sort_keys=True) + "\n")
     return result
+
+
+def _settled_then_replaced(result, out_dir, gb):
+    """A notebook the grader could not read, which the instructor graded by hand, now replaced by a readable file:
+    the hand points and comments were for the stand-in, not for this file, so they go, and the terminal says so
+    (kept, the export would give the old points while the page gives the new file's)."""
+    try:
+        before = json.loads((out_dir / f"{result.student}.json").read_text(encoding="utf-8"))
+        was = {nb["notebook"]: nb["status"] for nb in before.get("notebooks", [])}
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return
+    for nb in result.notebooks:
+        if was.get(nb.notebook) == Status.UNREADABLE and nb.status != Status.UNREADABLE and \
+                gradebook.clear_hand_grading(gb, result.assignment, result.student, nb.notebook):
+            _say(f"{result.student}: the points and comments given by hand to the unreadable {nb.notebook}.ipynb "
+                 "were for a file now replaced by a readable one: cleared, the new file graded as it is")
 
 
 def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limits=None, unsafe=False,
@@ -126,7 +154,8 @@ def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limi
         model = course.prepare_assignment(config, assignment_id, log=_say)
         if not any(c.grade for nb in model.notebooks for c in nb.cells):
             raise ValueError(f"{assignment_id} has no graded cells: there is nothing to grade")
-        out_dir.mkdir(parents=True, exist_ok=True)  # only now: a run refused above leaves no folder behind
+        private.folder(out_dir)  # only now: a run refused above leaves no folder behind
+        gradebook.keep_private(config)
         scored = {"sandbox": vars(limits), "cell timeout": worker.cell_timeout(cell_timeout, config),
                   "student timeout": float(timeout)}  # what the workers get that can change a score
         found, versions = _to_grade(config, model, found, out_dir, force, scored)
@@ -136,10 +165,11 @@ def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limi
                                   draw_figures)
             graded = _grade_found(config, model, found, setup, out_dir, versions, jobs, timeout, cluster, unsafe)
         _write_class_csv(config, assignment_id, out_dir)
+        private.tighten(out_dir)  # the workers' logs and the timing log too
         if graded:
             _summary(graded, out_dir)
         else:
-            _say(f"nothing new to grade; the class's grades: {out_dir}/grades.csv")
+            _tell(f"nothing new to grade; the class's grades: {out_dir}/grades.csv")
         return [r.to_dict() for r in sorted(graded, key=lambda r: r.student)]
     finally:
         cgroups.end_run()  # the run's cgroups, and whatever still runs in them
@@ -148,8 +178,7 @@ def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limi
 
 def _grade_found(config, model, found, setup, out_dir, versions, jobs, timeout, cluster, unsafe):
     """driver.grade_class through the backend asked for, each result published and remembered as it comes."""
-    log_dir = out_dir / "logs"
-    log_dir.mkdir(exist_ok=True)
+    log_dir = private.folder(out_dir / "logs")
     with contextlib.ExitStack() as stack:
         if cluster:
             from .dispatch.cluster import Cluster
@@ -169,7 +198,7 @@ def _grade_found(config, model, found, setup, out_dir, versions, jobs, timeout, 
             return result
 
         return driver.grade_class(backend, found, model, record, log_dir, _say,
-                                  line=lambda result: classbook.result_line(gb, result))
+                                  line=lambda result: classbook.result_line(gb, result), tell=_tell)
 
 
 def _refuse_a_stale_source(config, assignment_id):
@@ -246,12 +275,17 @@ def _remember(out_dir, graded, versions):
 
 
 def _write_class_csv(config, assignment_id, out_dir):
-    """grades.csv: every student of the gradebook, whatever this run graded (exports.py's per-exercise CSV)."""
+    """grades.csv: every student of the gradebook, whatever this run graded (exports.py's per-exercise CSV); the
+    names the downloads gave kept in the gradebook; each page's grade as grades.csv gives it; the due date, who
+    was late and who the LMS marked late, on the terminal."""
+    lms = intake.roster(config.CourseDirectory.root, assignment_id)
+    gradebook.add_names(config, {s: intake.display_name(e) for s, e in lms.items()})
     sheet = classbook.sheet(config, assignment_id, out_dir)  # the late penalties as of the due date of now
-    (out_dir / "grades.csv").write_text(exports.exercises_csv(sheet), encoding="utf-8")
-    late = exports.late_line(sheet)
-    if late:
-        _say(late)
+    private.write_text(out_dir / "grades.csv", exports.exercises_csv(sheet))
+    for row in sheet.rows:
+        feedback.set_grade(out_dir / f"{row.student}.html", row)
+    for line in exports.late_lines(sheet):
+        _tell(line)
 
 
 UNREADABLE_NOTE = ("**The notebook submitted as `{name}` could not be read** (its status and why are in the grader's "
@@ -272,10 +306,12 @@ def _stand_ins(config, result, autograded):
         if nb.status != Status.UNREADABLE or nb.notebook not in released or target.exists() or target.is_symlink():
             continue
         stand_in = nbformat.read(released[nb.notebook], as_version=4)
-        note = UNREADABLE_NOTE.format(name=f"{nb.notebook}.ipynb", student=result.student)
-        stand_in.cells.insert(0, nbformat.v4.new_markdown_cell(note))
-        autograded.mkdir(parents=True, exist_ok=True)
-        nbformat.write(stand_in, target)
+        note = nbformat.v4.new_markdown_cell(UNREADABLE_NOTE.format(name=f"{nb.notebook}.ipynb",
+                                                                    student=result.student))
+        note.metadata[feedback.INSTRUCTOR_NOTE] = True  # generate_feedback shows the student another text
+        stand_in.cells.insert(0, note)
+        private.folder(autograded)
+        private.write_text(target, nbformat.writes(stand_in))
 
 
 def _chosen(found, students, submitted):
@@ -324,15 +360,15 @@ def _summary(graded, out_dir):
     for r in graded:
         by_status.setdefault(r.status, []).append(r.student)
     counts = sorted(by_status.items(), key=lambda kv: list(Status).index(kv[0]))
-    _say(f"graded {len(graded)} submission(s): " + ", ".join(f"{len(v)} {k}" for k, v in counts))
+    _tell(f"graded {len(graded)} submission(s): " + ", ".join(f"{len(v)} {k}" for k, v in counts))
     for status in (Status.FLAGGED, Status.TIMEOUT, Status.OUT_OF_MEMORY, Status.KERNEL_DIED, Status.UNREADABLE,
                    Status.MISSING, Status.GRADER_ERROR):
         if status in by_status:
-            _say(f"  {status}: {', '.join(sorted(by_status[status]))}")
+            _tell(f"  {status}: {', '.join(sorted(by_status[status]))}")
     reviews = sorted({r.student for r in graded for f in r.flags if not f.costs_points})
     if reviews:
-        _say(f"  to review (no points lost for it): {', '.join(reviews)}")
-    _say(f"results: {out_dir}/grades.csv, {out_dir}/<student>.json, {out_dir}/<student>.html")
+        _tell(f"  to review (no points lost for it): {', '.join(reviews)}")
+    _tell(f"results: {out_dir}/grades.csv, {out_dir}/<student>.json, {out_dir}/<student>.html")
 
 
 def main(args):

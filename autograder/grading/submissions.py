@@ -218,6 +218,7 @@ def _make_extractor():
             self.parent.lms_plan = decided
             coursedir = self.parent.coursedir
             intake.save_roster(coursedir.root, coursedir.assignment_id, decided.students)
+            private.folder(Path(coursedir.root) / "downloaded")
             for folder in (Path(coursedir.root) / "downloaded" / coursedir.assignment_id, Path(extracted_path),
                            Path(coursedir.root) / coursedir.submitted_directory):
                 private.tighten(folder)  # zip_collect copies modes: what it copies into submitted/ is 0600 too

@@ -16,10 +16,12 @@ from .progress import Progress
 WITHHELD = " (a test still unfinished: withheld, for review)"
 
 
-def grade_class(backend, found, model, record, log_dir, say, line=None):
+def grade_class(backend, found, model, record, log_dir, say, line=None, tell=None):
     """Grade `found`; `record(submission, reply)` publishes one checked reply and returns its StudentResult, and
-    `line(result)` (result_line by default) is what the terminal says of it."""
+    `line(result)` (result_line by default) is what the terminal says of it: on the progress line, and through
+    `tell` (the run's results, stdout), one line each. `say` gets the diagnostics."""
     line = line or result_line
+    tell = tell or say
     progress = Progress(len(found))
     progress.show()
     graded, later = [], []
@@ -31,12 +33,15 @@ def grade_class(backend, found, model, record, log_dir, say, line=None):
                 progress.advance(later_line(submission))
                 continue
             graded.append(_timed(record, timing, submission, reply))
-            progress.advance(line(graded[-1]))
-        graded += _again_alone(backend, later, model, record, timing, say, line)
+            text = line(graded[-1])
+            progress.clear()
+            tell(text)
+            progress.advance(text)
+        graded += _again_alone(backend, later, model, record, timing, say, line, tell)
     return graded
 
 
-def _again_alone(backend, later, model, record, timing, say, line):
+def _again_alone(backend, later, model, record, timing, say, line, tell):
     """Grade each of `later` (submission, first reply) again, one at a time, after the batch; publish that result
     (the first, if the regrade itself failed). A test still unfinished then is withheld, with a `review` flag: the
     notebook run alone never earns points."""
@@ -58,7 +63,7 @@ def _again_alone(backend, later, model, record, timing, say, line):
         if reply is None or reply["result"].get("status") == Status.GRADER_ERROR:
             reply = first
         graded.append(_timed(record, timing, submission, reply))
-        say(f"  {line(graded[-1])}" + (WITHHELD if unfinished(reply) else ""))
+        tell(f"  {line(graded[-1])}" + (WITHHELD if unfinished(reply) else ""))
     return graded
 
 

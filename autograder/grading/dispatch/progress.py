@@ -85,6 +85,12 @@ class Progress:
                   f"ETA {self.eta(elapsed)}{tail}")
         return f"[{bar}] {counts}" if draw_bar else counts
 
+    def clear(self):
+        """On a terminal, wipe the line, so that a result printed on stdout does not land beside it."""
+        if self.tty:
+            self.stream.write("\r\x1b[2K")
+            self.stream.flush()
+
     def advance(self, last=""):
         self.done += 1
         self.show(last)

@@ -23,6 +23,7 @@ size (`MAX_OUTPUT_CHARS`, `MAX_PAGE_CHARS`).
 
 import copy
 import functools
+import os
 from pathlib import Path
 
 import markupsafe
@@ -60,6 +61,11 @@ def hide_hidden_tests(cell):
     return cell
 
 
+# The cell `grade` puts first in the stand-in of a notebook it could not read (grade._stand_ins) carries this key
+# in its metadata: its text is the instructor's; the student's page shows STUDENT_NOTE in its place.
+INSTRUCTOR_NOTE = "ffn_instructor_note"
+STUDENT_NOTE = ("**Your notebook `{name}` could not be read by the grader.** The cells below are the released "
+                "notebook, not your work: your instructor gave the points and comments here by hand.")
 NO_ALT = "a figure from this cell (it came without a description)"
 # The template of nbgrader's generate_feedback page (nbgrader_config.py): nbconvert's lab template made accessible.
 NBCONVERT_TEMPLATES = Path(__file__).parent / "templates" / "nbconvert"
@@ -106,6 +112,9 @@ class HideHiddenTests(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         from ... import pages
 
+        # generate_feedback runs no one else's code: what it writes after this (the pages' folders) is the owner's
+        # only, as its pages are (c.GenerateFeedback.permissions = 600 in the course's config).
+        os.umask(0o077)
         # Notebook metadata reaches the template too (widget state goes into a <script>): keep what it needs.
         nb.metadata = sanitise.notebook_metadata()
         names = resources.get("nbgrader", {})
@@ -115,6 +124,9 @@ class HideHiddenTests(NbGraderPreprocessor):
 
     def preprocess_cell(self, cell, resources, cell_index):
         course_text = getattr(self, "course_text", frozenset())
+        if INSTRUCTOR_NOTE in cell.get("metadata", {}):  # grade's note on a stand-in: the instructor's, not the page's
+            notebook = resources.get("nbgrader", {}).get("notebook", "the notebook")
+            cell = nbformat.v4.new_markdown_cell(STUDENT_NOTE.format(name=f"{notebook}.ipynb"))
         cell = sanitise.notebook_cell(hide_hidden_tests(cell), cell_index, course_text)
         if cell.get("cell_type") == "markdown" and cell.source in course_text:
             cell.source = course_markdown_block(cell.source)
@@ -270,6 +282,41 @@ def _template():
 
     pages = environment(Path(__file__).parent / "templates")
     return pages.get_template("feedback.html")
+
+
+GRADE_BLOCK = '<section class="ffn-grade"'  # right after the page's <main>: the parent writes it, never a worker
+
+
+def grade_block(row):
+    """The page's first lines: the grade the gradebook gives (classbook.Row: hand scores and the late penalty in),
+    the same that grades.csv and the exports give; '' for a student with no submission."""
+    if row.score is None:
+        return ""
+    details = []
+    if row.late_penalty:
+        details.append(f"{row.score:g} less {row.late_penalty:g} for lateness: submitted {row.late_text()}")
+    elif row.seconds_late > 0:
+        details.append(f"submitted {row.late_text().replace(' charged', '')}, no penalty")
+    shown = f"Your grade: {row.points_text()} points" + (f" ({'; '.join(details)})" if details else "")
+    return (f'{GRADE_BLOCK} aria-label="your grade"><p><strong>{markupsafe.escape(shown)}</strong>. '
+            "It counts the points your instructor gave by hand and any penalty for lateness; the report below is "
+            "the tests'.</p></section>\n")
+
+
+def set_grade(page, row):
+    """Write (or replace) the grade block of the page `page` (a <student>.html `render` made) for `row`; readable by
+    its owner only. A missing page, or one without the template's <main>, is left as it is."""
+    from ... import private
+
+    page = Path(page)
+    if page.is_symlink() or not page.is_file():
+        return
+    head, main, rest = page.read_text(encoding="utf-8").partition("<main>\n")
+    if not main:
+        return
+    if rest.startswith(GRADE_BLOCK):
+        rest = rest.split("</section>\n", 1)[-1]
+    private.write_text(page, head + main + grade_block(row) + rest)
 
 
 def course_markdown(notebook):

@@ -6,12 +6,14 @@ the late penalties are set first, from the due date the gradebook holds now (gra
 """
 
 import json
+import math
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 from ... import RESULTS
 from ...schema import Status
-from .. import course
+from .. import course, intake
 
 NO_SUBMISSION = "no submission"  # a student of the course with nothing in the gradebook for this assignment
 
@@ -32,11 +34,42 @@ class Row:
     timestamp: str
     exercises: dict = field(default_factory=dict)  # exercise -> points (None: no submission)
     needs_manual: bool = False  # a cell still waits for the instructor's points in formgrader
+    seconds_late: float = 0.0  # after the due date the gradebook holds now (0: on time, or no time)
+    lms: str = ""  # the LMS whose download held the submission (intake's roster), "" when none did
+    lms_late: bool = False  # that LMS marked it late (Canvas's _LATE): its own late policy, not charged here
 
     @property
     def grade(self):
         """The points the LMS should show: the score less the late penalty (None: nothing submitted)."""
         return None if self.score is None else max(0.0, self.score - self.late_penalty)
+
+    @property
+    def name(self):
+        return " ".join(n for n in (self.first_name, self.last_name) if n)
+
+    def points_text(self):
+        """'9/10': the grade (after the late penalty) out of the maximum, as the terminal and the page give it."""
+        return f"{self.grade:g}/{self.max_score:g}" if self.score is not None else f"-/{self.max_score:g}"
+
+    def late_text(self):
+        """'7 min after the due date (1 started day charged)', or '' when on time."""
+        if self.seconds_late <= 0:
+            return ""
+        days = math.ceil(self.seconds_late / DAY)
+        return f"{duration(self.seconds_late)} after the due date ({days} started day{'s' if days > 1 else ''} charged)"
+
+
+DAY = 24 * 60 * 60
+
+
+def duration(seconds):
+    """5 s, 3 min, 2 h 5 min, 1 day 3 h: how late, to the unit that matters."""
+    minutes, hours, days = int(seconds // 60), int(seconds // 3600), int(seconds // 86400)
+    if days:
+        return f"{days} day{'s' if days > 1 else ''}" + (f" {hours - 24 * days} h" if hours - 24 * days else "")
+    if hours:
+        return f"{hours} h" + (f" {minutes - 60 * hours} min" if minutes - 60 * hours else "")
+    return f"{minutes} min" if minutes else f"{int(seconds)} s"
 
 
 @dataclass
@@ -49,11 +82,32 @@ class Sheet:
     rows: list
     late: list = field(default_factory=list)  # gradebook.Late, one per late submission
     duedate: str = ""  # the assignment's due date in UTC ("" when it has none)
+    zone: str = ""  # the course's time zone (c.LmsCollector.timezone), "" when unset
+
+    def due_text(self):
+        """'due 2026-12-03 16:00:00 UTC (2026-12-03 17:00:00 in Europe/Berlin)', or what to do when it has none."""
+        if not self.duedate:
+            return (f"{self.assignment} has no due date in the gradebook: nobody is late (set one with nbgrader db "
+                    f"assignment add {self.assignment} --duedate=..., the guide's 'Late work')")
+        return f"{self.assignment} was due {self.duedate} UTC ({in_zone(self.duedate, self.zone)})"
 
 
 def results_dir(config, assignment_id):
     """Where `grade` writes an assignment's results by default: <course>/results/<assignment>."""
     return Path(config.CourseDirectory.root) / RESULTS / assignment_id
+
+
+def in_zone(utc_text, zone):
+    """'2026-12-03 17:00:00 in Europe/Berlin' for a UTC time's text, or why no zone is shown."""
+    if not zone:
+        return "no course time zone set: c.LmsCollector.timezone"
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        local = datetime.fromisoformat(utc_text).replace(tzinfo=UTC).astimezone(ZoneInfo(zone))
+    except (ZoneInfoNotFoundError, ValueError):
+        return f"c.LmsCollector.timezone {zone!r} is no IANA zone"
+    return f"{local.replace(tzinfo=None).isoformat(sep=' ')} in {zone}"
 
 
 def _exercises(model):
@@ -80,8 +134,6 @@ def _status(results, student):
 
 def sheet(config, assignment_id, results=None):
     """The assignment's grades for every student in the gradebook (a Sheet); ValueError if it was never graded."""
-    from nbgrader.api import MissingEntry
-
     from . import gradebook
 
     model = course.read_assignment(config.CourseDirectory.db_url, assignment_id) \
@@ -91,51 +143,72 @@ def sheet(config, assignment_id, results=None):
                          "(python -m autograder grade)")
     results = Path(results) if results else results_dir(config, assignment_id)
     of, maxima = _exercises(model)
-    rows, late = [], gradebook.late_penalties(config, assignment_id)
+    late = gradebook.late_penalties(config, assignment_id)
+    lms = intake.roster(config.CourseDirectory.root, assignment_id)
     with gradebook.open_gradebook(config) as gb:
         due = gb.find_assignment(assignment_id).duedate
-        for student in sorted(gb.students, key=lambda s: s.id):
-            names = dict(student=student.id, first_name=student.first_name or "", last_name=student.last_name or "",
-                         email=student.email or "", lms_user_id=student.lms_user_id or "")
-            try:
-                sub = gb.find_submission(assignment_id, student.id)
-            except MissingEntry:
-                rows.append(Row(**names, status=NO_SUBMISSION, score=None, max_score=model_max(maxima),
-                                late_penalty=0.0, timestamp="", exercises=dict.fromkeys(maxima)))
-                continue
-            points = dict.fromkeys(maxima, 0.0)
-            for nb in sub.notebooks:
-                for g in nb.grades:
-                    ex = of.get((nb.name, g.name))
-                    if ex is not None:
-                        points[ex] += float(g.score or 0.0)
-            rows.append(Row(**names, status=_status(results, student.id), **_points(sub),
-                            timestamp=sub.timestamp.isoformat(sep=" ") if sub.timestamp else "", exercises=points,
-                            needs_manual=bool(sub.needs_manual_grade)))
-    return Sheet(assignment_id, model_max(maxima), maxima, rows, late, due.isoformat(sep=" ") if due else "")
+        rows = [_row(gb, student, assignment_id, of, maxima, results, lms.get(student.id, {}))
+                for student in sorted(gb.students, key=lambda s: s.id)]
+    return Sheet(assignment_id, model_max(maxima), maxima, rows, late, due.isoformat(sep=" ") if due else "",
+                 course.course_zone(config))
+
+
+def _row(gb, student, assignment_id, of, maxima, results, lms):
+    """One student's Row, from the gradebook (and `lms`, what the downloads said of them)."""
+    from nbgrader.api import MissingEntry
+
+    names = dict(student=student.id, first_name=student.first_name or "",
+                 last_name=student.last_name or intake.display_name(lms), email=student.email or "",
+                 lms_user_id=student.lms_user_id or "")
+    try:
+        sub = gb.find_submission(assignment_id, student.id)
+    except MissingEntry:
+        return Row(**names, status=NO_SUBMISSION, score=None, max_score=model_max(maxima), late_penalty=0.0,
+                   timestamp="", exercises=dict.fromkeys(maxima))
+    points = dict.fromkeys(maxima, 0.0)
+    for nb in sub.notebooks:
+        for g in nb.grades:
+            ex = of.get((nb.name, g.name))
+            if ex is not None:
+                points[ex] += float(g.score or 0.0)
+    return Row(**names, status=_status(results, student.id), **_points(sub),
+               timestamp=sub.timestamp.isoformat(sep=" ") if sub.timestamp else "", exercises=points,
+               needs_manual=bool(sub.needs_manual_grade), lms=str(lms.get("lms") or ""),
+               lms_late=bool(lms.get("late")))
 
 
 def _points(sub):
-    """A gradebook submission's score (the hand scores given in formgrader in place of the grader's), maximum and
-    late penalty: what grades.csv, the exports and the terminal give."""
+    """A gradebook submission's score (the hand scores given in formgrader in place of the grader's), maximum,
+    late penalty and lateness: what grades.csv, the exports, the page and the terminal give."""
     return {"score": float(sub.score), "max_score": float(sub.max_score),
-            "late_penalty": float(sub.late_submission_penalty or 0.0)}
+            "late_penalty": float(sub.late_submission_penalty or 0.0),
+            "seconds_late": float(sub.total_seconds_late or 0.0)}
 
 
-def result_line(gb, result):
-    """What the terminal says of a result just recorded in the open gradebook `gb`: the points grades.csv and the
-    exports give (Row.grade), with the grader's own and the late penalty beside them when they differ."""
+def student_row(gb, assignment_id, student, fallback=None):
+    """The Row of one student's submission in the open gradebook `gb` (its penalty as last published), or a Row
+    of `fallback` (a StudentResult) when its recording failed."""
     from nbgrader.api import MissingEntry
 
     try:
-        points = _points(gb.find_submission(result.assignment, result.student))
+        points = _points(gb.find_submission(assignment_id, student))
     except MissingEntry:  # its recording failed (the run said why): the grader's own points
-        points = {"score": result.score, "max_score": result.max_score, "late_penalty": 0.0}
-    row = Row(result.student, "", "", "", "", f"{result.status}", **points, timestamp="")
+        points = {"score": fallback.score, "max_score": fallback.max_score, "late_penalty": 0.0}
+    return Row(student, "", "", "", "", "", **points, timestamp="")
+
+
+def result_line(gb, result):
+    """What the terminal says of a result just recorded (and its penalty published) in the open gradebook `gb`: the
+    points grades.csv, the page and the exports give (Row.grade), with the grader's own, the hand scores and the
+    late penalty beside them when they differ."""
+    row = student_row(gb, result.assignment, result.student, result)
     notes = [f"{result.score:g} from the grader, {row.score:g} with the scores given by hand"] \
         if row.score != result.score else []
-    notes += [f"{row.score:g} less {row.late_penalty:g} for lateness"] if row.late_penalty else []
-    return f"{row.student}: {row.status} {row.grade:g}/{row.max_score:g}" + (f" ({'; '.join(notes)})" if notes else "")
+    if row.late_penalty:
+        notes.append(f"{row.score:g} less {row.late_penalty:g} for lateness: {row.late_text()}")
+    elif row.seconds_late > 0:
+        notes.append(f"no penalty for lateness: {row.late_text().replace(' charged', '')}")
+    return f"{result.student}: {result.status} {row.points_text()}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
 def model_max(maxima):

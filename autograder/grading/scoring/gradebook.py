@@ -157,10 +157,7 @@ def late_penalties(config, assignment_id):
     preprocess would open a gradebook per notebook, under nbgrader's default course id: this is its body, in one
     session for the class.
     """
-    from nbgrader.preprocessors import AssignLatePenalties
-
-    assign = AssignLatePenalties(config=config, log=_QUIET)
-    assign.init_plugin()
+    assign = late_plugin(config)
     late = []
     with warnings.catch_warnings(), open_gradebook(config) as gb:
         warnings.simplefilter("ignore", SAWarning)
@@ -168,19 +165,83 @@ def late_penalties(config, assignment_id):
             submitted = gb.find_assignment(assignment_id).submissions
         except MissingEntry:
             return []
-        for submission in submitted:
-            seconds, penalty = submission.total_seconds_late, None
-            for notebook in submission.notebooks:
-                notebook.late_submission_penalty = None
-                given = assign.plugin_inst.late_submission_penalty(submission.student.id, notebook.score,
-                                                                   seconds) if seconds > 0 else None
-                if given is not None:
-                    notebook.late_submission_penalty = assign._check_late_penalty(notebook, float(given))
-                    penalty = (penalty or 0.0) + notebook.late_submission_penalty
-            if seconds > 0:
-                late.append(Late(submission.student.id, seconds, penalty))
+        late = [found for found in (apply_late(assign, s) for s in submitted) if found is not None]
         gb.db.commit()
     return sorted(late)
+
+
+def late_plugin(config):
+    """nbgrader's AssignLatePenalties with the plugin the course configures, ready for apply_late."""
+    from nbgrader.preprocessors import AssignLatePenalties
+
+    assign = AssignLatePenalties(config=config, log=_QUIET)
+    assign.init_plugin()
+    return assign
+
+
+def apply_late(assign, submission):
+    """Set the late penalty of each notebook of one gradebook `submission` (uncommitted); its Late, or None."""
+    seconds, penalty = submission.total_seconds_late, None
+    for notebook in submission.notebooks:
+        notebook.late_submission_penalty = None
+        given = assign.plugin_inst.late_submission_penalty(submission.student.id, notebook.score,
+                                                           seconds) if seconds > 0 else None
+        if given is not None:
+            notebook.late_submission_penalty = assign._check_late_penalty(notebook, float(given))
+            penalty = (penalty or 0.0) + notebook.late_submission_penalty
+    return Late(submission.student.id, seconds, penalty) if seconds > 0 else None
+
+
+def publish_late(config, gb, assignment_id, student):
+    """The late penalty of one submission just recorded in the open `gb`, as late_penalties sets the class's: the
+    terminal's line and the student's page then give the grade grades.csv gives."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SAWarning)
+        try:
+            apply_late(late_plugin(config), gb.find_submission(assignment_id, student))
+        except MissingEntry:
+            return
+        gb.db.commit()
+
+
+def clear_hand_grading(gb, assignment_id, student, notebook):
+    """Drop the points and comments given by hand to one notebook of a submission (uncommitted): they were given to
+    the stand-in of a file the grader could not read, which a readable file has now replaced."""
+    try:
+        submitted = gb.find_submission_notebook(notebook, assignment_id, student)
+    except MissingEntry:
+        return False
+    given = [g for g in submitted.grades if g.manual_score is not None] + \
+        [c for c in submitted.comments if c.manual_comment]
+    for grade in submitted.grades:
+        grade.manual_score = None
+    for comment in submitted.comments:
+        comment.manual_comment = None
+    return bool(given)
+
+
+def add_names(config, names):
+    """Give each student of `names` ({student: name}) in the gradebook that name as their last name, where the
+    gradebook has none (a name set with `nbgrader db student add` is kept)."""
+    if not names:
+        return
+    with warnings.catch_warnings(), open_gradebook(config) as gb:
+        warnings.simplefilter("ignore", SAWarning)
+        for student in gb.students:
+            name = names.get(student.id)
+            if name and not (student.first_name or student.last_name):
+                student.last_name = name
+        gb.db.commit()
+
+
+def keep_private(config):
+    """The gradebook is student data: readable by its owner only (nbgrader makes it 0644)."""
+    from ... import private
+
+    url = config.CourseDirectory.db_url
+    path = Path(url.removeprefix("sqlite:///"))
+    if url.startswith("sqlite:///") and path.is_file() and not path.is_symlink():
+        private.tighten(path)
 
 
 _QUIET = logging.getLogger("autograder.late")  # nbgrader's plugin logs each notebook; publication says it once

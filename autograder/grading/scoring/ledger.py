@@ -175,10 +175,11 @@ def load(out_dir):
 
 
 def save(out_dir, ledger):
+    from ... import private
+
     path = Path(out_dir) / LEDGER
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"ledger": _FORMAT, "students": ledger}, indent=1, sort_keys=True) + "\n",
-                   encoding="utf-8")
+    private.write_text(tmp, json.dumps({"ledger": _FORMAT, "students": ledger}, indent=1, sort_keys=True) + "\n")
     tmp.replace(path)
 
 
