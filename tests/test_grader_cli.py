@@ -50,13 +50,20 @@ def _lms_zip(path, students):
             zf.writestr(f"FFN02_{student}_attempt_{stamp}_{ASSIGNMENT}.ipynb", nbformat.writes(nb))
 
 
+def _in_utc(course_root):
+    """Blackboard's names are read once the course says its Blackboard's zone (the guide's section 2)."""
+    with open(course_root / "nbgrader_config.py", "a", encoding="utf-8") as f:
+        f.write('\nc.LmsCollector.timezone = "UTC"\n')
+    return course_root
+
+
 def _hidden_lines():
     return nbtools.secret_lines(ASSIGNMENT)
 
 
 def test_the_guides_cycle_with_zip_collect(tmp_path):
     """generate_assignment, zip_collect, grade, generate_feedback, export: the commands of autograder/README.md."""
-    course_root = nbtools.scratch_course(tmp_path / "course", ASSIGNMENT)
+    course_root = _in_utc(nbtools.scratch_course(tmp_path / "course", ASSIGNMENT))
     run = nbtools.nbgrader("generate_assignment", ASSIGNMENT, cwd=course_root)
     assert run.returncode == 0, run.stderr[-3000:]
     released = nbformat.read(course_root / "release" / ASSIGNMENT / f"{ASSIGNMENT}.ipynb", as_version=4)
@@ -100,7 +107,7 @@ def test_the_guides_cycle_with_zip_collect(tmp_path):
 
 def test_grade_takes_an_lms_zip_directly(tmp_path):
     """... and with --draw-figures, the graded notebook keeps the course's figures as images."""
-    course_root = grading.make_course(tmp_path / "course", ASSIGNMENT)
+    course_root = _in_utc(grading.make_course(tmp_path / "course", ASSIGNMENT))
     _lms_zip(tmp_path / "download.zip", {("cy", "2024-05-03-09-15-00"): nbtools.completed_learner(ASSIGNMENT)})
     run = _autograder("grade", ASSIGNMENT, tmp_path / "download.zip", "--out", tmp_path / "results",
                       "--course", course_root, "--draw-figures")

@@ -13,9 +13,19 @@ import nbtools
 import pytest
 from lms_formats import blackboard_name, blackboard_receipt, canvas_again, canvas_name, moodle_name
 
-from autograder.grading import course, intake, submissions
-from autograder.grading.lms_names import RefusedSubmission, ZoneNotSet, lms_time, read_lms_name, timestamp_text
+from autograder.grading import course, submissions
 from autograder.grading.scoring import ledger
+
+# Read through submissions, the intake's entry point before and after issue 47, so that the tests run (and fail)
+# against the code they were written to change, not only against an import that is not there.
+RefusedSubmission, lms_time, read_lms_name, timestamp_text = (
+    submissions.RefusedSubmission, submissions.lms_time, submissions.read_lms_name, submissions.timestamp_text)
+
+
+def _roster(root):
+    from autograder.grading import intake
+
+    return intake.roster(root, AID)
 
 AID = "02_forward_pass"
 NB = f"{AID}.ipynb"
@@ -244,7 +254,7 @@ def test_canvas_late_marks_are_said_and_kept_in_the_roster(tmp_path):
     run = _zip_collect(root)
     assert run.returncode == 0, run.stderr[-3000:]
     assert "Canvas marked 1 submission(s) late (_LATE): 777 (kimcyrus)" in run.stderr
-    assert intake.roster(root, AID) == {"777": {"lms": "canvas", "name": "kimcyrus", "late": True},
+    assert _roster(root) == {"777": {"lms": "canvas", "name": "kimcyrus", "late": True},
                                         "12345": {"lms": "canvas", "name": "smithjane", "late": False}}
     assert not (root / "submitted" / "777" / AID / "timestamp.txt").exists()  # still no time: nothing to charge
 
@@ -301,7 +311,7 @@ def test_what_cannot_be_read_is_set_aside_and_the_class_collected(tmp_path):
 def test_blackboard_names_wait_for_the_course_zone(tmp_path):
     """Blackboard's names give a wall clock without its zone: not read until the course says which."""
     archive = _zip(tmp_path / "d.zip", {blackboard_name("FFN02", "ada", "2026-12-02-16-59-59", NB): "ada's"})
-    with pytest.raises(ZoneNotSet, match=r'c\.LmsCollector\.timezone = "Europe/Berlin"'):
+    with pytest.raises(RefusedSubmission, match=r'c\.LmsCollector\.timezone = "Europe/Berlin"'):
         _found(archive, tmp_path, _config(""))
     root, course_archive = _course(tmp_path, zone=None)
     _zip(course_archive / "submissions.zip", {blackboard_name("FFN02", "ada", "2026-12-02-16-59-59", NB): "ada's"})
@@ -507,4 +517,4 @@ def test_grade_given_a_download_it_cannot_read_names_it_and_writes_nothing(tmp_p
     assert run.returncode == 2, run.stderr[-3000:]
     assert "its name reads two ways" in run.stderr and "no file in" in run.stderr
     assert not (tmp_path / "results").exists() and not (course_root / "submitted").exists()
-    assert not intake.roster_path(course_root, AID).exists()  # a download nobody's file was read from names nobody
+    assert not (course_root / "downloaded").exists()  # a download nobody's file was read from names nobody

@@ -10,8 +10,10 @@
                    (the records of autograder/schema.py)
     feedback.py, templates/feedback.html, gradebook.py   what the student sees, what formgrader shows
     course.py, submissions.py, progress.py          the course on disk, the submissions, a progress bar
+    intake.py, lms_names.py   LMS downloads: each read by its own LMS's names, the newest file kept
     ledger.py      what is already graded (a submission's files and the course version), skipped next time
-    classbook.py, exports.py   the whole class from the gradebook: grades.csv, and `export` for Canvas/Moodle
+    classbook.py, exports.py   the whole class from the gradebook: grades.csv, and `export` for Canvas, Moodle,
+                   Blackboard
     cluster.py     `grade --cluster`: the class on a Dask cluster (cluster_task.py runs on its workers,
                    cluster_reply.py checks what they send, dask_guard.py: no pickle from them is ever loaded)
 """

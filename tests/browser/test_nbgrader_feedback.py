@@ -30,6 +30,8 @@ def _graded(tmp, *options):
     """A scratch course where one student, with the bias b1 forgotten, was graded by `python -m autograder grade`
     (with `options`) and given nbgrader's feedback by `nbgrader generate_feedback`: (course root, the page)."""
     root = grading.make_course(tmp / "course", AID)
+    with open(root / "nbgrader_config.py", "a", encoding="utf-8") as f:
+        f.write('\nc.LmsCollector.timezone = "UTC"\n')  # Blackboard's names are read once the course's zone is set
     learner = nbtools.with_answers(nbtools.completed_learner(AID), {"ffn_forward": MISSING_B1})
     with zipfile.ZipFile(tmp / "download.zip", "w") as zf:
         zf.writestr(f"FFN02_bo_attempt_2024-05-02-11-30-00_{AID}.ipynb", nbformat.writes(learner))

@@ -97,6 +97,20 @@ def course_source_markdown(config, assignment, notebook):
         return frozenset()
 
 
+def _private_feedback_folders(config, names):
+    """feedback/, feedback/<student>/ and feedback/<student>/<assignment>/ readable by their owner only."""
+    from nbgrader.coursedir import CourseDirectory
+
+    student, assignment = str(names.get("student", "")), str(names.get("assignment", ""))
+    if not (_ID.match(student) and _ID.match(assignment)):
+        return
+    coursedir = CourseDirectory(config=config)
+    feedback = Path(coursedir.root) / coursedir.feedback_directory
+    for folder in (feedback, feedback / student, feedback / student / assignment):
+        if folder.is_dir() and not folder.is_symlink():
+            os.chmod(folder, 0o700)
+
+
 class HideHiddenTests(NbGraderPreprocessor):
     """For nbgrader's GenerateFeedback: feedback without hidden test source, nothing that can run script, and the
     course's formulas as MathML.
@@ -113,8 +127,10 @@ class HideHiddenTests(NbGraderPreprocessor):
         from ... import pages
 
         # generate_feedback runs no one else's code: what it writes after this (the pages' folders) is the owner's
-        # only, as its pages are (c.GenerateFeedback.permissions = 600 in the course's config).
+        # only, as its pages are (c.GenerateFeedback.permissions = 600 in the course's config); the folders it made
+        # before this student's notebook came here, too.
         os.umask(0o077)
+        _private_feedback_folders(self.config, resources.get("nbgrader", {}))
         # Notebook metadata reaches the template too (widget state goes into a <script>): keep what it needs.
         nb.metadata = sanitise.notebook_metadata()
         names = resources.get("nbgrader", {})
