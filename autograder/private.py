@@ -1,8 +1,9 @@
 """Student data (submissions, grades, feedback, names) is readable by its owner only: files 0600, folders 0700.
 
-Every path of the course's tools that writes it goes through here (nbgrader's zip_collect and generate_feedback,
-which write their own files, run under umask 077: the course's plugins set it). On a shared machine a mode of 0644
-would hand every student's grades, names and a private offering's hidden-test data to every account.
+Every path of the course's tools that writes it goes through here. nbgrader's zip_collect runs under the umask
+077 the course's extractor sets; generate_feedback's pages and folders are made so by the course's config and
+hook. On a shared machine a mode of 0644 would hand every student's grades, names and a private offering's
+hidden-test data to every account.
 """
 
 import os

@@ -70,9 +70,12 @@ c.ZipCollectApp.collector_plugin = "autograder.grading.submissions.LmsCollector"
 # Which LMS's names to read; a download is read by the one of these that reads most of its files.
 c.LmsCollector.formats = ["canvas", "moodle", "blackboard"]
 
-# Student data is its owner's only: the pages generate_feedback writes are 0600 (their folders 0700:
-# HideHiddenTests), as everything `grade`, zip_collect, `export` and `report` write is.
+# Student data is its owner's only: the pages generate_feedback writes are 0600, their folders 0700 (the hook), as
+# everything `grade`, zip_collect, `export` and `report` write is.
+from autograder.grading.gate_out.feedback import private_feedback  # noqa: E402
+
 c.GenerateFeedback.permissions = 600
+c.GenerateFeedback.post_convert_hook = private_feedback(here)
 
 # Late work (autograder/README.md, "Late work"): the due date is the gradebook's (`nbgrader db assignment add
 # 02_forward_pass --duedate="2026-12-01 17:00:00 Europe/Berlin"`); nbgrader's own plugin gives no penalty, the

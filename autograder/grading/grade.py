@@ -214,7 +214,8 @@ def _refuse_a_stale_source(config, assignment_id):
 
 def _found(config, assignment_id, submitted, scratch, students):
     """The submissions to consider; refuses an assignment no submission holds, before anything is written."""
-    found = submissions.find(submitted, assignment_id, scratch, config, log=_say)
+    found = submissions.find(submitted, assignment_id, scratch, config, log=_say,
+                             course_root=config.CourseDirectory.root)
     root = scratch / "unzipped" if Path(submitted).is_file() else Path(submitted)
     notebooks = course.notebook_names(config, assignment_id)
     if notebooks:  # else prepare_assignment says the assignment does not exist

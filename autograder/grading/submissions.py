@@ -30,16 +30,15 @@ class Submission:
     folder: Path | None  # holds <notebook>.ipynb (and timestamp.txt); None: the student submitted nothing
 
 
-def find(submitted, assignment_id, scratch, config=None, log=print):
+def find(submitted, assignment_id, scratch, config=None, log=print, course_root=None):
     """The submissions of `assignment_id` under `submitted` (a folder or a .zip), sorted by student id.
 
-    A zip is unpacked into `scratch`. Folders whose name is not a valid student
-    id are skipped with a message.
+    A zip is unpacked into `scratch` (what it says of each student kept in `course_root`'s roster, when given).
+    Folders whose name is not a valid student id are skipped with a message.
     """
     submitted = Path(submitted)
     if submitted.is_file() and zipfile.is_zipfile(submitted):
-        root = config.CourseDirectory.root if config is not None else None
-        submitted = unpack(submitted, assignment_id, Path(scratch) / "unzipped", config, log, course_root=root)
+        submitted = unpack(submitted, assignment_id, Path(scratch) / "unzipped", config, log, course_root=course_root)
     elif not submitted.is_dir():
         raise FileNotFoundError(f"expected a folder <student>/{assignment_id}/<notebook>.ipynb or a .zip, "
                                 f"got {submitted} (it does not exist or is neither)")

@@ -23,7 +23,6 @@ size (`MAX_OUTPUT_CHARS`, `MAX_PAGE_CHARS`).
 
 import copy
 import functools
-import os
 from pathlib import Path
 
 import markupsafe
@@ -97,18 +96,15 @@ def course_source_markdown(config, assignment, notebook):
         return frozenset()
 
 
-def _private_feedback_folders(config, names):
-    """feedback/, feedback/<student>/ and feedback/<student>/<assignment>/ readable by their owner only."""
-    from nbgrader.coursedir import CourseDirectory
+def private_feedback(course_root):
+    """generate_feedback's post_convert_hook (the course's nbgrader_config.py): after each student, the folders of
+    feedback/ readable by their owner only, as the pages are (c.GenerateFeedback.permissions = 600)."""
+    from ... import private
 
-    student, assignment = str(names.get("student", "")), str(names.get("assignment", ""))
-    if not (_ID.match(student) and _ID.match(assignment)):
-        return
-    coursedir = CourseDirectory(config=config)
-    feedback = Path(coursedir.root) / coursedir.feedback_directory
-    for folder in (feedback, feedback / student, feedback / student / assignment):
-        if folder.is_dir() and not folder.is_symlink():
-            os.chmod(folder, 0o700)
+    def hook(assignment=None, student=None, notebooks=None):
+        private.tighten(Path(course_root) / "feedback")
+
+    return hook
 
 
 class HideHiddenTests(NbGraderPreprocessor):
@@ -126,11 +122,6 @@ class HideHiddenTests(NbGraderPreprocessor):
     def preprocess(self, nb, resources):
         from ... import pages
 
-        # generate_feedback runs no one else's code: what it writes after this (the pages' folders) is the owner's
-        # only, as its pages are (c.GenerateFeedback.permissions = 600 in the course's config); the folders it made
-        # before this student's notebook came here, too.
-        os.umask(0o077)
-        _private_feedback_folders(self.config, resources.get("nbgrader", {}))
         # Notebook metadata reaches the template too (widget state goes into a <script>): keep what it needs.
         nb.metadata = sanitise.notebook_metadata()
         names = resources.get("nbgrader", {})
