@@ -174,6 +174,9 @@ def test_every_formgrader_config_turns_the_button_off():
 # ---------------------------------------------------------------- an unreadable notebook, settled by hand
 
 
+BY_LOGIN = ("--to", "canvas", "--canvas-id", "sis_login_id")  # the students' ids here are logins, not Canvas user ids
+
+
 def _export(root, *args):
     return subprocess.run([sys.executable, "-m", "autograder", "export", AID, "--course", str(root), *args],
                           capture_output=True, text=True, env=nbtools.nbgrader_env(), timeout=300)
@@ -195,9 +198,9 @@ def test_an_unreadable_notebook_is_settled_in_formgrader_and_the_exports_wait_fo
     for test_id in nbtools.test_ids(nbtools.learner(AID)):  # a points box for each test cell
         assert f'<input class="score tabbable" id="{test_id}"' in page, test_id
 
-    waiting = _export(root, "--to", "canvas", "--out", tmp_path / "canvas.csv")
+    waiting = _export(root, *BY_LOGIN, "--out", tmp_path / "canvas.csv")
     assert waiting.returncode == 0 and f"{AID}: broken, looping, patcher" in waiting.stderr, waiting.stderr
-    refused = _export(root, "--to", "canvas", "--out", tmp_path / "refused.csv", "--require-settled")
+    refused = _export(root, *BY_LOGIN, "--out", tmp_path / "refused.csv", "--require-settled")
     assert refused.returncode == 2 and "broken, looping, patcher" in refused.stderr, refused.stderr
     assert not (tmp_path / "refused.csv").exists()
 
@@ -210,7 +213,7 @@ def test_an_unreadable_notebook_is_settled_in_formgrader_and_the_exports_wait_fo
                 comment.manual_comment = "Read by hand: the file you sent was damaged; graded from the copy you mailed."
         gb.db.commit()
         top = float(gb.find_submission(AID, "broken").max_score)
-    settled = _export(root, "--to", "canvas", "--out", tmp_path / "settled.csv", "--require-settled")
+    settled = _export(root, *BY_LOGIN, "--out", tmp_path / "settled.csv", "--require-settled")
     assert settled.returncode == 0 and "manual grading" not in settled.stderr, settled.stderr
     rows = {r[3]: r for r in csv.reader(io.StringIO((tmp_path / "settled.csv").read_text()))}
     assert float(rows["broken"][5]) == top / 2

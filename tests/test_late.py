@@ -444,7 +444,7 @@ def test_student_data_is_written_readable_by_its_owner_only(tmp_path):
         UNREADABLE.add("bo")
         grading.write_submissions(root / "submitted", AID, {"bo": nbtools.learner(AID)})
         _grade(root, root / "submitted", None)  # the default results folder, in the course
-        for to, extra in (("canvas", ["--canvas-id", "sis_login_id"]), ("blackboard", []), ("exercises", [])):
+        for to, extra in (("canvas", ["--canvas-id", "sis_login_id"]), ("exercises", [])):
             assert autograder_main(["export", AID, "--to", to, "--course", str(root), *extra]) == 0
         report = root / "results" / "report.html"
         assert autograder_main(["report", AID, "--results", str(root / "results"), "--out", str(report),
@@ -471,9 +471,10 @@ def test_a_settled_unreadable_notebook_then_a_readable_file_page_and_export_agre
         UNREADABLE.discard("fay")
     stand_in = nbformat.read(root / "autograded" / "fay" / AID / f"{AID}.ipynb", as_version=4)
     note = stand_in.cells[0]
-    assert "give the points and a comment by hand" in note.source and feedback.INSTRUCTOR_NOTE in note.metadata
+    assert "give the points and a comment by hand" in note.source  # formgrader's page: the instructor's note
     shown, _ = feedback.HideHiddenTests().preprocess_cell(note, {"nbgrader": {"notebook": AID}}, 0)
     assert "by hand, here" not in shown.source and "could not be read" in shown.source  # the student's page's text
+    assert feedback.INSTRUCTOR_NOTE in note.metadata
     with gradebook.open_gradebook(course.load_config(root)) as gb:  # settled by hand at 0, as formgrader saves it
         notebook = gb.find_submission_notebook(AID, AID, "fay")
         for g in notebook.grades:
