@@ -197,6 +197,33 @@ def test_past_the_outputs_kept_a_cell_still_keeps_one_error():
     assert "2 outputs dropped" in _note(outs)
 
 
+def _reply_error(ename, evalue, traceback):
+    return {"content": {"status": "error", "ename": ename, "evalue": evalue, "traceback": traceback}}
+
+
+def test_a_replys_error_is_cut_as_its_output_was_and_so_not_added_again():
+    """nbgrader adds the reply's error to the cell unless an error output has its name: a 300-character name, cut in
+    the output, would not match the reply's own, and 20 MB of message and traceback would go in uncut."""
+    ex = _executor()
+    huge = ("E" * 300, "x" * 10_000_000, ["x" * 10_000_000])
+    _send(ex, 0, "error", dict(zip(("ename", "evalue", "traceback"), huge, strict=True)))
+    ex.on_cell_executed(cell=ex.nb.cells[0], cell_index=0, execute_reply=_reply_error(*huge))
+    assert len(_kept(ex.nb.cells[0].outputs, "error")) == 1
+    assert len(_written(ex)) < 100_000
+
+
+def test_a_replys_error_without_an_output_is_added_cut_and_readable():
+    """A reply's error that no output repeats (a kernel's own making): added, cut, lone surrogates replaced."""
+    ex = _executor()
+    ex.on_cell_executed(cell=ex.nb.cells[0], cell_index=0,
+                        execute_reply=_reply_error("E\udc00" * 300, "x" * 10_000_000, ["t"] * 1_000_000))
+    [error] = _kept(ex.nb.cells[0].outputs, "error")
+    assert error.ename.startswith("E\ufffd") and len(error.evalue) < 5_000 and len(error.traceback) <= 101
+    assert len(_written(ex)) < 100_000
+    ex.on_cell_executed(cell=ex.nb.cells[1], cell_index=1, execute_reply={"content": "not a dict"})
+    assert ex.nb.cells[1].outputs == []
+
+
 def test_an_output_budget_needs_no_kernel():
     """OutputBudget alone: the floor, the count, the note, for a cell's list of outputs."""
     budget, outs = outputs.OutputBudget(cell_chars=1_000, notebook_chars=10_000), []
@@ -592,7 +619,9 @@ def flooded_class(tmp_path_factory):
     submissions = {"classmate-a": honest, "classmate-b": honest,  # the flooders' honest twins, too
                    "flood-empty-outputs": edited(floods.empty_outputs(FLOOD_SECONDS)),
                    "flood-objects": edited(floods.objects(60_000_000)),
-                   "flood-decoded": edited(floods.objects(30_000_000))}
+                   "flood-decoded": edited(floods.objects(30_000_000)),
+                   # A name its error output cuts: nbgrader would add the reply's own error, uncut, beside it.
+                   "long-error-name": edited("raise type('E' * 300, (Exception,), {})('x' * 30_000_000)\n")}
     grading.write_submissions(base / "submitted", floods.ASSIGNMENT, submissions)
     # One worker, which grades in the students' order: the classmates first, then the flooders (see the peak's test).
     results = grading.run_batch(floods.ASSIGNMENT, base / "submitted", base / "results", course_root, jobs=1,
@@ -628,6 +657,18 @@ def test_a_flooders_autograded_notebook_keeps_a_bounded_number_of_outputs(floode
 
 @pytest.mark.grading
 @pytest.mark.sandbox
+def test_an_error_whose_name_is_cut_is_kept_once_and_cut(flooded_class):
+    result = flooded_class["results"]["long-error-name"]
+    assert result["status"] == "graded" and result["score"] == result["max_score"]
+    path = flooded_class["course"] / "autograded" / "long-error-name" / floods.ASSIGNMENT / f"{floods.ASSIGNMENT}.ipynb"
+    errors = [o for c in nbformat.read(path, as_version=4).cells for o in c.get("outputs", [])
+              if o.output_type == "error"]
+    assert len(errors) == 1 and len(errors[0].evalue) < 5_000
+    assert path.stat().st_size < 2 * MiB  # uncut, the reply's error alone was 60 MB
+
+
+@pytest.mark.grading
+@pytest.mark.sandbox
 def test_flooders_are_stopped_naming_the_channel(flooded_class):
     for student, why in (("flood-objects", "a message of more than 128 MiB"),
                          ("flood-decoded", "a message of more than 1,000,000 JSON values")):
@@ -646,5 +687,5 @@ def test_each_worker_reports_its_own_peak_within_256_mib_of_the_twins(flooded_cl
     peaks = {student: stages["worker peak MiB"] for student, stages in flooded_class["timing"].items()}
     assert set(peaks) == set(flooded_class["results"]), peaks
     honest = max(peaks[s] for s in ("classmate-a", "classmate-b"))
-    for student in ("flood-empty-outputs", "flood-objects", "flood-decoded"):
+    for student in ("flood-empty-outputs", "flood-objects", "flood-decoded", "long-error-name"):
         assert peaks[student] <= honest + GROWTH / MiB, (student, peaks)

@@ -411,5 +411,19 @@ class SandboxExecute(Execute):
         bounded["metadata"] = _image_alt(content.get("metadata"), kept)
         return bounded
 
+    def on_cell_executed(self, **kwargs):
+        """nbgrader's hook: it appends the cell's reply's error as an output when no error output has its name (a
+        timeout's, or one the kernel made up). Cut and made readable first, as every error output is, so that it
+        matches the output it repeats, and adds nothing unbounded when it does not."""
+        reply = kwargs.get("execute_reply")
+        content = reply.get("content") if isinstance(reply, dict) else None
+        if not isinstance(content, dict):
+            return None  # no reply to speak of: nothing to add
+        if content.get("status") == "error":
+            kept = self._outputs.cut_error(content.get("ename", "Error"), content.get("evalue", ""),
+                                           content.get("traceback"))
+            content.update(zip(("ename", "evalue", "traceback"), readable.clean(list(kept)), strict=True))
+        return super().on_cell_executed(**kwargs)
+
     def handle_comm_msg(self, outs, msg, cell_index):
         return None  # no widgets in grading: their messages are neither kept nor acted on

@@ -90,8 +90,8 @@ class OutputBudget:
         self._count(cell, cost)
         return False
 
-    def error(self, cell, outputs, ename, evalue, traceback):
-        """(name, message, traceback) kept of an error, or None: past the budget, one short error per cell."""
+    def cut_error(self, ename, evalue, traceback):
+        """(name, message, traceback) of an error, each cut to its bound (ErrorCut), as strings."""
         ename, evalue = cut(ename, self.error_cut.name), cut(evalue, self.error_cut.value)
         kept, used = [], 0
         lines = traceback if isinstance(traceback, list) else []
@@ -103,6 +103,11 @@ class OutputBudget:
             used += len(line)
         if len(kept) < len(lines):
             kept.append(f"... traceback cut by the grader ({len(lines):,} lines) ...")
+        return ename, evalue, kept
+
+    def error(self, cell, outputs, ename, evalue, traceback):
+        """(name, message, traceback) kept of an error, or None: past the budget, one short error per cell."""
+        ename, evalue, kept = self.cut_error(ename, evalue, traceback)
         size = max(len(ename) + len(evalue) + sum(map(len, kept)), limits.OUTPUT_FLOOR)
         if size > self.room(cell) or self._output_room(cell) <= 0:
             if cell in self._errors:  # the cell keeps the one error that decides its score
