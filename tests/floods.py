@@ -73,6 +73,12 @@ def empty_outputs(seconds):
     return signed("display_data", '{"data": {}, "metadata": {}}', seconds)
 
 
+def published_empty_outputs(seconds):
+    """The same flood through IPython's public API: publish_display_data({})."""
+    return ("import time\nfrom IPython.display import publish_display_data\n"
+            f"end = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    publish_display_data({{}})\n")
+
+
 def objects(count, channel="iopub"):
     """The issue's second flood: one message whose JSON is `count` empty objects ([{},{},...], 3 bytes each)."""
     return signed("display_data", f"b'{{\"data\": {{\"application/json\": [' + b'{{}},' * {count} + b'{{}}]}}}}'",
@@ -121,9 +127,12 @@ def flood(channel, size, count, wait=20):
     return FLOODS[channel].format(size=size, count=count, wait=wait)
 
 
-def graded(folder, edit=None, budget=0, cell_timeout=30):
+def graded(folder, edit=None, budget=0, cell_timeout=30, timing=None):
     """(check's JSON result, the grading worker's peak resident bytes) of 02's completed learner notebook,
-    its x_try cell replaced by `edit`, with the channels' budget lowered to `budget` bytes (0: as configured)."""
+    its x_try cell replaced by `edit`, with the channels' budget lowered to `budget` bytes (0: as configured);
+    check's record of its stages written to the file `timing` if given (check.TIMING_ENV)."""
+    from autograder.grading.check import TIMING_ENV
+
     nb = nbtools.completed_learner(ASSIGNMENT)
     if edit is not None:
         edited = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.startswith("x_try"))
@@ -132,7 +141,8 @@ def graded(folder, edit=None, budget=0, cell_timeout=30):
     nbformat.write(nb, path)
     run = subprocess.run([sys.executable, "-c", _WORKER, str(budget), str(peak), "check", str(path), "--json",
                           "--cell-timeout", str(cell_timeout), "--feedback", str(folder / "feedback.html")],
-                         capture_output=True, text=True, env=nbtools.nbgrader_env(), timeout=900)
+                         capture_output=True, text=True, timeout=900,
+                         env=dict(nbtools.nbgrader_env(), **({TIMING_ENV: str(timing)} if timing else {})))
     if run.returncode not in (0, 1):
         raise RuntimeError(f"check could not grade ({run.returncode}):\n{run.stdout[-2000:]}{run.stderr[-3000:]}")
     return json.loads(run.stdout), json.loads(peak.read_text(encoding="ascii"))["peak"]
