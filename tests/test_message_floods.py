@@ -262,6 +262,22 @@ def test_escaped_quotes_do_not_hide_values_from_the_count():
     assert messages.refusal(_parts(hidden)) is None
 
 
+def test_the_exact_count_stops_once_past_the_bound(monkeypatch):
+    """40 MB of short strings holding commas: the count outside strings reads a few megabytes (a million strings
+    are a million values) and stops there, rather than all forty."""
+    windows, tokens = [], messages._TOKENS
+
+    class Counting:
+        def match(self, *args):
+            windows.append(args[1])
+            return tokens.match(*args)
+
+    monkeypatch.setattr(messages, "_TOKENS", Counting())
+    content = b"[" + b'",",' * 10_000_000 + b'""]'
+    assert messages.refusal(_parts(content)) == "a message of more than 1,000,000 JSON values"
+    assert len(windows) <= 5 and max(windows) < 5 * MiB, windows
+
+
 @pytest.mark.parametrize("part", ["content", "metadata", "header"])
 def test_nesting_deeper_than_DECODE_DEPTH_is_refused_in_every_part(part):
     deep, fine = b"[" * 65 + b"]" * 65, b"[" * 64 + b"]" * 64

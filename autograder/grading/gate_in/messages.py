@@ -12,8 +12,9 @@ before its values are made.
 Counting JSON values exactly needs to know what is inside a string: a print of a long list is one string full of
 commas. A count of the structural characters (`[`, `{`, `,`, `:`: every value but the first follows one) is an
 upper bound that decides almost every message at once; only past a bound are the strings taken out (RFC 8259,
-section 7: a string is a quote, then characters or escapes, then a quote) and the rest counted exactly. Each pass
-is one of Python's own C loops (bytes.count, re, numpy), a megabyte at a time.
+section 7: a string is a quote, then characters or escapes, then a quote) and the rest counted exactly, strings
+one value each, stopping once past a bound. Each pass is one of Python's own C loops (bytes.count, re, numpy), a
+megabyte at a time: many short strings are the slow case, and a million of them are already past the bound.
 """
 
 import json
@@ -30,8 +31,8 @@ _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _TOKENS = re.compile(rb'(?:[^"]+|"[^"\\]*(?:\\.[^"\\]*)*")*')
 _OPENS, _CLOSES = b"[{", b"]}"
 _STRUCTURAL = b"[{,:"
-_ESCAPED_U = re.compile(rb"\\u")
-_OUTSIDE_BMP = re.compile(rb"[\xf0-\xff]|\\u[dD][89abAB]")  # UTF-8's four-byte lead, or an escaped surrogate
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD][89abAB]")  # half of a character outside the BMP, escaped
+_BELOW_FOUR_BYTES = bytes(range(0xF0))  # deleted, what is left of UTF-8 is four-byte leads (and invalid bytes)
 
 
 class Refused(ValueError):
@@ -62,7 +63,7 @@ def refusal(parts):
         counts = _Counts(part)
         becomes += 2 * counts.width * len(part)
         if counts.structural > limits.DECODE_VALUES or counts.opens > limits.DECODE_DEPTH:
-            exact_values, depth = _outside_strings(part)
+            exact_values, depth = _outside_strings(part, limits.DECODE_VALUES - values)
             if depth > limits.DECODE_DEPTH:
                 return f"a message nested more than {limits.DECODE_DEPTH} deep"
             values += exact_values
@@ -99,27 +100,32 @@ class _Counts:
         ascii_only, escaped, wide, tail = True, False, False, b""
         for at in range(0, len(part), _CHUNK):
             chunk = bytes(part[at:at + _CHUNK])
-            self.structural += sum(chunk.count(c) for c in _STRUCTURAL)
-            self.opens += sum(chunk.count(c) for c in _OPENS)
-            ascii_only = ascii_only and chunk.isascii()
+            self.opens += chunk.count(b"[") + chunk.count(b"{")
+            self.structural += chunk.count(b",") + chunk.count(b":")
             joined = tail + chunk  # an escape may straddle two chunks
-            escaped = escaped or _ESCAPED_U.search(joined) is not None
-            wide = wide or _OUTSIDE_BMP.search(joined) is not None
+            if b"\\u" in joined:
+                escaped = True
+                wide = wide or _ESCAPED_SURROGATE.search(joined) is not None
+            if not chunk.isascii():
+                ascii_only = False
+                wide = wide or bool(chunk.translate(None, _BELOW_FOUR_BYTES))
             tail = chunk[-5:]
+        self.structural += self.opens
         self.width = 4 if wide else 1 if ascii_only and not escaped else 2
 
 
-def _outside_strings(part):
-    """(JSON values, deepest nesting) of a part, counted outside its strings, a chunk at a time."""
+def _outside_strings(part, room):
+    """(JSON values, deepest nesting) of a part, counted outside its strings (each string one value), a chunk at a
+    time: once past `room` values or DECODE_DEPTH, what is counted so far (the part is refused either way)."""
     values, depth, deepest, at, end = 0, 0, 0, 0, len(part)
-    while at < end:
+    while at < end and values <= room and deepest <= limits.DECODE_DEPTH:
         stop = _TOKENS.match(part, at, min(end, at + _CHUNK)).end()
         if stop == at:  # a string starts here and runs past the chunk: skip it whole
             string = _STRING.match(part, at)
             at = string.end() if string else end  # unterminated: json.loads refuses it, nothing more to count
             continue
-        rest = _STRING.sub(b"", part[at:stop])
-        values += sum(rest.count(c) for c in _STRUCTURAL)
+        rest, strings = _STRING.subn(b"", part[at:stop])
+        values += max(strings, sum(rest.count(c) for c in _STRUCTURAL))  # a string follows one, or begins the part
         codes = np.frombuffer(rest, np.uint8)
         steps = np.isin(codes, list(_OPENS)).astype(np.int64) - np.isin(codes, list(_CLOSES))
         if steps.size:
