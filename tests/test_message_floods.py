@@ -304,6 +304,16 @@ def test_what_the_text_becomes_counts_its_widest_character(monkeypatch):
         assert messages.refusal(_parts(wide)) == "a message that would take more than 4 MiB to read"
 
 
+def test_a_messages_binary_buffers_are_not_kept():
+    """Up to 250 buffers of half a megabyte each fit the bounds; the grader, which keeps no widget, copies none."""
+    session = kernel.SandboxedSession(key=b"k" * 32)
+    frames = session.serialize(session.msg("comm_msg", {"comm_id": "c", "data": {}}), ident=None)
+    parts = messages.after_delimiter(frames + [b"b" * (MiB // 2)] * 250)
+    assert messages.refusal(parts) is None
+    message = session.deserialize(messages.for_session(parts))
+    assert message["content"]["comm_id"] == "c" and message["buffers"] == []
+
+
 def test_size_and_parts_are_bounded_without_a_relay(monkeypatch):
     monkeypatch.setattr(limits, "MESSAGE_BYTES", 1 * MiB)
     assert messages.refusal(_parts(b'"' + b"x" * MiB + b'"')) == "a message of more than 1 MiB"

@@ -78,8 +78,9 @@ def refusal(parts):
 
 def for_session(parts):
     """`parts` copied as Session.deserialize takes them: the signature as bytes (it is kept against replays), the
-    JSON parts as bytearrays for read_json to empty, the buffers as bytes."""
-    return [bytes(parts[0]), *map(bytearray, parts[1:5]), *map(bytes, parts[5:])] if parts else []
+    JSON parts as bytearrays for read_json to empty. Not the binary buffers after them: only widgets use them, and
+    grading keeps no widget (the signature does not cover them either)."""
+    return [bytes(parts[0]), *map(bytearray, parts[1:5])] if parts else []
 
 
 def read_json(part):
