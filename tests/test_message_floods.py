@@ -352,27 +352,35 @@ def _frame(body, more=False):
 
 def test_a_stream_read_a_byte_at_a_time_ends_the_same_messages():
     data = GREETING + _frame(b"a" * 300, more=True) + _frame(b"") + _frame(b"b" * 10) + _frame(b"c" * 70_000)
-    whole = zmtp.Stream(MiB, 8)
+    whole = zmtp.Stream(MiB, 8, 2 * MiB)
     assert whole.feed(data) == (3, None)
-    bytewise = zmtp.Stream(MiB, 8)
+    bytewise = zmtp.Stream(MiB, 8, 2 * MiB)
     assert sum(bytewise.feed(data[i:i + 1])[0] for i in range(len(data))) == 3
 
 
 @pytest.mark.parametrize("greeting", [b"\x00\x05hello", b"\xff" + bytes(8) + b"\x7f", GREETING[:10] + b"\x01"],
                          ids=["ZMTP 1.0", "ZMTP 1.0, signed", "ZMTP 2.0"])
 def test_a_greeting_no_libzmq_4_sends_is_unreadable(greeting):
-    stream = zmtp.Stream(MiB, 8)
+    stream = zmtp.Stream(MiB, 8, 2 * MiB)
     stream.feed(greeting + bytes(64))
     assert stream.unreadable
 
 
 def test_a_message_over_a_bound_is_refused_at_the_frame_that_crosses_it():
-    stream = zmtp.Stream(1_000, 4)
+    stream = zmtp.Stream(1_000, 4, MiB)
     head = GREETING + _frame(b"x" * 600, more=True)
     assert stream.feed(head) == (0, None)
     assert stream.feed(bytes([2]) + (500).to_bytes(8, "big")) == (0, "a message of more than 1,000 bytes")
-    parts = zmtp.Stream(MiB, 4)
+    parts = zmtp.Stream(MiB, 4, 2 * MiB)
     assert parts.feed(GREETING + _frame(b"", more=True) * 4 + _frame(b"")) == (0, "a message of more than 4 parts")
+
+
+def test_a_frame_zeromq_refuses_itself_is_left_to_it():
+    """Junk written to a kernel's socket (0xFF bytes: a frame of 2**64 - 1 bytes) is ZeroMQ's to refuse, as before
+    the relay read frames: it gives the connection up, and the cell ends as a timeout, not as out of memory."""
+    stream = zmtp.Stream(MiB, 8, 2 * MiB)
+    assert stream.feed(GREETING + _frame(b"ok") + b"\xff" * 65536) == (1, None)
+    assert stream.left_to_zeromq and not stream.unreadable
 
 
 class _Through:

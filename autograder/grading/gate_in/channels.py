@@ -68,7 +68,7 @@ class _Link:
     def __init__(self, channel, grader, kernel):
         self.channel, self.grader, self.kernel = channel, grader, kernel
         self.to_grader = self.to_kernel = b""
-        self.stream = zmtp.Stream(limits.MESSAGE_BYTES, limits.MESSAGE_FRAMES)  # what the kernel sends, read
+        self.stream = zmtp.Stream(limits.MESSAGE_BYTES, limits.MESSAGE_FRAMES, BUDGET)  # what the kernel sends
 
     def sockets(self):
         return [s for s in (self.grader, self.kernel) if s is not None]

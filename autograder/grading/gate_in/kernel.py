@@ -319,16 +319,16 @@ class BoundedChannel(AsyncZMQSocketChannel):
         frames = await self.socket.recv_multipart(copy=False)
         parts = messages.after_delimiter([frame.buffer for frame in frames])
         why = messages.refusal(parts)
-        if why is None:
-            parts = messages.for_session(parts)
-        del frames  # with `parts` replaced, ZeroMQ's copy of the message is freed here
+        parts = messages.for_session(parts) if why is None else None
+        del frames  # ZeroMQ's copy of the message is freed here, before anything of it is decoded
         if why is not None:
-            parts = None
-            why = channels.refused_why(self.channel, why)
-            if self.on_refused is not None:
-                self.on_refused(why)
-            raise messages.Refused(why)
+            self._refuse(channels.refused_why(self.channel, why))
         return self.session.deserialize(parts)
+
+    def _refuse(self, why):
+        if self.on_refused is not None:
+            self.on_refused(why)
+        raise messages.Refused(why)
 
 
 def _bounded(channel):

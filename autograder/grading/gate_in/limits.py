@@ -15,7 +15,7 @@ MiB = 1024 * 1024
 # that, at half the run's budget.
 MESSAGE_BYTES = 128 * MiB
 # Frames of one message. A Jupyter message is its routing frames, a delimiter, a signature, four JSON parts and
-# the binary buffers of a widget's arrays: a dozen at most. ZeroMQ keeps 64 bytes per frame whatever its size, and
+# the binary buffers of a widget's arrays: a dozen or so. ZeroMQ keeps 64 bytes per frame whatever its size, and
 # pyzmq a bytes object: a million empty frames would be 100 MiB from 2 MB on the wire.
 MESSAGE_FRAMES = 256
 
@@ -29,13 +29,15 @@ DECODE_VALUES = 1_000_000
 DECODE_DEPTH = 64
 # Bytes a message's text may take once decoded: its JSON as text, then its strings as values, two copies at up to
 # 4 bytes a character (one character outside the BMP makes Python store the whole string at 4 bytes each). An
-# ASCII message of MESSAGE_BYTES fits; the worker may grow by this much for one message, and no more.
+# ASCII message of MESSAGE_BYTES fits; reading one message grows the worker by about this much at most (its
+# bytes are freed as each part is decoded: messages.read_json).
 DECODE_BYTES = 256 * MiB
 
 # ---- outputs a notebook run keeps (outputs.py; the characters kept per cell and per notebook are SandboxExecute's
 # max_output_bytes and max_notebook_output_bytes) ----------------------------------------------------------------
 # Characters an output counts for at least, however little it holds: an empty display_data still takes about this
-# much of the notebook's JSON, and costs nbgrader, the feedback page and formgrader a step each.
+# much of the notebook's JSON (86 characters, as nbformat writes it), and costs nbgrader, the feedback page and
+# formgrader a step each.
 OUTPUT_FLOOR = 100
 # Outputs kept per cell and per notebook. After the notebook run each kept output costs the grader about 0.3 ms
 # (nbgrader's preprocessors, the autograded notebook, the feedback page): 5,000 cost under 2 s. An honest cell

@@ -9,7 +9,9 @@ libzmq's reader is the owner of the format (libzmq 4.3, src/zmtp_engine.cpp and 
   the size takes eight bytes, big-endian, else one; bit 2: a command; libzmq ignores the other bits), the size,
   the body. A message ends with a part whose bit 0 is 0.
 Every libzmq 4 greets in ZMTP 3, ipykernel's included. A stream that greets otherwise is `unreadable`: the relay
-forwards nothing more of it (only student code that writes its own bytes to the kernel's socket makes one).
+forwards nothing more of it (only student code that writes its own bytes to the kernel's socket makes one). A
+frame larger than the grader's ZeroMQ takes at all (its ZMQ_MAXMSGSIZE) is ZeroMQ's to refuse, as it refuses junk
+written to a kernel's socket: it gives that connection up, and the stream is read no further (`left_to_zeromq`).
 """
 
 GREETING = 64  # bytes of a ZMTP 3 greeting
@@ -25,9 +27,10 @@ class Stream:
     """The kernel's side of one connection, read as it arrives: how many messages each piece completes, and whether
     the message being read is already over a bound (`message_bytes`, all its frames' bodies; `message_frames`)."""
 
-    def __init__(self, message_bytes, message_frames):
+    def __init__(self, message_bytes, message_frames, zeromq_frame_bytes):
         self.message_bytes, self.message_frames = message_bytes, message_frames
-        self.unreadable = False
+        self.zeromq_frame_bytes = zeromq_frame_bytes
+        self.unreadable = self.left_to_zeromq = False
         self._greeting = b""  # what has come of the greeting (its first eleven bytes are read)
         self._head = b""  # the flags and size of the frame being read, until they are whole
         self._body = 0  # bytes of that frame's body still to come
@@ -38,7 +41,7 @@ class Stream:
         """Read the next bytes of the stream: (messages they complete, why the message being read is over a bound,
         or None). Once a message is over a bound, nothing after it is read."""
         done, at = 0, 0
-        while at < len(data) and not self.unreadable:
+        while at < len(data) and not (self.unreadable or self.left_to_zeromq):
             if len(self._greeting) < GREETING:
                 at = self._read_greeting(data, at)
             elif self._body:
@@ -74,6 +77,9 @@ class Stream:
         self._more = bool(self._head[0] & _MORE)
         self._body = int.from_bytes(self._head[1:], "big")
         self._head = b""
+        if self._body > self.zeromq_frame_bytes:
+            self.left_to_zeromq = True  # it refuses the frame from its head, and gives the connection up
+            return at, None
         self._bytes += self._body
         self._frames += 1
         if self._bytes > self.message_bytes:
