@@ -40,6 +40,51 @@ for _ in range({count}):
 """,
 }
 
+# Messages that cost the grader more than they weigh (issue 51), sent through the kernel's own session: validly
+# signed, as student code can. {body} is the loop's body; it runs for {seconds} s, or once when {seconds} is 0.
+_SIGNED = """import time
+k = get_ipython().kernel
+parent = k.get_parent("shell")
+send = k.session.send
+end, sent = time.monotonic() + {seconds}, 0
+while True:
+{body}
+    sent += 1
+    if time.monotonic() >= end:
+        break
+"""
+# Where each channel's messages go from inside the kernel (stdin and shell: to the grader's socket by its identity).
+_TO = {"iopub": "k.iopub_socket, {type!r}, {content}, parent=parent",
+       "shell": "k.shell_stream, {type!r}, {content}, parent=parent, ident=k._parent_ident['shell']",
+       "stdin": "k.stdin_socket, {type!r}, {content}, parent=parent, ident=k._parent_ident['shell']"}
+
+
+def signed(msg_type, content, seconds=0, channel="iopub", metadata=None):
+    """The source of a cell that sends validly signed `msg_type` messages holding `content` (a Python expression:
+    a dict, or bytes taken as the JSON of the content) on `channel`, for `seconds` s (0: one message)."""
+    call = _TO[channel].format(type=msg_type, content=content)
+    if metadata is not None:
+        call += f", metadata={metadata}"
+    return _SIGNED.format(seconds=seconds, body=f"    send({call})")
+
+
+def empty_outputs(seconds):
+    """The issue's first flood: display_data with no data at all, as fast as the kernel sends them."""
+    return signed("display_data", '{"data": {}, "metadata": {}}', seconds)
+
+
+def published_empty_outputs(seconds):
+    """The same flood through IPython's public API: publish_display_data({})."""
+    return ("import time\nfrom IPython.display import publish_display_data\n"
+            f"end = time.monotonic() + {seconds}\nwhile time.monotonic() < end:\n    publish_display_data({{}})\n")
+
+
+def objects(count, channel="iopub"):
+    """The issue's second flood: one message whose JSON is `count` empty objects ([{},{},...], 3 bytes each)."""
+    return signed("display_data", f"b'{{\"data\": {{\"application/json\": [' + b'{{}},' * {count} + b'{{}}]}}}}'",
+                  channel=channel) + "time.sleep(20)  # the kernel is stopped here\n"
+
+
 # What a flood may add to a grading worker's peak memory, in budgets: the budget's bytes in ZeroMQ's queues, and
 # at most one message of up to the budget decoded (pyzmq's copy, then Python's str of its JSON, up to 4 bytes a
 # character), with room to spare.
@@ -82,9 +127,12 @@ def flood(channel, size, count, wait=20):
     return FLOODS[channel].format(size=size, count=count, wait=wait)
 
 
-def graded(folder, edit=None, budget=0, cell_timeout=30):
+def graded(folder, edit=None, budget=0, cell_timeout=30, timing=None):
     """(check's JSON result, the grading worker's peak resident bytes) of 02's completed learner notebook,
-    its x_try cell replaced by `edit`, with the channels' budget lowered to `budget` bytes (0: as configured)."""
+    its x_try cell replaced by `edit`, with the channels' budget lowered to `budget` bytes (0: as configured);
+    check's record of its stages written to the file `timing` if given (check.TIMING_ENV)."""
+    from autograder.grading.check import TIMING_ENV
+
     nb = nbtools.completed_learner(ASSIGNMENT)
     if edit is not None:
         edited = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source.startswith("x_try"))
@@ -93,7 +141,8 @@ def graded(folder, edit=None, budget=0, cell_timeout=30):
     nbformat.write(nb, path)
     run = subprocess.run([sys.executable, "-c", _WORKER, str(budget), str(peak), "check", str(path), "--json",
                           "--cell-timeout", str(cell_timeout), "--feedback", str(folder / "feedback.html")],
-                         capture_output=True, text=True, env=nbtools.nbgrader_env(), timeout=900)
+                         capture_output=True, text=True, timeout=900,
+                         env=dict(nbtools.nbgrader_env(), **({TIMING_ENV: str(timing)} if timing else {})))
     if run.returncode not in (0, 1):
         raise RuntimeError(f"check could not grade ({run.returncode}):\n{run.stdout[-2000:]}{run.stderr[-3000:]}")
     return json.loads(run.stdout), json.loads(peak.read_text(encoding="ascii"))["peak"]

@@ -1,7 +1,8 @@
 """The byte budget of a kernel's channels (gate_in/channels.py, issue 41): what a kernel sends is counted before
 the grader keeps it, on every channel, and a kernel past the budget fails its cell and nothing else.
 
-First the relay alone, between two plain sockets; then graded runs (`check`, whose process is the grading worker)
+First the relay alone, between two plain sockets (the kernel's side speaking ZeroMQ's wire format, which the relay
+reads); then graded runs (`check`, whose process is the grading worker)
 of a notebook whose one free cell floods stdin, IOPub or shell, with the budget lowered to 8 MiB: the worker's
 peak memory (VmHWM) stays within 8 budgets of its peak on the same notebook unflooded, the run is out of memory,
 and the student reads which channel. Without the budget the same floods put the worker 250 to 450 MiB higher.
@@ -18,6 +19,20 @@ import zmq
 from autograder.grading.gate_in import channels
 
 MiB = channels.MiB
+# A ZMTP 3.1 greeting with the NULL mechanism, as every libzmq 4 sends it first (libzmq's src/zmtp_engine.cpp).
+GREETING = b"\xff" + bytes(7) + b"\x01\x7f" + bytes([3, 1]) + b"NULL".ljust(20, b"\0") + bytes(32)
+
+
+def frame(body, more=False):
+    """One ZMTP frame holding `body` (a part of a message; the message's last unless `more`)."""
+    if len(body) < 256:
+        return bytes([int(more), len(body)]) + body
+    return bytes([int(more) | 2]) + len(body).to_bytes(8, "big") + body
+
+
+def frames(data, size=60_000):
+    """`data` as one-part messages of at most `size` bytes each."""
+    return b"".join(frame(data[i:i + size]) for i in range(0, len(data), size))
 
 
 class _Pair:
@@ -34,6 +49,8 @@ class _Pair:
         self.grader.connect(str(tmp_path / "relay.sock"))
         self.kernel_listener.settimeout(10)
         self.kernel, _ = self.kernel_listener.accept()
+        self.kernel.sendall(GREETING)  # as libzmq, the kernel's side greets first
+        assert _read(self.grader, len(GREETING)) == GREETING
 
     def close(self):
         self.relay.close()
@@ -80,13 +97,15 @@ def _sendall_quietly(sock, data):
 
 def test_within_the_budget_the_relay_passes_both_ways_byte_for_byte(pair):
     p = pair(4 * MiB)
-    up, down = bytes(range(256)) * 4096, bytes(reversed(range(256))) * 8192  # 1 MiB and 2 MiB
+    up, down = bytes(range(256)) * 4096, frames(bytes(reversed(range(256))) * 8192)  # 1 MiB and 2 MiB
     writers = [_send_in_thread(p.kernel, down), _send_in_thread(p.grader, up)]
     assert _read(p.kernel, len(up)) == up
     assert _read(p.grader, len(down)) == down
     for writer in writers:
         writer.join(10)
-    assert p.relay.sent == len(down) and p.relay.by_channel == {"stdin": len(down)}  # only the kernel's bytes count
+    sent = len(GREETING) + len(down)  # only the kernel's bytes count
+    assert p.relay.sent == sent and p.relay.by_channel == {"stdin": sent}
+    assert p.relay.messages == 35  # 2 MiB in messages of 60,000 bytes: 34 whole ones and the rest
     assert p.relay.exceeded is None and p.calls == []
 
 
@@ -107,7 +126,7 @@ def test_what_the_grader_does_not_read_waits_in_the_kernel(pair):
     sockets' buffers hold, far below the 32 MiB the kernel tries to send, and the kernel's send waits."""
     p = pair(64 * MiB)
     p.kernel.setblocking(False)
-    sent, data = 0, b"x" * (32 * MiB)
+    sent, data = 0, frame(b"x" * (32 * MiB))
     deadline = time.monotonic() + 2
     while time.monotonic() < deadline:
         try:
@@ -134,11 +153,12 @@ def test_once_zeromq_closes_its_end_with_bytes_waiting_for_it_the_kernel_still_c
     """ZeroMQ drops the connection while the relay holds bytes for it (its end is readable and writable at once,
     the usual case under load): the relay closes that end only, and goes on counting what the kernel sends."""
     p = pair(1 * MiB, channel="iopub")
-    _send_in_thread(p.kernel, b"x" * (512 * 1024))  # under the budget; more than the sockets hold, unread
+    message = frame(b"x" * (512 * 1024 + 2 * MiB))
+    _send_in_thread(p.kernel, message[:512 * 1024])  # under the budget; more than the sockets hold, unread
     time.sleep(0.5)
     assert p.relay.sent < 512 * 1024  # the relay holds a chunk for the grader, and reads no more until it goes
     p.grader.close()
-    sender = _send_in_thread(p.kernel, b"x" * (2 * MiB))
+    sender = _send_in_thread(p.kernel, message[512 * 1024:])
     deadline = time.monotonic() + 10
     while not p.calls and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -163,8 +183,8 @@ def test_reconnections_keep_a_bounded_number_of_connections_open(pair, tmp_path)
         kernel_ends[-1].settimeout(0.5)
         with pytest.raises(TimeoutError):  # the newest: still read and counted
             kernel_ends[-1].recv(1)
-        p.kernel.sendall(b"still relayed")
-        assert _read(p.grader, 13) == b"still relayed"
+        p.kernel.sendall(frame(b"still relayed"))
+        assert _read(p.grader, 15) == frame(b"still relayed")
     finally:
         for end in kernel_ends:
             end.close()

@@ -16,13 +16,15 @@ On top of nbgrader's own behaviour (per-cell timeout, interrupt on timeout):
   broken by junk written to its sockets, one that ignores interrupts), a
   watchdog thread kills the kernel's whole process group (the sandbox, and
   everything in it), and the cell ends as a timeout;
-- a kernel that sends more than its channels' budget (gate_in/channels.py), on any channel, is killed by the
-  relay that counts it; the cell fails with a MemoryError saying which channel, and the run counts as out of
-  memory, as a MemoryError in plain nbgrader would;
-- everything the kernel sends is bounded before it is kept: output per cell
-  (`max_output_bytes`) and per notebook (`max_notebook_output_bytes`), errors
-  included (name, message and traceback cut, so an error still decides the
-  cell's score), display metadata dropped, widget messages ignored;
+- a kernel that sends more than its channels' budget (gate_in/channels.py), on any channel, or one message that
+  would cost the grader more than limits.py allows (its size and parts, counted by the relay; what it would
+  become once decoded, measured by the kernel client: gate_in/messages.py), is killed; the cell fails with a
+  MemoryError saying which channel, and the run counts as out of memory, as a MemoryError in plain nbgrader would;
+- everything the kernel sends is bounded before it is kept (gate_in/outputs.py): characters of output per cell
+  (`max_output_bytes`) and per notebook (`max_notebook_output_bytes`), each output counted as at least
+  limits.OUTPUT_FLOOR characters, and the number of outputs per cell and per notebook, errors included (name,
+  message and traceback cut, so an error still decides the cell's score); display metadata dropped, widget
+  messages ignored;
 - `LAST_RUN[notebook]` tells the worker what happened: timeouts, memory errors, a dead kernel.
 """
 
@@ -42,6 +44,7 @@ from traitlets import Integer, default
 from .. import exercises_in_order, readable
 from .gate_beside.rerun import AFTER_TIMEOUT
 from .gate_in.kernel import SandboxedKernelManager, kill_sandbox, over_budget
+from .gate_in.outputs import ErrorCut, OutputBudget
 
 # SandboxExecute uses three of nbclient's internals, which a release may change without notice: the method a
 # cell's timeout calls, `_async_handle_timeout(timeout, cell)`, the map from a display id to the outputs
@@ -104,11 +107,6 @@ def _image_alt(metadata, data):
     return {"image/png": {"alt": alt[:MAX_ALT_CHARS]}} if isinstance(alt, str) and alt else {}
 
 
-def _cut(text, limit):
-    text = text if isinstance(text, str) else str(text)
-    return text if len(text) <= limit else text[:limit] + f" ... [cut by the grader at {limit:,} characters]"
-
-
 def _size(value):
     """Characters a value takes in the notebook (a cheap upper bound for strings and lists of strings)."""
     if isinstance(value, str):
@@ -119,6 +117,19 @@ def _size(value):
         return len(json.dumps(value, default=str))
     except (TypeError, ValueError, RecursionError):
         return None  # not data at all: dropped
+
+
+def _kept_data(data):
+    """({mime: value} kept of a display's data, the characters it takes): nbformat's schema, bounded names."""
+    kept, size = {}, 0
+    for mime, value in data.items():
+        value_size = _size(value)
+        if isinstance(mime, str) and len(mime) <= 100 and value_size is not None and \
+                (_JSON_MIME.match(mime) or isinstance(value, str)
+                 or isinstance(value, list) and all(isinstance(v, str) for v in value)):  # nbformat's schema
+            kept[mime] = value
+            size += value_size + len(mime)
+    return kept, size
 
 
 class SandboxExecute(Execute):
@@ -158,9 +169,9 @@ class SandboxExecute(Execute):
         self._exercise = _test_exercises(nb.cells if nb is not None else [])
         self._looped, self._spent = {}, {}  # exercise -> its test that timed out first, and second
         self._dead = None
-        self._bytes = {}  # cell index -> characters of output kept
-        self._total = 0  # characters of output kept in the whole notebook
-        self._errors = set()  # cells that have an error output
+        self._outputs = OutputBudget(self.max_output_bytes, self.max_notebook_output_bytes, ErrorCut(
+            self.max_error_name, self.max_error_value, self.max_traceback_lines, self.max_traceback_bytes))
+        self._info["truncated"] = self._outputs.truncated
         self._expired = False
 
     def _add_seconds(self, stage, started):
@@ -269,6 +280,7 @@ class SandboxExecute(Execute):
         finally:
             if watchdog is not None:
                 watchdog.cancel()
+            self._outputs.finish(cell_index, cell.outputs)
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error" and "MemoryError" in str(out.get("ename", "")):
                 self._info["memory_errors"].append(cell_index)
@@ -363,13 +375,6 @@ class SandboxExecute(Execute):
                    metadata={})
         return super().process_message(msg, cell, cell_index)
 
-    def _room(self, cell_index):
-        return min(self.max_output_bytes - self._bytes.get(cell_index, 0), self.max_notebook_output_bytes - self._total)
-
-    def _count(self, cell_index, size):
-        self._bytes[cell_index] = self._bytes.get(cell_index, 0) + size
-        self._total += size
-
     def _copies(self, bounded):
         """How many outputs an output with a display id rewrites (nbclient updates every output with that id)."""
         display_id = bounded.get("transient", {}).get("display_id")
@@ -377,80 +382,48 @@ class SandboxExecute(Execute):
         return sum(map(len, self._display_id_map.get(display_id, {}).values())) if display_id else 0
 
     def _bounded_output(self, msg_type, content, cell, cell_index, bounded):
-        """Fill `bounded` with what is kept of an output message's content, or return None to drop it."""
-        room = self._room(cell_index)
+        """Fill `bounded` with what is kept of an output message's content (gate_in/outputs.py decides how much),
+        or return None to drop it."""
         if msg_type == "error":
-            return self._bounded_error(content, cell, cell_index, bounded, room)
+            kept = self._outputs.error(cell_index, cell.outputs, content.get("ename", "Error"),
+                                       content.get("evalue", ""), content.get("traceback"))
+            if kept is None:
+                return None
+            bounded.update(zip(("ename", "evalue", "traceback"), kept, strict=True))
+            return bounded
         if msg_type == "stream":
             text = content.get("text")
             text = text if isinstance(text, str) else "".join(map(str, text)) if isinstance(text, list) else ""
             bounded["name"] = "stderr" if content.get("name") == "stderr" else "stdout"
-            if len(text) > room:
-                self._truncated(cell, cell_index)
-                if room <= 0:
-                    return None
-                text = text[:room]
-            bounded["text"] = text
-            self._count(cell_index, len(text))
-            return bounded
+            bounded["text"] = self._outputs.stream(cell_index, cell.outputs, text)
+            return None if bounded["text"] is None else bounded
         data = content.get("data") if isinstance(content.get("data"), dict) else {}
-        kept, size = {}, 0
-        for mime, value in data.items():
-            value_size = _size(value)
-            if isinstance(mime, str) and len(mime) <= 100 and value_size is not None and \
-                    (_JSON_MIME.match(mime) or isinstance(value, str)
-                     or isinstance(value, list) and all(isinstance(v, str) for v in value)):  # nbformat's schema
-                kept[mime] = value
-                size += value_size + len(mime)
-        copies = self._copies(bounded) + (msg_type != "update_display_data")
-        if size * copies > room:
-            self._truncated(cell, cell_index)
-            if msg_type == "update_display_data" or size > room:
-                return None
+        kept, size = _kept_data(data)
+        keeps_id = self._outputs.display(cell_index, cell.outputs, size, self._copies(bounded),
+                                         new=msg_type != "update_display_data")
+        if keeps_id is None:
+            return None
+        if not keeps_id:
             bounded.pop("transient", None)  # shown once, but it will not rewrite earlier outputs
-            copies = 1
-        self._count(cell_index, size * copies)
         bounded["data"] = kept
         # Of the kernel's say on how to show an output, only a PNG's text alternative, as a bounded string (the
         # pages' alt text: sanitise.image_alt makes it plain); nothing else a grade or a page needs.
         bounded["metadata"] = _image_alt(content.get("metadata"), kept)
         return bounded
 
-    def _bounded_error(self, content, cell, cell_index, bounded, room):
-        ename = _cut(content.get("ename", "Error"), self.max_error_name)
-        evalue = _cut(content.get("evalue", ""), self.max_error_value)
-        traceback, used = [], 0
-        lines = content.get("traceback") if isinstance(content.get("traceback"), list) else []
-        for line in lines[:self.max_traceback_lines]:
-            line = _cut(line, self.max_traceback_bytes // 4)
-            if used + len(line) > self.max_traceback_bytes:
-                break
-            traceback.append(line)
-            used += len(line)
-        if len(traceback) < len(lines):
-            traceback.append(f"... traceback cut by the grader ({len(lines):,} lines) ...")
-        size = len(ename) + len(evalue) + sum(map(len, traceback))
-        if size > room:
-            # Past the cap an error is still kept, short, once per cell: it decides the cell's score.
-            if cell_index in self._errors:
-                return None
-            self._truncated(cell, cell_index)
-            ename, evalue = ename[:100], evalue[:300]
-            traceback = [f"{ename}: {evalue}"]
-            size = len(ename) + len(evalue) + len(traceback[0])
-        self._errors.add(cell_index)
-        self._count(cell_index, size)
-        bounded.update(ename=ename, evalue=evalue, traceback=traceback)
-        return bounded
-
-    def _truncated(self, cell, cell_index):
-        if cell_index in self._info["truncated"]:
-            return
-        self._info["truncated"].append(cell_index)
-        note = (f"\n... output cut by the grader (at most {self.max_output_bytes:,} characters per cell, "
-                f"{self.max_notebook_output_bytes:,} per notebook) ...\n")
-        self._count(cell_index, len(note))
-        cell.outputs.append(NotebookNode(output_type="stream", name="stdout", text=note))
+    def on_cell_executed(self, **kwargs):
+        """nbgrader's hook: it appends the cell's reply's error as an output when no error output has its name (a
+        timeout's, or one the kernel made up). Cut and made readable first, as every error output is, so that it
+        matches the output it repeats, and adds nothing unbounded when it does not."""
+        reply = kwargs.get("execute_reply")
+        content = reply.get("content") if isinstance(reply, dict) else None
+        if not isinstance(content, dict):
+            return None  # no reply to speak of: nothing to add
+        if content.get("status") == "error":
+            kept = self._outputs.cut_error(content.get("ename", "Error"), content.get("evalue", ""),
+                                           content.get("traceback"))
+            content.update(zip(("ename", "evalue", "traceback"), readable.clean(list(kept)), strict=True))
+        return super().on_cell_executed(**kwargs)
 
     def handle_comm_msg(self, outs, msg, cell_index):
         return None  # no widgets in grading: their messages are neither kept nor acted on

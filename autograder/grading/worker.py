@@ -214,6 +214,7 @@ class Worker:
         student = job["student"]
         self.again = bool(job.get("again"))  # graded again, alone: its clean re-run could not finish in the batch
         started, cpu = time.monotonic(), _cpu_seconds()
+        _forget_peak_memory()
         self.timing = {}
         try:
             result, autograded_dir, html = self._grade(student, job.get("input_dir"))
@@ -228,6 +229,7 @@ class Worker:
         print(f"{student}: {result.status} in {result.seconds:.1f} s ({self._timing()})", file=sys.stderr, flush=True)
         spent = [b - a for a, b in zip(cpu, _cpu_seconds(), strict=True)]
         timing = _breakdown(self.timing, time.monotonic() - started, spent)
+        timing["worker peak MiB"] = _peak_memory_mib()
         # Learner text in it (an exception's message from the clean re-run) may hold lone surrogates: none leaves.
         return {"student": student, "result": readable.clean(result.to_dict()), "autograded_dir": autograded_dir,
                 "html": html, "timing": timing}
@@ -552,6 +554,27 @@ def _cpu_seconds():
     """(CPU seconds of this process, of its reaped children): os.times, which Windows has too (no `resource`)."""
     t = os.times()
     return t.user + t.system, t.children_user + t.children_system
+
+
+def _forget_peak_memory():
+    """Start this process's peak resident memory (VmHWM) anew, so that each student's is their own (Linux: writing
+    5 to clear_refs resets it). Where that is refused (a worker graded as root runs as a user of its own, and the
+    kernel then gives its /proc files to root) or there is no /proc, the peak stays the worker's since it started."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
+def _peak_memory_mib():
+    """This process's peak resident memory (since _forget_peak_memory where it could reset it), in MiB: the worker
+    reports its own, no cgroup needed. -1 where the system does not say (no /proc)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            return round(next(int(line.split()[1]) for line in f if line.startswith("VmHWM:")) / 1024, 1)
+    except (OSError, StopIteration, ValueError):
+        return -1
 
 
 def _breakdown(timing, total, cpu):

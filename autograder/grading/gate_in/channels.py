@@ -1,4 +1,4 @@
-"""The byte budget of a sandboxed kernel's channels: what a kernel sends the grader is counted before it is kept.
+"""The budget of a sandboxed kernel's channels: what a kernel sends the grader is counted before it is kept.
 
 ZeroMQ bounds a socket's queue by messages (its high-water mark), not by bytes, and it keeps every frame of a
 message before it hands out the first: a kernel that sends a few huge messages, or one message of many frames,
@@ -7,6 +7,10 @@ grader never connects ZeroMQ to a kernel's socket itself: each channel (shell, I
 goes through a relay of the grader's (`Relay`, one thread per kernel) that counts every byte the kernel sends
 before ZeroMQ sees it. Past `BUDGET` bytes in one kernel run, all channels together, the relay forwards nothing
 more and calls its `on_exceeded` (kernel.py kills the kernel; execute.py fails the cell with `exceeded_why`).
+It reads the kernel's side of each connection as libzmq does (zmtp.py), so the same happens at a message larger
+than `limits.MESSAGE_BYTES` or of more than `limits.MESSAGE_FRAMES` parts, before any byte of it over the bound
+reaches ZeroMQ. A connection that does not greet as every libzmq 4 does is not forwarded at all; what it sends
+still counts.
 The relay holds at most `CHUNK` bytes per direction of a connection: what the grader does not read waits in the
 kernel's sandbox, under the sandbox's limits.
 
@@ -21,6 +25,8 @@ import socket
 import threading
 
 import zmq
+
+from . import limits, zmtp
 
 MiB = 1024 * 1024
 # Bytes a kernel may send the grader in one run, on all its channels together. An honest notebook sends its
@@ -44,6 +50,11 @@ def exceeded_why(channel, budget=None):
             f"{channel}: the grader stopped its kernel")
 
 
+def refused_why(channel, what):
+    """The student's message: the kernel sent `what` (a message over a bound of limits.py) on `channel`."""
+    return f"the notebook sent {what} on {channel}: the grader stopped its kernel"
+
+
 def bound_context(context):
     """Every socket `context` opens from now on refuses a frame larger than the budget and queues few messages."""
     context.setsockopt(zmq.MAXMSGSIZE, BUDGET)
@@ -57,6 +68,7 @@ class _Link:
     def __init__(self, channel, grader, kernel):
         self.channel, self.grader, self.kernel = channel, grader, kernel
         self.to_grader = self.to_kernel = b""
+        self.stream = zmtp.Stream(limits.MESSAGE_BYTES, limits.MESSAGE_FRAMES, BUDGET)  # what the kernel sends
 
     def sockets(self):
         return [s for s in (self.grader, self.kernel) if s is not None]
@@ -73,6 +85,7 @@ class Relay:
         self.routes, self.on_exceeded = dict(routes), on_exceeded
         self.budget = BUDGET if budget is None else budget
         self.sent, self.by_channel, self.exceeded, self.error = 0, {}, None, None
+        self.messages = 0  # messages the kernel sent whole, all channels together
         self._selector, self._links, self._listeners = selectors.DefaultSelector(), {}, []
         self._wake_r, self._wake_w = os.pipe()
         self._selector.register(self._wake_r, selectors.EVENT_READ, None)
@@ -174,7 +187,9 @@ class Relay:
             if not data:  # the kernel closed it: what is left goes on, then the grader's end closes
                 self._drop(link, "kernel")
                 return
-            if self._count(link.channel, len(data)) and link.grader is not None:
+            messages, over = link.stream.feed(data)
+            if self._count(link.channel, len(data), messages, over) and link.grader is not None \
+                    and not link.stream.unreadable:
                 link.to_grader = data  # while the grader's end is gone, what the kernel sends is counted, then dropped
         elif not data:  # ZeroMQ closed its end (it refused a frame, or it stops): nothing more goes to the kernel
             self._drop(link, "grader")
@@ -194,14 +209,16 @@ class Relay:
         if attribute == "to_grader" and not link.to_grader and link.kernel is None:
             self._drop(link, "grader")  # all the kernel sent before it closed has gone on
 
-    def _count(self, channel, n):
-        """Count `n` bytes the kernel sent on `channel`: False, once the run is past its budget."""
+    def _count(self, channel, n, messages=0, over=None):
+        """Count `n` bytes the kernel sent on `channel`, which end `messages` messages (`over`: why the message they
+        hold is over a bound, or None): False, once the run is past its budget."""
         self.sent += n
         self.by_channel[channel] = self.by_channel.get(channel, 0) + n
-        if self.sent <= self.budget:
+        self.messages += messages
+        if self.sent <= self.budget and over is None:
             return True
         if self.exceeded is None:
-            self.exceeded = exceeded_why(channel, self.budget)
+            self.exceeded = exceeded_why(channel, self.budget) if over is None else refused_why(channel, over)
             try:
                 self.on_exceeded()
             except Exception as exc:  # noqa: BLE001 (the relay stops forwarding whatever the callback did)

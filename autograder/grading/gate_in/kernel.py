@@ -19,6 +19,8 @@ own runtime folder and counts every byte the kernel sends on any channel against
 the run's budget before ZeroMQ keeps it: past it, the kernel is killed
 (`over_budget` says why). Without the sandbox (a learner's `check` on macOS or
 Windows), ports of 127.0.0.1 instead, as any local kernel uses, and no relay.
+Either way, the client measures each message before it is decoded (messages.py):
+one that would become too much is never decoded, and its kernel is killed the same.
 
 Student code can write junk to those sockets. A message to the kernel then
 never leaves, and a plain zmq send would wait for it forever, in the event loop,
@@ -43,13 +45,14 @@ from queue import Empty
 
 import zmq
 from jupyter_client.asynchronous import AsyncKernelClient
+from jupyter_client.channels import AsyncZMQSocketChannel
 from jupyter_client.manager import AsyncKernelManager
 from jupyter_client.provisioning import KernelProvisionerFactory, LocalProvisioner
 from jupyter_client.session import Session
-from traitlets import DottedObjectName, Unicode, default
+from traitlets import DottedObjectName, Type, Unicode, default
 from traitlets.log import get_logger
 
-from . import channels, confine, unsandboxed, zygote
+from . import channels, confine, messages, unsandboxed, zygote
 from .sandbox import Sandbox
 
 PROVISIONER = "autograder-sandbox"  # the entry point's name in pyproject.toml
@@ -181,6 +184,14 @@ class SandboxProvisioner(LocalProvisioner):
         get_logger().warning("%s", self.relay.exceeded)
         kill_sandbox(self.process)
 
+    def refuse(self, why):
+        """The client's: the kernel sent a message the grader will not decode (`why`, the student's message). Its
+        whole sandbox ends, as for the budget."""
+        if getattr(self, "refused", None) is None:
+            self.refused = why
+            get_logger().warning("%s", why)
+        kill_sandbox(getattr(self, "process", None))
+
     async def cleanup(self, restart=False):
         await super().cleanup(restart=restart)
         relay = getattr(self, "relay", None)
@@ -208,9 +219,11 @@ def kill_sandbox(process):
 
 
 def over_budget(km):
-    """Why a kernel was stopped for sending more than its channels' budget (channels.py), or None."""
-    relay = getattr(getattr(km, "provisioner", None), "relay", None)
-    return relay.exceeded if relay is not None else None
+    """Why a kernel was stopped for sending more than its channels' budget (channels.py), or a message the grader
+    would not decode (messages.py), or None."""
+    provisioner = getattr(km, "provisioner", None)
+    relay = getattr(provisioner, "relay", None)
+    return (relay.exceeded if relay is not None else None) or getattr(provisioner, "refused", None)
 
 
 def _open_sockets(pid, folder, names):
@@ -272,11 +285,16 @@ def _check_registered():
 
 
 class SandboxedSession(Session):
-    """A session that gives a message up, with a warning, when its socket's send timeout passes.
+    """A session that gives a message up, with a warning, when its socket's send timeout passes, and reads each
+    JSON part with messages.read_json (which empties the part as it decodes it: see BoundedChannel).
 
     Every socket the grader opens to a kernel has one: the manager's control channel (SandboxedKernelManager) and
     the client's channels (SandboxedKernelClient).
     """
+
+    @default("unpack")
+    def _bounded_unpack(self):
+        return messages.read_json
 
     def send(self, stream, msg_or_type, *args, **kwargs):
         try:
@@ -287,9 +305,45 @@ class SandboxedSession(Session):
             return None
 
 
+class BoundedChannel(AsyncZMQSocketChannel):
+    """One of a kernel client's channels, which measures each message before it is decoded (messages.refusal).
+
+    A message over a bound is never decoded: `on_refused` (the client's) is told why, and getting it raises
+    messages.Refused. One within them is copied out of ZeroMQ's frames as the session reads it, the frames freed
+    before the session decodes (messages.for_session). jupyter_client's own _recv, otherwise."""
+
+    channel = ""  # its name, in the student's message
+    on_refused = None
+
+    async def _recv(self, **kwargs):
+        frames = await self.socket.recv_multipart(copy=False)
+        parts = messages.after_delimiter([frame.buffer for frame in frames])
+        why = messages.refusal(parts)
+        parts = messages.for_session(parts) if why is None else None
+        del frames  # ZeroMQ's copy of the message is freed here, before anything of it is decoded
+        if why is not None:
+            self._refuse(channels.refused_why(self.channel, why))
+        return self.session.deserialize(parts)
+
+    def _refuse(self, why):
+        if self.on_refused is not None:
+            self.on_refused(why)
+        raise messages.Refused(why)
+
+
+def _bounded(channel):
+    return type(f"Bounded{channel.title()}Channel", (BoundedChannel,), {"channel": channel})
+
+
 class SandboxedKernelClient(AsyncKernelClient):
     """A kernel client without the heartbeat thread (its manager, the parent, says whether the kernel lives),
-    whose sockets refuse oversized frames and queue few messages (channels.bound_context)."""
+    whose sockets refuse oversized frames and queue few messages (channels.bound_context), and whose channels
+    decode no message that would become too much (BoundedChannel)."""
+
+    shell_channel_class = Type(_bounded("shell"))
+    iopub_channel_class = Type(_bounded("iopub"))
+    stdin_channel_class = Type(_bounded("stdin"))
+    control_channel_class = Type(_bounded("control"))
 
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
@@ -299,7 +353,17 @@ class SandboxedKernelClient(AsyncKernelClient):
         self.context.setsockopt(zmq.SNDTIMEO, int(SandboxedKernelManager.control_send_timeout * 1000))
 
     def start_channels(self, shell=True, iopub=True, stdin=True, hb=True, control=True):
-        return super().start_channels(shell=shell, iopub=iopub, stdin=stdin, hb=False, control=control)
+        started = super().start_channels(shell=shell, iopub=iopub, stdin=stdin, hb=False, control=control)
+        for wanted, channel in ((shell, "shell"), (iopub, "iopub"), (stdin, "stdin"), (control, "control")):
+            if wanted:
+                getattr(self, f"{channel}_channel").on_refused = self._refused
+        return started
+
+    def _refused(self, why):
+        """A channel's: the kernel sent a message the grader will not decode. Its manager's provisioner stops it."""
+        provisioner = getattr(self.parent, "provisioner", None)
+        if isinstance(provisioner, SandboxProvisioner):
+            provisioner.refuse(why)
 
     async def wait_for_ready(self, timeout=None):
         """jupyter_client's wait for a kernel_info reply with IOPub connected, without its last step: waiting
