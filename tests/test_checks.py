@@ -327,3 +327,71 @@ def test_an_offerings_seed_changes_every_hidden_input_and_none_keeps_the_publish
             checks.set_offering_seed(bad)
     checks.set_offering_seed(None)
     assert checks.hidden_seed(1201) == 1201
+
+
+# --- the course functions an answer may call: the notebook's checks refuse what the grader refuses (issue 52, 0)
+
+NOTEBOOK = '''
+import numpy as np
+import ffn_helpers as ref
+from ffn_helpers import checks, memory, norm
+from ffn_helpers.ffn import ffn_forward
+
+checks.may_call(recall=["ffn_forward"], kv_ffn=[], block=[])
+
+
+def sublayer(t):  # a course cell's function, handed to the answer as data
+    return ffn_forward(t, np.eye(2), np.zeros(2), np.eye(2), np.zeros(2))
+'''
+
+
+def _notebook(answers):
+    namespace = {"__name__": "__main__"}
+    exec(NOTEBOOK + answers, namespace)
+    return namespace
+
+
+def _run(namespace, test):
+    exec(test, namespace)
+
+
+def test_a_course_function_the_exercise_does_not_list_fails_its_check_in_the_graders_words():
+    nb = _notebook("def kv_ffn(keys, values, threshold=0.5):\n    return memory.kv_ffn(keys, values, threshold)\n")
+    with pytest.raises(AssertionError) as info:
+        _run(nb, "checks.call(kv_ffn, np.eye(2), np.eye(2))")
+    assert str(info.value) == checks.refusal("kv_ffn", "ffn_helpers.memory.kv_ffn", ())
+    assert "(the course functions it may call: none)" in str(info.value)
+    assert type(nb["memory"]).__name__ == "module" and nb["ffn_forward"].__module__ == "ffn_helpers.ffn"  # put back
+
+
+def test_a_listed_function_runs_and_a_refusal_the_answer_catches_still_fails():
+    nb = _notebook("def recall(x):\n    return ffn_forward(x, np.eye(2), np.zeros(2), np.eye(2), np.zeros(2))\n\n"
+                   "def kv_ffn(x):\n    try:\n        ref.ffn_forward(x, 1, 2, 3, 4)\n    except Exception:\n"
+                   "        pass\n    return x\n")
+    _run(nb, "assert checks.call(recall, np.array([1.0, -2.0])).tolist() == [1.0, 0.0]")
+    with pytest.raises(AssertionError, match=r"^kv_ffn uses the course's ffn_helpers\.ffn\.ffn_forward \(the course "
+                                             r"functions it may call: none\)"):
+        _run(nb, "checks.call(kv_ffn, np.ones(2))")
+
+
+def test_what_a_test_hands_over_runs_the_course_functions_it_needs():
+    """A course cell's function given as an argument (03's sublayer) runs as the course's, and a course function a
+    substitution hands over may be called by any name, as in the grader's clean re-run."""
+    nb = _notebook("def block(x, f):\n    return layer_norm(x + f(x))\n")
+    _run(nb, "with checks.substitute(layer_norm=norm.layer_norm):\n"
+             "    y = checks.call(block, np.array([1.0, -2.0]), sublayer)\n"
+             "assert np.allclose(y, norm.layer_norm(np.array([2.0, -2.0])))")
+    nb = _notebook("def block(x, f):\n    return norm.layer_norm(x) + ffn_forward(x, 1, 2, 3, 4)\n")
+    with pytest.raises(AssertionError, match="block uses the course's ffn_helpers.ffn.ffn_forward"):
+        _run(nb, "with checks.substitute(layer_norm=norm.layer_norm):\n"
+                 "    checks.call(block, np.array([1.0, -2.0]), sublayer)")
+
+
+def test_a_check_outside_a_notebook_that_states_the_lists_guards_nothing():
+    """No may_call in the caller's globals (a test module, 00's demonstration): nothing is refused."""
+    from ffn_helpers import memory
+
+    def kv(keys):
+        return memory.keys(keys)
+
+    assert checks.call(kv, np.eye(2)).tolist() == [[1.0, 0.0], [0.0, 1.0]]

@@ -119,7 +119,8 @@
 # name such as `ffn_helpers._fast`), except those its exercise names under its
 # description ("Course functions you may call here"). An answer that calls
 # another one, or that changes numpy, the checks or the test cells, earns no
-# points for that exercise, and the grader shows the instructor why.
+# points for that exercise, and the grader shows the instructor why. The checks in
+# each notebook refuse such a call as the grader does, so you meet it before you submit.
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 import numpy as np

@@ -404,6 +404,9 @@ assert -38.1 < tanh_zero_from < -37.9
 assert 1e-27 < special.expit(-60.0) < 1e-26  # the smallest s(z) in the checked tails
 print("The tanh form meets 1e-10 at z = -10, misses it from z = -20 and returns 0 at z = -40.")
 
+# %% [markdown]
+# Now write `sigmoid(z)`, as the start of this section describes it.
+
 # %% nbgrader={"grade": false, "grade_id": "sigmoid", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def sigmoid(z):
     """The logistic sigmoid 1 / (1 + e^(-z)), elementwise; z: a number or an array of any shape."""

@@ -292,7 +292,7 @@ print({label: round(float(c), 4) for label, c in cos_to_v0.items()}, "= cosine o
 #
 # **Step.**
 
-# %% nbgrader={"grade": false, "grade_id": "recall", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% nbgrader={"grade": false, "grade_id": "recall", "locked": false, "schema_version": 3, "solution": true, "task": false} may_call=["ffn_forward"]
 def recall(W1, b1, W2, b2, keys, values):
     """Share of keys whose FFN output is closest (cosine) to their own value; keys, values: (n, d_model)."""
     ### BEGIN SOLUTION

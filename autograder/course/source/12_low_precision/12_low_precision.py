@@ -527,6 +527,9 @@ check_quantized(quantize_int8, np.array([[-0.3]]))
 checks.ok("quantize_int8 is right on random, tied, zero and tiny matrices.")
 ### END HIDDEN TESTS
 
+# %% [markdown]
+# Now `dequantize(q, scale)`, as the exercise above describes it.
+
 # %% nbgrader={"grade": false, "grade_id": "dequantize", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def dequantize(q, scale):
     """q (d_in, d_out) int8 times scale (d_out,), column by column -> float64 (d_in, d_out)."""
