@@ -120,31 +120,205 @@ def _lower_precision_lines(name, got_dtype, expected_dtype, n_bad, size):
             f"  {n_bad} of {size} entries differ from the {expected_dtype} values."]
 
 
-def diagnose(actual, mistakes, args, *, expected=None, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL):
-    """Return the mistakes (from the catalogue) whose wrong result equals `actual`.
+def diagnose(actual, mistakes, args, *, expected=None, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, same=None,
+             nothing=None):
+    """The catalogued mistakes that `actual`, the learner's result on `args`, confirms (a list; [] for none).
 
-    A mistake is named only when it matches and the correct answer does not:
-    inputs where a mistake makes no difference say nothing about it.
+    A mistake is named only where these inputs single it out: its own result on them differs from the right one
+    (`expected`, when given) and from what an answer that computes nothing gives (zeros, one value in every entry,
+    0 or 1 for a single number, one of `args` as it came: `_computes_nothing`), and `actual` is that result.
+    Where several mistakes give that same result, the inputs cannot tell them apart: all of them are named, and
+    `failure` says so. `same(a, b)`: whether two results are the same one (default: `compare` within the
+    tolerances, shapes equal); a check that compares its own way (bit for bit, labels) passes its own.
+    `nothing(result, expected)`: whether a result is one an answer that computes nothing gives (default:
+    `_computes_nothing`).
+    A single number, or a verdict, is seldom enough: `check_cases` and `diagnose_cases` confirm a mistake on every
+    input of a test.
     """
-    if expected is not None and compare(actual, expected, rtol=rtol, atol=atol).ok:
+    if same is None:
+        def same(a, b):
+            return np.shape(a) == np.shape(b) and compare(a, b, rtol=rtol, atol=atol).ok
+    if nothing is None:
+        def nothing(result, expected):
+            return _computes_nothing(result, args, same, expected)
+    if expected is not None and _agree(same, actual, expected):
         return []
-    try:
-        shape = np.shape(actual)
-    except ValueError:  # ragged: no catalogued mistake gives that
-        return []
-    found = []
+    results = []
     for mistake in mistakes:
         # A wrong formula may warn on these inputs (e.g. ddof=1 with d = 1); that is
         # not the learner's output and must not reach stderr in a test cell.
         try:
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                wrong = mistake.compute(*args)
-        except Exception:  # the mistake may not even be possible for these shapes
+                results.append((mistake, mistake.compute(*args)))
+        except Exception:  # the mistake may not even be possible for these inputs
             continue
-        if np.shape(wrong) == shape and compare(actual, wrong, rtol=rtol, atol=atol).ok:
-            found.append(mistake)
+    found = []
+    for mistake, wrong in results:
+        if not _agree(same, actual, wrong) or mistake.key in {m.key for m in found}:
+            continue
+        if (expected is not None and _agree(same, wrong, expected)) or nothing(wrong, expected):
+            continue  # these inputs say nothing about this mistake
+        found.append(mistake)
     return found
+
+
+def _agree(same, a, b):
+    """same(a, b), False where it cannot even compare them."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return bool(same(a, b))
+    except Exception:
+        return False
+
+
+def _computes_nothing(result, args, same, expected=None, alone=True):
+    """Whether an answer that computes nothing could give `result`: zeros, one value in every entry (where the right
+    result, `expected`, is not one value itself), or one of `args` as it came; for a result of several parts (a
+    tuple), each part. Such a result singles out no mistake: a learner's `return 0`, integer division or `return x`
+    gives it too. `alone`: the result is all the evidence there is, so that a single number 0 or 1, a verdict or
+    a label is such a result too (not so for one of several inputs' results: `diagnose_cases`)."""
+    if isinstance(result, tuple | list):
+        matched = isinstance(expected, tuple | list) and len(expected) == len(result)
+        parts = expected if matched else [None] * len(result)
+        return bool(result) and all(_computes_nothing(r, args, same, e, alone)
+                                    for r, e in zip(result, parts, strict=True))
+    try:
+        values = np.asarray(result)
+    except Exception:
+        return False
+    if values.dtype.kind not in "biufUS" or values.size == 0:
+        return values.size == 0
+    flat = values.ravel()
+    if flat.size > 1 and bool(np.all(flat == flat[0])) and not (flat[0] == 0 or _filled(expected)):
+        return True
+    if flat.size > 1 and bool(np.all(flat == 0)):
+        return True
+    if alone and flat.size == 1 and (values.dtype.kind in "bUS" or float(flat[0]) in (0.0, 1.0)):
+        return True
+    return any(_agree(same, arg, result) for arg in args)
+
+
+def _filled(values):
+    """Whether `values` is an array of one value in every entry (a result such as b1 = -θ)."""
+    try:
+        flat = np.ravel(np.asarray(values))
+    except Exception:
+        return False
+    return flat.size > 1 and flat.dtype.kind in "biuf" and bool(np.all(flat == flat[0]))
+
+
+NO_RESULT = object()  # a case whose call crashed: no evidence either way
+
+
+def diagnose_cases(results, mistakes, cases, *, expected, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, same=None):
+    """`diagnose` over several inputs of one test: the mistakes whose results on every input of `cases` (a list of
+    argument tuples, as their computations take them) are the learner's `results` there (`NO_RESULT` where the
+    learner's call crashed: no evidence), given the right ones, `expected`. The other inputs confirm what one
+    input, a single number or a verdict, cannot: a mistake whose results are one value on every input, or nothing
+    computed on each, singles out nothing."""
+    if same is None:
+        def same(a, b):
+            return np.shape(a) == np.shape(b) and compare(a, b, rtol=rtol, atol=atol).ok
+    cases = [tuple(args) for args in cases]
+
+    def same_all(a, b):
+        return len(a) == len(b) and all(x is NO_RESULT or y is NO_RESULT or _agree(same, x, y)
+                                        for x, y in zip(a, b, strict=True))
+
+    def nothing(vector, expected):
+        known = [(r, args, e) for r, args, e in zip(vector, cases, expected, strict=True) if r is not NO_RESULT]
+        constant = len(known) > 1 and all(_agree(same, r, known[0][0]) for r, _, _ in known)
+        alone = len(known) == 1  # one input's result is all the evidence: judged as `diagnose` judges it
+        return constant or all(_computes_nothing(r, args, same, e, alone=alone) for r, args, e in known)
+
+    def over_cases(mistake):
+        def compute():
+            return [_quietly(mistake.compute, args) for args in cases]
+
+        return mistake.computing(compute)
+
+    return diagnose(list(results), [over_cases(m) for m in mistakes], (), expected=list(expected), same=same_all,
+                    nothing=nothing)
+
+
+def _quietly(compute, args):
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return compute(*args)
+    except Exception:
+        return NO_RESULT
+
+
+def check_cases(fn, cases, *, name=None, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, mistakes=(), exact=False, about=None,
+                shown=None):
+    """`check` over several inputs of one test: `cases` holds (args, expected) pairs, or (args, expected, the
+    arguments the mistakes take) triples. The first wrong result fails as `check` would, and the learner's function
+    still runs on the remaining inputs, so that a mistake is named only where it explains the learner's result on
+    every one of them (`diagnose_cases`). `exact`: each result is compared as `check_equal` does (a label, a
+    verdict, a count), and its call is shown with its arguments (or as `shown` gives it, one text per case);
+    `about`: a description of each case, shown above its failure (`in_case`). Returns the results."""
+    name = name or getattr(fn, "__name__", "result")
+    cases = [tuple(case) if len(case) == 3 else (*case, case[0]) for case in cases]
+    results, failed = [], None
+    for i, (args, expected, _) in enumerate(cases):
+        if failed is None:
+            try:
+                actual = call(fn, *args, name=name)
+            except AssertionError as crash:
+                if about is None:
+                    raise
+                raise in_case(about[i], crash) from crash.__cause__
+            error = _wrong(actual, expected, name, args, rtol, atol, exact, None if shown is None else shown[i])
+            failed = None if error is None else (i, error)
+        else:
+            actual = evidence(fn, args, name)
+        results.append(actual)
+    if failed is None:
+        return results
+    same = (lambda a, b: _kind(a) == _kind(b) and bool(a == b)) if exact else None
+    found = diagnose_cases(results, mistakes, [c[2] for c in cases], expected=[c[1] for c in cases], rtol=rtol,
+                           atol=atol, same=same)
+    i, error = failed
+    raise (in_case(about[i], error, found) if about is not None else failure(str(error), found, keeps=error))
+
+
+def _wrong(actual, expected, name, args, rtol, atol, exact, shown=None):
+    """The failure of one case of `check_cases`, or None when its result is right."""
+    if exact:
+        shown = shown or (call_text(name, args) if all(map(_plain, args)) else f"{name}(...)")
+        try:
+            check_equal(actual, expected, name=shown)
+        except AssertionError as error:
+            return error
+        return None
+    comparison = compare(actual, expected, name=f"{name}(...)", rtol=rtol, atol=atol)
+    return None if comparison.ok else failure(comparison.message, public=comparison.public or comparison.message)
+
+
+def _plain(value):
+    """Whether `value`'s repr is short and reads as Python: a number, a string, a flag, None, or a tuple of them."""
+    if isinstance(value, tuple | list):
+        return len(value) <= 8 and all(map(_plain, value))
+    return value is None or isinstance(value, bool | int | float | str | np.number | np.bool_)
+
+
+def call_text(name, args, kwargs=None):
+    """The call `name(*args, **kwargs)` as Python reads it: every argument, by its repr."""
+    shown = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in (kwargs or {}).items()]
+    return f"{name}({', '.join(shown)})"
+
+
+def evidence(fn, args, name=None):
+    """fn(*args) for a diagnosis only (`diagnose_cases`): its result, or `NO_RESULT` where it fails."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return call(fn, *args, name=name)
+    except AssertionError:
+        return NO_RESULT
 
 
 def message_first(exc):
@@ -217,6 +391,9 @@ def assert_close(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEF
                   public=result.public or result.message)
 
 
+ALIKE = "Each of these mistakes gives exactly this result here (these inputs cannot tell them apart):"
+
+
 def failure(message, found=(), *, keeps=None, public=None):
     """The AssertionError a check raises (`raise checks.failure(...)`, also in a notebook's own check helper):
     `message`, then a "Likely mistake (key): explanation" line per mistake `found`, with the keys
@@ -231,13 +408,15 @@ def failure(message, found=(), *, keeps=None, public=None):
     """
     public = message if public is True else public
     lines = {m.key: f"\nLikely mistake ({m.key}): {m.explanation}" for m in found}
+    if len(lines) > 1:  # the inputs gave each of these mistakes this very result
+        lines = {"": f"\n{ALIKE}", **lines}
     error = AssertionError(message + "".join(lines.values()))
-    error.mistake_keys = tuple(dict.fromkeys([*named_mistakes(keeps), *lines]))
+    error.mistake_keys = tuple(dict.fromkeys([*named_mistakes(keeps), *(key for key in lines if key)]))
     inherited = public is None and public_text(keeps) is not None
     public = public_text(keeps) if inherited else public
     if public is not None:  # an inherited text ends with its own mistakes' lines already
         said = set(named_mistakes(keeps)) if inherited else set()
-        error.public_text = public + "".join(line for key, line in lines.items() if key not in said)
+        error.public_text = public + "".join(line for key, line in lines.items() if not key or key not in said)
     return message_first(error)
 
 

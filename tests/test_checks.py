@@ -395,3 +395,57 @@ def test_a_check_outside_a_notebook_that_states_the_lists_guards_nothing():
         return memory.keys(keys)
 
     assert checks.call(kv, np.eye(2)).tolist() == [[1.0, 0.0], [0.0, 1.0]]
+
+
+# --- a diagnosis is confirmed, not just matched (issue 52, point 1)
+
+
+def test_integer_division_is_told_no_mistake_where_a_mistake_also_gives_zero():
+    """02's dead_fraction written as np.sum(z <= 0) // z.size returns 0; on a batch with no unit off for every
+    token, always_inactive_units gives 0 too. On main the check named it; 0 singles out nothing."""
+    rng = np.random.default_rng(203)
+    x, W1, b1 = rng.normal(size=(50, 8)), rng.normal(size=(8, 16)), rng.normal(size=16)
+    z = x @ W1 + b1
+    learner = int(np.sum(z <= 0) // z.size)
+    catalogue = mistakes.for_exercise("dead_fraction")
+    always = next(m for m in catalogue if m.key == "always_inactive_units")
+    assert always.compute(x, W1, b1) == learner == 0
+    assert checks.diagnose(learner, catalogue, (x, W1, b1), expected=float(np.mean(z <= 0))) == []
+    with pytest.raises(AssertionError) as info:
+        checks.check(lambda x, W1, b1: learner, (x, W1, b1), float(np.mean(z <= 0)), mistakes=catalogue)
+    assert checks.named_mistakes(info.value) == () and "note: dtype is int64, expected float64" in str(info.value)
+
+
+def test_a_result_that_computes_nothing_singles_out_no_mistake():
+    """Zeros, one value everywhere, the input returned: an answer that computes nothing gives them too."""
+    z = np.array([-2.0, -1.0, 0.5])
+    relu = mistakes.for_exercise("relu")
+    assert [m.key for m in checks.diagnose(np.abs(z), relu, (z,), expected=np.maximum(z, 0))] == ["abs_for_relu"]
+    negative = np.array([-2.0, -1.0])  # min(0, z) is z itself here: what `return z` gives
+    assert checks.diagnose(negative, relu, (negative,), expected=np.zeros(2)) == []
+    constant = mistakes.Mistake("constant", "a constant.", lambda z: np.full(np.shape(z), 3.0))
+    assert checks.diagnose(np.full(3, 3.0), (constant,), (z,), expected=np.maximum(z, 0)) == []
+
+
+def test_mistakes_the_inputs_cannot_tell_apart_are_named_together_and_said_so():
+    catalogue = (mistakes.Mistake("twice", "you doubled it.", lambda z: 2 * z),
+                 mistakes.Mistake("plus_z", "you added z again.", lambda z: z + z))
+    z = np.array([1.0, 3.0])
+    found = checks.diagnose(2 * z, catalogue, (z,), expected=z)
+    assert [m.key for m in found] == ["twice", "plus_z"]
+    message = str(checks.failure("wrong", found))
+    assert message.splitlines()[1] == checks.ALIKE and message.count("Likely mistake") == 2
+
+
+def test_check_cases_confirms_a_single_number_on_every_input_of_the_test():
+    """preactivation's W-1 case A gives 2.0 for b added to each of four products, and a learner's `return 2.0` too:
+    only the other cases tell them apart."""
+    from ffn_helpers.examples import W_1
+
+    cases = [((W_1.cases[c].x, W_1.w, W_1.b), W_1.cases[c].z) for c in "ABC"]
+    catalogue = mistakes.for_exercise("preactivation")
+    every_term = ("bias_in_every_term",)
+    for learner, told in ((lambda x, w, b: 2.0, ()), (lambda x, w, b: float(np.sum(x * w + b)), every_term)):
+        with pytest.raises(AssertionError) as info:
+            checks.check_cases(learner, cases, name="preactivation", mistakes=catalogue)
+        assert checks.named_mistakes(info.value) == told

@@ -312,7 +312,7 @@ def test_a_key_has_one_explanation_in_the_whole_catalogue():
 
 
 def test_for_exercise_names_the_exercise_and_part_it_expected():
-    assert [m.key for m in mistakes.for_exercise("kv_ffn", "b1")] == ["threshold_sign"]
+    assert [m.key for m in mistakes.for_exercise("kv_ffn", "b1")] == ["threshold_sign", "threshold_minus_one"]
     assert mistakes.for_exercise("layer_norm") == mistakes.CATALOGUE["layer_norm"]
     with pytest.raises(ValueError, match=r"no exercise 'ffn' in the mistakes catalogue; it has .*ffn_forward"):
         mistakes.for_exercise("ffn")

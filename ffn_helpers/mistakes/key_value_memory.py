@@ -22,6 +22,9 @@ KV_FFN = in_part("W1", (
 )) + in_part("b1", (
     Mistake("threshold_sign", "b1 = +θ makes every unit fire more easily; the threshold is subtracted: b1 = -θ.",
             lambda keys, values, threshold=0.5: np.full(len(keys), float(threshold))),
+    Mistake("threshold_minus_one", "b1 = θ - 1 is where a matching key's z should end up, 1 - θ, with the sign "
+            "flipped; the bias is the threshold itself, subtracted: b1 = -θ (the two agree only at θ = 0.5).",
+            lambda keys, values, threshold=0.5: np.full(len(keys), float(threshold) - 1.0)),
 )) + in_part("W2", (
     Mistake("values_not_rescaled", "W2 holds the values as given; a matching key leaves h = 1 - θ, so divide "
             "by 1 - θ to give the value back at full size: W2 = V / (1 - θ).",
@@ -58,10 +61,10 @@ def _recalled(*args):
 
 
 def _recall_by(score, *args):
-    """Recall with another notion of closest; silent outputs still recall nothing (that is its own mistake)."""
+    """Recall with another notion of closest. It has no 0/0 to skip: an output of all zeros (no unit fired) gets
+    scores too, and np.argmax picks by them as for any other."""
     Y, V, _ = _memory_outputs(*args)
-    fired = np.any(Y != 0, axis=1)
-    return float(np.mean(fired & (np.argmax(score(Y, V), axis=1) == np.arange(len(Y)))))
+    return float(np.mean(np.argmax(score(Y, V), axis=1) == np.arange(len(Y))))
 
 
 RECALL = (

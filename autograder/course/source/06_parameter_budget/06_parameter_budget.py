@@ -47,18 +47,14 @@ MiB = 2**20  # a mebibyte: 1,048,576 bytes
 
 
 def _call_text(fn, args):
-    return f"{fn.__name__}({', '.join(repr(a) for a in args)})"
+    return checks.call_text(fn.__name__, args)
 
 
-def check_int(fn, args, expected, catalogue=(), name=None):
-    """Test cells' helper: fn(*args) must return exactly the integer `expected`."""
-    name = name or _call_text(fn, args)
-    got = checks.call(fn, *args, name=fn.__name__)
-    try:
-        checks.check_equal(got, expected, name=name)
-    except AssertionError as failure:
-        found = checks.diagnose(got, catalogue, args, expected=expected, rtol=0, atol=0)
-        raise checks.failure(str(failure), found, keeps=failure) from None
+def check_ints(fn, cases, catalogue=(), shown=None):
+    """Test cells' helper: fn(*args) must return exactly the integer `expected`, for each (args, expected) of
+    `cases`; on the first wrong count, a catalogued mistake is named where it gives fn's count for every case
+    (checks.check_cases). `shown`: how each case's call is shown, where its arguments are too long to print."""
+    checks.check_cases(fn, cases, exact=True, mistakes=catalogue, shown=shown)
 
 
 def check_raises(fn, args, error, why):
@@ -142,11 +138,10 @@ def ffn_param_count(d_model, d_ff, bias=True):
 # biases. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_param_count", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-check_int(ffn_param_count, (768, 3072), W6["bert_base"]["per_layer"], mistakes.for_exercise("ffn_param_count"))
-check_int(ffn_param_count, (256, 1024, True), W6["libtorch_example"]["with_bias"],
-          mistakes.for_exercise("ffn_param_count"))
-check_int(ffn_param_count, (256, 1024, False), W6["libtorch_example"]["without_bias"],
-          mistakes.for_exercise("ffn_param_count"))
+check_ints(ffn_param_count, [((768, 3072), W6["bert_base"]["per_layer"]),
+                             ((256, 1024, True), W6["libtorch_example"]["with_bias"]),
+                             ((256, 1024, False), W6["libtorch_example"]["without_bias"])],
+           mistakes.for_exercise("ffn_param_count"))
 checks.ok("ffn_param_count counts W1, b1, W2 and b2.")
 
 # %% [markdown]
@@ -157,9 +152,8 @@ checks.ok("ffn_param_count counts W1, b1, W2 and b2.")
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_param_count_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-check_int(ffn_param_count, (512, 2048), W6["transformer_base"]["per_layer"], mistakes.for_exercise("ffn_param_count"))
-for args in [(3, 5, True), (3, 5, False), (1000, 7, True), (1, 1, True), (1, 1, False), (4096, 11008, False)]:
-    check_int(ffn_param_count, args, reference_count(*args), mistakes.for_exercise("ffn_param_count"))
+cases = [(512, 2048), (3, 5, True), (3, 5, False), (1000, 7, True), (1, 1, True), (1, 1, False), (4096, 11008, False)]
+check_ints(ffn_param_count, [(args, reference_count(*args)) for args in cases], mistakes.for_exercise("ffn_param_count"))
 by_keyword = checks.call(lambda: ffn_param_count(10, 20, bias=False), name="ffn_param_count")
 checks.check_equal(by_keyword, 400, name="ffn_param_count(10, 20, bias=False)")
 checks.ok("ffn_param_count is right for every size.")
@@ -271,10 +265,9 @@ def param_bytes(n_params, dtype="float32"):
 # and an unknown dtype. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_param_bytes", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-check_int(param_bytes, (W6["bert_base"]["total"], "float32"), W6["bert_base"]["float32_bytes"],
-          mistakes.for_exercise("param_bytes"))
-check_int(param_bytes, (W6["bert_base"]["total"],), W6["bert_base"]["float32_bytes"],
-          mistakes.for_exercise("param_bytes"))
+check_ints(param_bytes, [((W6["bert_base"]["total"], "float32"), W6["bert_base"]["float32_bytes"]),
+                         ((W6["bert_base"]["total"],), W6["bert_base"]["float32_bytes"])],
+           mistakes.for_exercise("param_bytes"))
 check_raises(param_bytes, (1000, "float8"), ValueError, "float8 is not one of the five dtypes")
 checks.ok("param_bytes is right for float32 and rejects an unknown dtype.")
 
@@ -286,9 +279,10 @@ checks.ok("param_bytes is right for float32 and rejects an unknown dtype.")
 # %% nbgrader={"grade": true, "grade_id": "test_param_bytes_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-for n in (1, 1280, W6["transformer_base"]["per_layer"], W6["llama_7b"]["total"]):
-    for dtype in ("float64", "float32", "float16", "bfloat16", "int8"):
-        check_int(param_bytes, (n, dtype), reference_bytes(n, dtype), mistakes.for_exercise("param_bytes"))
+check_ints(param_bytes, [((n, dtype), reference_bytes(n, dtype))
+                         for n in (1, 1280, W6["transformer_base"]["per_layer"], W6["llama_7b"]["total"])
+                         for dtype in ("float64", "float32", "float16", "bfloat16", "int8")],
+           mistakes.for_exercise("param_bytes"))
 for dtype in ("fp32", "int4"):
     check_raises(param_bytes, (1000, dtype), ValueError, f"{dtype} is not one of the five dtypes")
 checks.ok("param_bytes is right for every dtype.")
@@ -351,7 +345,7 @@ def ffn_flops_per_token(d_model, d_ff):
 # **Verify.** BERT-base's layer. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_flops_per_token", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-check_int(ffn_flops_per_token, (768, 3072), 9_437_184, mistakes.for_exercise("ffn_flops_per_token"))
+check_ints(ffn_flops_per_token, [((768, 3072), 9_437_184)], mistakes.for_exercise("ffn_flops_per_token"))
 checks.ok("ffn_flops_per_token counts 2 FLOPs per multiply-add, in both matrices.")
 
 # %% [markdown]
@@ -360,8 +354,9 @@ checks.ok("ffn_flops_per_token counts 2 FLOPs per multiply-add, in both matrices
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_flops_per_token_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-for args in [(512, 2048), (256, 1024), (4096, 11008), (3, 5), (1, 1), (1000, 7)]:
-    check_int(ffn_flops_per_token, args, reference_flops(*args), mistakes.for_exercise("ffn_flops_per_token"))
+check_ints(ffn_flops_per_token, [(args, reference_flops(*args)) for args in [(512, 2048), (256, 1024), (4096, 11008),
+                                                                            (3, 5), (1, 1), (1000, 7)]],
+           mistakes.for_exercise("ffn_flops_per_token"))
 checks.ok("ffn_flops_per_token is right for every size.")
 ### END HIDDEN TESTS
 
@@ -494,7 +489,7 @@ def swiglu_param_count(d_model, d_ff):
 # **Verify.** One LLaMA-7B layer. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_swiglu_param_count", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-check_int(swiglu_param_count, (4096, 11008), W6["llama_7b"]["per_layer"], mistakes.for_exercise("swiglu_param_count"))
+check_ints(swiglu_param_count, [((4096, 11008), W6["llama_7b"]["per_layer"])], mistakes.for_exercise("swiglu_param_count"))
 checks.ok("swiglu_param_count counts three matrices and no biases.")
 
 # %% [markdown]
@@ -503,9 +498,9 @@ checks.ok("swiglu_param_count counts three matrices and no biases.")
 # %% nbgrader={"grade": true, "grade_id": "test_swiglu_param_count_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-for args in [(768, 2048), (3, 5), (1, 1), (5120, 13824), (1000, 7)]:
-    check_int(swiglu_param_count, args, reference_count(*args, bias=False, gated=True),
-              mistakes.for_exercise("swiglu_param_count"))
+check_ints(swiglu_param_count, [(args, reference_count(*args, bias=False, gated=True))
+                                for args in [(768, 2048), (3, 5), (1, 1), (5120, 13824), (1000, 7)]],
+           mistakes.for_exercise("swiglu_param_count"))
 checks.ok("swiglu_param_count is right for every size.")
 ### END HIDDEN TESTS
 
@@ -604,9 +599,8 @@ def count_from_shapes(shapes):
 # **Verify.** The LibTorch-style FFN above. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_count_from_shapes", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-check_int(count_from_shapes, (libtorch_ffn,), W6["libtorch_example"]["with_bias"],
-          mistakes.for_exercise("count_from_shapes"),
-          name="count_from_shapes(libtorch_ffn)")
+check_ints(count_from_shapes, [((libtorch_ffn,), W6["libtorch_example"]["with_bias"])],
+           mistakes.for_exercise("count_from_shapes"), shown=["count_from_shapes(libtorch_ffn)"])
 checks.ok("count_from_shapes reads the LibTorch-style list.")
 
 # %% [markdown]
@@ -620,20 +614,18 @@ checks.ok("count_from_shapes reads the LibTorch-style list.")
 ### BEGIN HIDDEN TESTS
 llama_shapes = [("mlp.gate_proj.weight", (11008, 4096)), ("mlp.up_proj.weight", (11008, 4096)),
                 ("mlp.down_proj.weight", (4096, 11008))]
-check_int(count_from_shapes, (llama_shapes,), W6["llama_7b"]["per_layer"], mistakes.for_exercise("count_from_shapes"),
-          name="count_from_shapes(a LLaMA-7B FFN layer)")
 bert_shapes = [(f"attention.{p}.weight", (768, 768)) for p in ("query", "key", "value", "output")]
 bert_shapes += [(f"attention.{p}.bias", (768,)) for p in ("query", "key", "value", "output")]
 bert_shapes += [("attention.LayerNorm.weight", [768]), ("attention.LayerNorm.bias", [768]),
                 ("intermediate.dense.weight", [3072, 768]), ("intermediate.dense.bias", [3072]),
                 ("output.dense.weight", [768, 3072]), ("output.dense.bias", [768]),
                 ("output.LayerNorm.weight", [768]), ("output.LayerNorm.bias", [768])]
-check_int(count_from_shapes, (bert_shapes,), sum(bert_layer.values()), mistakes.for_exercise("count_from_shapes"),
-          name="count_from_shapes(a BERT-base layer)")
-check_int(count_from_shapes, ([("logit_scale", ()), ("proj.weight", (3, 5))],), 16,
-          mistakes.for_exercise("count_from_shapes"),
-          name="count_from_shapes([('logit_scale', ()), ('proj.weight', (3, 5))])")
-check_int(count_from_shapes, ([],), 0, mistakes.for_exercise("count_from_shapes"), name="count_from_shapes([])")
+small = [("logit_scale", ()), ("proj.weight", (3, 5))]
+check_ints(count_from_shapes, [((llama_shapes,), W6["llama_7b"]["per_layer"]),
+                               ((bert_shapes,), sum(bert_layer.values())), ((small,), 16), (([],), 0)],
+           mistakes.for_exercise("count_from_shapes"),
+           shown=["count_from_shapes(llama_shapes)", "count_from_shapes(bert_shapes)", f"count_from_shapes({small!r})",
+                  "count_from_shapes([])"])
 checks.ok("count_from_shapes is right on every list.")
 ### END HIDDEN TESTS
 

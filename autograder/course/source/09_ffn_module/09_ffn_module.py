@@ -512,7 +512,7 @@ rng = checks.hidden_rng(909)
 d_model, d_ff = 5, 11
 params = random_params(rng, d_model, d_ff)
 for activation in ("relu", "gelu", "silu"):
-    for shape in [(d_model,), (7, d_model), (2, 3, d_model)]:
+    for shape in [(7, d_model), (d_model,), (2, 3, d_model)]:
         x = rng.normal(size=shape)
         x_before = x.copy()
         checks.check(ffn_module_forward, (x, *params, activation), ffn_forward(x, *params, activation=activation),

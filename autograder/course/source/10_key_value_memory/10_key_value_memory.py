@@ -44,32 +44,33 @@ W9 = examples.W_9  # worked example W-9: three orthonormal keys, threshold 0.5
 
 
 def check_memory_ffn(fn, args, expected):
-    """Test cells' helper: fn(*args) must return (W1, b1, W2, b2); each is compared on its own."""
+    """Test cells' helper: fn(*args) must return (W1, b1, W2, b2); each is compared on its own, named with the
+    threshold it was built for."""
     result = checks.call(fn, *args)
     try:
         W1, b1, W2, b2 = result
     except (TypeError, ValueError):
         raise checks.wrong_result(fn.__name__, "four arrays (W1, b1, W2, b2)", result) from None
+    threshold = args[2] if len(args) > 2 else 0.5
     for name, got, want in zip(("W1", "b1", "W2", "b2"), (W1, b1, W2, b2), expected, strict=True):
         catalogue = mistakes.for_exercise("kv_ffn", name) if name != "b2" else ()  # b2 = 0: no catalogued mistake
-        checks.assert_close(got, want, name=name, mistakes=catalogue, args=args)
+        checks.assert_close(got, want, name=f"{name} (threshold θ = {threshold:g})", mistakes=catalogue, args=args)
     return W1, b1, W2, b2
 
 
-def check_recall(fn, args, expected):
-    """Test cells' helper: fn(*args) must be close to `expected` and raise no warning (stderr scores 0)."""
+def check_recall(fn, cases):
+    """Test cells' helper: fn(*args) must be close to `expected` for each (args, expected) of `cases`, and raise no
+    warning (stderr scores 0); on the first wrong share, a catalogued mistake is named where it gives fn's share
+    on every case (checks.check_cases)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        got = checks.call(fn, *args)
+        checks.check_cases(fn, cases, mistakes=mistakes.for_exercise("recall"))
     raised = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
     if raised:
         raise checks.failure(
             f"{fn.__name__}(...) raised warnings, which a graded cell prints to stderr (it then scores 0): "
             f"{'; '.join(raised)}.\nSkip outputs of length 0 (no memory fired) before dividing by their "
             "length: their cosines are 0/0.", public=True)  # the warnings' own words: no test data
-    checks.assert_close(got, expected, name=f"{fn.__name__}(...)", mistakes=mistakes.for_exercise("recall"),
-                        args=args)
-    return got
 
 
 # %% [markdown]
@@ -185,12 +186,15 @@ def kv_ffn(keys, values, threshold=0.5):
 
 
 # %% [markdown]
-# **Verify.** W-9, then W-9 with its keys given at length 2. (1 point.)
+# **Verify.** W-9, W-9 with its keys given at length 2, and W-9 at $\theta = 0.2$
+# ($b_1 = -0.2$, $W_2 = V / 0.8$). (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_kv_ffn", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 check_memory_ffn(kv_ffn, (W9.extra["keys"], W9.extra["values"], 0.5), W9.params)
 check_memory_ffn(kv_ffn, (2 * W9.extra["keys"], W9.extra["values"], 0.5), W9.params)
-checks.ok("kv_ffn stores W-9: W1 = I, b1 = -0.5, W2 = 2V, b2 = 0.")
+check_memory_ffn(kv_ffn, (W9.extra["keys"], W9.extra["values"], 0.2),
+                 memory.kv_ffn(W9.extra["keys"], W9.extra["values"], 0.2))
+checks.ok("kv_ffn stores W-9: W1 = I, b1 = -θ, W2 = V / (1 - θ), b2 = 0, at θ = 0.5 and 0.2.")
 
 # %% [markdown]
 # The grader also checks (2 points): random keys of any length, with $n \ne
@@ -310,17 +314,21 @@ def recall(W1, b1, W2, b2, keys, values):
 
 
 # %% [markdown]
-# **Verify.** W-9 with its own keys, with noisy keys, and at $\theta = 0.95$.
-# (2 points.)
+# **Verify.** W-9 with its own keys, with noisy keys, at $\theta = 0.95$ (where
+# only key 0 given exactly fires: a recall of 1/3), and with value 1 made ten
+# times as long, which a dot product would favour. (2 points.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_recall", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 noisy_keys = np.array([[0.9, 0.3, 0.0], [0.3, 0.9, 0.0], [0.0, 0.3, 0.9]])
 V9 = W9.extra["values"]
-check_recall(recall, (*W9.params, W9.extra["keys"], V9), 1.0)
-check_recall(recall, (*W9.params, noisy_keys, V9), 1.0)
 strict = memory.kv_ffn(W9.extra["keys"], V9, W9.extra["high_threshold"])
-check_recall(recall, (*strict, noisy_keys, V9), 0.0)
-checks.ok("recall: W-9 gives back all three values, even from noisy keys; at θ = 0.95 nothing fires.")
+one_exact = np.array([W9.extra["keys"][0], noisy_keys[1], noisy_keys[2]])  # key 0 itself, then two noisy keys
+V_long = V9 * np.array([[1.0], [10.0], [1.0]])  # value 1 ten times as long: key 2's output has a larger dot with it
+check_recall(recall, [((*W9.params, W9.extra["keys"], V9), 1.0), ((*W9.params, noisy_keys, V9), 1.0),
+                      ((*strict, noisy_keys, V9), 0.0), ((*strict, one_exact, V9), 1 / 3),
+                      ((*memory.kv_ffn(W9.extra["keys"], V_long, 0.5), W9.extra["keys"], V_long), 1.0)])
+checks.ok("recall: W-9 gives back its values, even from noisy keys or with a long value; at θ = 0.95 only an exact "
+          "key fires.")
 
 # %% [markdown]
 # The grader also checks (2 points): random memories with crosstalk (more pairs
@@ -333,25 +341,23 @@ checks.ok("recall: W-9 gives back all three values, even from noisy keys; at θ 
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = checks.hidden_rng(2011)
+cases = []
 for n, d_model, threshold in [(24, 8, 0.0), (40, 6, 0.3), (12, 16, 0.0)]:
     K_test = memory.random_unit_vectors(n, d_model, rng)
     V_test = memory.random_unit_vectors(n, d_model, rng) * rng.uniform(0.2, 5.0, size=(n, 1))
     params = memory.kv_ffn(K_test, V_test, threshold)
-    for queries in (K_test, memory.noisy_queries(K_test, 0.8, rng)):
-        check_recall(recall, (*params, queries, V_test), memory.recall(*params, queries, V_test))
+    cases += [((*params, queries, V_test), memory.recall(*params, queries, V_test))
+              for queries in (K_test, memory.noisy_queries(K_test, 0.8, rng))]
 # Orthonormal keys, short and long values, queries at 0.6 of a key: each output is a third of its value.
 K_test = np.eye(4)
 V_test = np.array([[0.1, 0.0, 0.0, 0.1], [3.0, 1.0, 0.0, 0.0], [0.0, 0.2, 0.1, 0.0], [0.0, 0.0, 4.0, 1.0]])
-params = memory.kv_ffn(K_test, V_test, 0.4)
-check_recall(recall, (*params, 0.6 * K_test, V_test), 1.0)
+cases.append(((*memory.kv_ffn(K_test, V_test, 0.4), 0.6 * K_test, V_test), 1.0))
 # Equal values 0 and 2: key 2's output is as close to value 0, and the lower index wins.
 V_tie = np.array([[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 1.0], [0.0, 0.0, 2.0, 0.0]])
-params = memory.kv_ffn(K_test, V_tie, 0.5)
-check_recall(recall, (*params, K_test, V_tie), 0.75)
+cases.append(((*memory.kv_ffn(K_test, V_tie, 0.5), K_test, V_tie), 0.75))
 # Queries 1 and 3 are too weak to fire (0.4 < θ = 0.5); the other two are recalled.
-params = memory.kv_ffn(K_test, V_test, 0.5)
-queries = np.diag([1.0, 0.4, 0.8, 0.4])
-check_recall(recall, (*params, queries, V_test), 0.5)
+cases.append(((*memory.kv_ffn(K_test, V_test, 0.5), np.diag([1.0, 0.4, 0.8, 0.4]), V_test), 0.5))
+check_recall(recall, cases)
 checks.ok("recall is right on every hidden memory.")
 ### END HIDDEN TESTS
 

@@ -1,0 +1,427 @@
+"""No false diagnosis: the catalogue attacked with every mistake it knows and a corpus of other wrong answers
+(issue 52, point 1).
+
+A check names a catalogued mistake ("Likely mistake (key): ...") only where the learner's result is that mistake's
+result on inputs that single it out (checks.diagnose). On main, 02's `dead_fraction` written with integer division
+(it returns 0) was told it had counted the units dead for every token: on the hidden batch that mistake's result
+is 0 too. Here every test cell of every exercise (the visible and the hidden ones, as the grader runs them) is run
+on each catalogued mistake of the exercise, written as the learner's answer, and on a corpus of other wrong
+answers: constants, the input returned, integer division, the wrong axis, the wrong dtype, a sign, a factor, and
+the slips learners were seen to make. An answer may be told only a mistake it made: a catalogued mistake, its own
+key (alone, or among mistakes that give its very result on those inputs, which the message says); any other
+answer, nothing.
+"""
+
+import contextlib
+import copy
+import functools
+import math
+import warnings
+
+import nbtools
+import numpy as np
+import pytest
+from scipy import special
+
+import ffn_helpers as fh
+from ffn_helpers import checks, memory, mistakes, moe
+from ffn_helpers import module as reference
+
+GRADED = nbtools.graded_assignments()
+EXERCISES = [(aid, gid) for aid in GRADED for gid in nbtools.answer_ids(nbtools.source(aid))]
+
+
+# ---------------------------------------------------------------- running an exercise's test cells
+
+
+def _span(aid, exercise):
+    """The cells from `exercise`'s answer cell to its last test cell."""
+    nb = nbtools.solution(aid)
+    answers = nbtools.answer_ids(nb)
+    tests = [g for g in nbtools.test_ids(nb) if (nbtools.exercise_of(g, answers) or ("",))[0] == exercise]
+    return slice(nbtools.cell_index(aid, exercise), nbtools.cell_index(aid, tests[-1]) + 1), tests
+
+
+@functools.cache
+def _namespace_before(aid, exercise):
+    namespace = {"__name__": "__main__"}
+    raised = nbtools.run_in_process(aid, {}, cells=slice(0, nbtools.cell_index(aid, exercise)), namespace=namespace)
+    assert raised == {}, raised
+    return namespace
+
+
+@functools.cache
+def right_answer(aid, exercise):
+    """The worked solution's function (or class) of `exercise`."""
+    namespace = dict(_namespace_before(aid, exercise))
+    exec(compile(nbtools.cells_by_id(nbtools.solution(aid))[exercise].source, "<answer>", "exec"), namespace)
+    return namespace[exercise]
+
+
+def run_tests(aid, exercise, answer):
+    """test cell -> the exception it raised, with `answer` (a function or class) as the learner's `exercise`."""
+    span, tests = _span(aid, exercise)
+    namespace = dict(_namespace_before(aid, exercise))
+    namespace[exercise] = answer
+    raised = nbtools.run_in_process(aid, {exercise: "pass\n"}, cells=span, namespace=namespace)
+    return {g: e for g, e in raised.items() if g in tests}
+
+
+def named(function, exercise):
+    """`function` as the learner's answer: a function of that name (its code runs as the learner's would)."""
+    def answer(*args, **kwargs):
+        return function(*args, **kwargs)
+
+    answer.__name__ = answer.__qualname__ = exercise
+    return answer
+
+
+# ---------------------------------------------------------------- each catalogued mistake as an answer
+
+
+def _with_part(reference_fn, parts, part, compute):
+    """An answer returning the reference's tuple with its `part` (an index into `parts`) from `compute`."""
+    def answer(*args):
+        result = list(reference_fn(*args))
+        result[parts.index(part)] = compute(*args)
+        return tuple(result)
+
+    return answer
+
+
+def _xavier(compute):
+    def answer(d_model, d_ff, use_bias=True, seed=None):
+        W1, b1, W2, b2 = reference.xavier_init(d_model, d_ff, use_bias, seed)
+        return compute("W1", d_model, d_ff, seed), b1, compute("W2", d_model, d_ff, seed), b2
+
+    return answer
+
+
+def _backward(compute):
+    def answer(x, grad_out, W1, b1, W2, b2, activation="relu"):
+        return {name: compute(name, x, grad_out, W1, b1, W2, b2, activation) for name in ("W1", "b1", "W2", "b2", "x")}
+
+    return answer
+
+
+def _network(call=None, backward=None):
+    """A FeedForwardNetwork class whose __call__ or backward is a mistake's (args as its catalogue part takes)."""
+    class FeedForwardNetwork(reference.FeedForwardNetwork):
+        def __init__(self, d_model, d_ff, activation="relu", use_bias=True, seed=None):
+            super().__init__(d_model, d_ff, activation=activation, use_bias=use_bias, seed=seed)
+            self.initial = (self.W1, self.b1, self.W2, self.b2)
+
+        def __call__(self, x):
+            params = (self.W1, self.b1, self.W2, self.b2)
+            return super().__call__(x) if call is None else call(x, params, self.initial, self.activation)
+
+        def backward(self, x, grad_out):
+            if backward is None:
+                return super().backward(x, grad_out)
+            return {name: backward(name, x, grad_out, self.W1, self.b1, self.W2, self.b2, self.activation)
+                    for name in ("W1", "b1", "W2", "b2", "x")}
+
+    return FeedForwardNetwork
+
+
+def _count_parameters(compute):
+    def answer(W1, b1, W2, b2):
+        d_model, d_ff = np.shape(W1)
+        return compute(d_model, d_ff, b1 is not None)
+
+    return answer
+
+
+def mistake_answer(aid, exercise, mistake):
+    """The learner's answer that makes `mistake` (computed by the catalogue) and nothing else."""
+    right = right_answer(aid, exercise)
+    compute = mistake.compute
+    if exercise == "kv_ffn":
+        return named(_with_part(memory.kv_ffn, ("W1", "b1", "W2", "b2"), mistake.part, compute), exercise)
+    if exercise == "router_topk":
+        return named(_with_part(moe.router_topk, ("indices", "gates"), mistake.part, compute), exercise)
+    if exercise == "collapse_linear":
+        return named(_with_part(fh.collapse_to_linear, ("W", "b"), mistake.part, compute), exercise)
+    if exercise == "xavier_init":
+        if mistake.part == "std":
+            return None  # the same mistakes as the weights' part, whose draws they make
+        return named(_xavier(compute), exercise)
+    if exercise == "ffn_module_backward":
+        return named(_backward(compute), exercise)
+    if exercise == "FeedForwardNetwork":
+        return _network(call=compute) if mistake.part == "__call__" else _network(backward=compute)
+    if exercise == "count_parameters":
+        return named(_count_parameters(compute), exercise)
+    assert callable(right)
+    return named(compute, exercise)
+
+
+# ---------------------------------------------------------------- a corpus of other wrong answers
+
+
+def _map(result, f):
+    """f applied to every array of a result (a tuple, a list or a dict of them, or one)."""
+    if isinstance(result, dict):
+        return {k: None if v is None else f(v) for k, v in result.items()}
+    if isinstance(result, tuple | list):
+        return type(result)(f(v) for v in result)
+    return f(result)
+
+
+GENERIC = {  # name -> f(the right result, the arguments) giving a wrong one
+    "zeros": lambda r, a: _map(r, lambda v: np.zeros_like(np.asarray(v, dtype=float))),
+    "ones": lambda r, a: _map(r, lambda v: np.ones_like(np.asarray(v, dtype=float))),
+    "a half everywhere": lambda r, a: _map(r, lambda v: np.full(np.shape(v), 0.5)),
+    "the input returned": lambda r, a: a[0],
+    "the last argument returned": lambda r, a: a[-1],
+    "float32": lambda r, a: _map(r, lambda v: np.asarray(v, dtype=np.float32)),
+    "integer truncation": lambda r, a: _map(r, lambda v: np.trunc(np.asarray(v, dtype=float)).astype(int)),
+    "floor division": lambda r, a: _map(r, lambda v: np.asarray(v, dtype=float) // 1),
+    "transposed": lambda r, a: _map(r, lambda v: np.asarray(v).T),
+    "rows reversed": lambda r, a: _map(r, lambda v: np.asarray(v)[::-1] if np.ndim(v) else v),
+    "mean over the first axis": lambda r, a: _map(
+        r, lambda v: np.broadcast_to(np.asarray(v, dtype=float).mean(axis=0), np.shape(v)) if np.ndim(v) else v),
+    "negated": lambda r, a: _map(r, lambda v: -np.asarray(v, dtype=float)),
+    "doubled": lambda r, a: _map(r, lambda v: 2 * np.asarray(v, dtype=float)),
+    "halved": lambda r, a: _map(r, lambda v: np.asarray(v, dtype=float) / 2),
+    "plus one": lambda r, a: _map(r, lambda v: np.asarray(v, dtype=float) + 1),
+    "squared": lambda r, a: _map(r, lambda v: np.asarray(v, dtype=float) ** 2),
+    "absolute value": lambda r, a: _map(r, lambda v: np.abs(np.asarray(v, dtype=float))),
+    "one minus": lambda r, a: _map(r, lambda v: 1 - np.asarray(v, dtype=float)),
+    "pair swapped": lambda r, a: tuple(reversed(r)) if isinstance(r, tuple) else r,
+}
+
+
+def _transformed(right, f):
+    def answer(*args, **kwargs):
+        return f(right(*args, **kwargs), args)
+
+    return answer
+
+
+def _scalar(value):
+    return lambda *a, **k: value
+
+
+def generic_answers(aid, exercise):
+    right = right_answer(aid, exercise)
+    if isinstance(right, type):
+        return {}
+    found = {name: _transformed(right, f) for name, f in GENERIC.items()}
+    for value in (0, 1, 0.5, 2.0, True, False, "A", "B", "C"):
+        found[f"always {value!r}"] = _scalar(value)
+    return found
+
+
+def _z(x, W1, b1):
+    return np.asarray(x, dtype=float) @ W1 + b1
+
+
+def _recall_dots(W1, b1, W2, b2, keys, values):
+    """Dot products and no cosines, every output counted (an all-zero one picks value 0)."""
+    Y = np.maximum(np.asarray(keys, dtype=float) @ W1 + b1, 0.0) @ W2 + b2
+    return float(np.mean(np.argmax(Y @ np.asarray(values, dtype=float).T, axis=1) == np.arange(len(Y))))
+
+
+def _recall_integer_division(W1, b1, W2, b2, keys, values):
+    share = memory.recall(W1, b1, W2, b2, keys, values)
+    return int(round(share * len(keys))) // len(keys)
+
+
+def _detector(f, X, *, own_row=False, skip_last=False):
+    """mixes_positions, one token at a time; own_row: compares every row, its own too; skip_last: range(n - 1)."""
+    X = np.asarray(X, dtype=float)
+    before = np.asarray(f(X), dtype=float)
+    for j in range(len(X) - 1 if skip_last else len(X)):
+        moved = X.copy()
+        moved[j] += np.random.default_rng(0).normal(size=X.shape[1:])
+        after = np.asarray(f(moved), dtype=float)
+        rows = np.ones(len(X), dtype=bool) if own_row else np.arange(len(X)) != j
+        if not np.allclose(after[rows], before[rows], rtol=1e-9, atol=1e-12):
+            return True
+    return False
+
+
+def _affine_fixed_atol(f, d_in, n_trials=20, seed=0):
+    """is_affine with a fixed atol = 1e-9 (and rtol = 0), at scales up to 10³."""
+    rng = np.random.default_rng(seed)
+    for _ in range(n_trials):
+        x, y = rng.normal(scale=10.0 ** rng.uniform(-2, 3), size=(2, d_in))
+        a = rng.uniform(-1.0, 2.0)
+        lhs = np.asarray(f(a * x + (1 - a) * y), dtype=float)
+        rhs = a * np.asarray(f(x), dtype=float) + (1 - a) * np.asarray(f(y), dtype=float)
+        if not np.allclose(lhs, rhs, rtol=0, atol=1e-9):
+            return False
+    return True
+
+
+def _kv_threshold_minus_one(keys, values, threshold=0.5):
+    W1, b1, W2, b2 = memory.kv_ffn(keys, values, threshold)
+    return W1, np.full(len(keys), float(threshold) - 1.0), W2, b2
+
+
+def _numerical_gradient_restored_by_steps(f, x, h=1e-5):
+    """+h, -2h, +h: every entry put back by arithmetic, which rounding leaves off by an ulp or so."""
+    grad = np.zeros(np.shape(x))
+    flat, out = np.asarray(x).reshape(-1), grad.reshape(-1)
+    for i in range(flat.size):
+        flat[i] += h
+        f_plus = f(x)
+        flat[i] -= 2 * h
+        f_minus = f(x)
+        flat[i] += h
+        out[i] = (f_plus - f_minus) / (2 * h)
+    return grad
+
+
+SLIPS = {  # exercise -> {name: answer}: wrong answers learners were seen to write (issue 52)
+    "dead_fraction": {"integer division": lambda x, W1, b1: np.sum(_z(x, W1, b1) <= 0) // _z(x, W1, b1).size},
+    "recall": {"dot products, silent outputs counted": _recall_dots,
+               "hits // len(Y)": _recall_integer_division},
+    "top_memories": {"argsort along axis 0": lambda x, W1, b1, k: np.argsort(
+        -np.maximum(np.asarray(x, dtype=float) @ W1 + b1, 0.0), axis=0, kind="stable")[..., :k]},
+    "mixes_positions": {"every row compared, its own too": functools.partial(_detector, own_row=True),
+                        "range(n - 1): the last token never changed": functools.partial(_detector, skip_last=True)},
+    "is_affine": {"a fixed atol = 1e-9": _affine_fixed_atol},
+    "kv_ffn": {"b1 = θ - 1": _kv_threshold_minus_one},
+    "numerical_gradient": {"x restored by +h, -2h, +h": _numerical_gradient_restored_by_steps},
+    "gelu": {"erf(z / 2)": lambda z: 0.5 * np.asarray(z, dtype=float) * (1 + special.erf(np.asarray(z) / 2))},
+    "gelu_tanh": {"√(2π)": lambda z: 0.5 * np.asarray(z, dtype=float) * (1 + np.tanh(
+        math.sqrt(2 * math.pi) * (np.asarray(z) + 0.044715 * np.asarray(z) ** 3)))},
+    "load_balancing_loss": {"bincount without minlength": lambda p, i, n: float(n * np.sum(
+        np.bincount(np.ravel(i)) / np.size(i) * np.asarray(p, dtype=float).reshape(-1, n).mean(axis=0)))},
+    "xavier_init": {"√(2 / d_model + d_ff)": lambda d_model, d_ff, use_bias=True, seed=None: _draws(
+        d_model, d_ff, use_bias, seed, np.sqrt(2 / d_model + d_ff))},
+    "ffn_module_forward": {"tanh GELU": lambda x, W1, b1, W2, b2, activation="relu": fh.ffn_forward(
+        x, W1, b1, W2, b2, activation="gelu_tanh" if activation == "gelu" else activation)},
+    "count_parameters": {"np.int64": lambda W1, b1, W2, b2: np.int64(reference.count_parameters(W1, b1, W2, b2))},
+}
+
+
+def _draws(d_model, d_ff, use_bias, seed, std):
+    rng = np.random.default_rng(seed)
+    W1, W2 = rng.normal(0.0, std, size=(d_model, d_ff)), rng.normal(0.0, std, size=(d_ff, d_model))
+    return (W1, np.zeros(d_ff), W2, np.zeros(d_model)) if use_bias else (W1, None, W2, None)
+
+
+# Slips that are catalogued mistakes: the key each one must be told (issue 52, point 4), None for none.
+SLIP_KEYS = {}
+
+
+def wrong_answers(aid, exercise):
+    """name -> (the learner's answer, the key it may be told, or None for none)."""
+    found = {}
+    for mistake in mistakes.CATALOGUE[exercise]:
+        answer = mistake_answer(aid, exercise, mistake)
+        if answer is not None:
+            found[f"mistake {mistake.key}"] = (answer, mistake.key)
+    for name, answer in generic_answers(aid, exercise).items():
+        found[name] = (named(answer, exercise), None)
+    for name, answer in SLIPS.get(exercise, {}).items():
+        found[name] = (named(answer, exercise), SLIP_KEYS.get((exercise, name)))
+    return found
+
+
+class Logged:
+    """An answer that keeps a copy of every call's arguments and result."""
+
+    def __init__(self, answer):
+        self.answer, self.calls = answer, []
+
+    def __call__(self, *args, **kwargs):
+        before = copy.deepcopy((args, kwargs))
+        result = self.answer(*args, **kwargs)
+        with contextlib.suppress(Exception):
+            self.calls.append((before, copy.deepcopy(result)))
+        return result
+
+
+def same_output(a, b):
+    """Whether two results of an exercise are the same one (to 1e-9, NaN for NaN, exact for labels)."""
+    if isinstance(a, dict) or isinstance(b, dict):
+        return isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() and all(
+            same_output(a[k], b[k]) for k in a)
+    if isinstance(a, tuple | list) or isinstance(b, tuple | list):
+        return (isinstance(a, tuple | list) and isinstance(b, tuple | list) and len(a) == len(b)
+                and all(same_output(x, y) for x, y in zip(a, b, strict=True)))
+    if a is None or b is None or isinstance(a, str) or isinstance(b, str):
+        return a is b or a == b
+    try:
+        a, b = np.asarray(a), np.asarray(b)
+        return a.shape == b.shape and bool(np.allclose(a.astype(float), b.astype(float), rtol=1e-9, atol=1e-12,
+                                                       equal_nan=True))
+    except (TypeError, ValueError):
+        return False
+
+
+def _leaves(result, path=()):
+    """(path, value) for every array, number or label of a result, through tuples, lists and dicts."""
+    if isinstance(result, dict):
+        for key in sorted(result, key=str):
+            yield from _leaves(result[key], (*path, key))
+    elif isinstance(result, tuple | list):
+        for i, part in enumerate(result):
+            yield from _leaves(part, (*path, i))
+    else:
+        yield path, result
+
+
+def made(aid, exercise, calls):
+    """The catalogued mistakes the logged answer makes: on every call, wherever (in each part of a result of several)
+    the mistake's answer differs from the right one, the logged answer gives the mistake's value."""
+    right = right_answer(aid, exercise)
+    found = set()
+    for mistake in mistakes.CATALOGUE[exercise]:
+        answer = mistake_answer(aid, exercise, mistake)
+        if answer is None or isinstance(answer, type) or not calls:
+            continue
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                differs, agrees = False, True
+                for (args, kwargs), result in calls:
+                    wrong, good = dict(_leaves(answer(*args, **kwargs))), dict(_leaves(right(*args, **kwargs)))
+                    got = dict(_leaves(result))
+                    for path, value in wrong.items():
+                        if not same_output(value, good.get(path)):
+                            differs = True
+                            agrees = agrees and path in got and same_output(got[path], value)
+                if differs and agrees:
+                    found.add(mistake.key)
+        except Exception:
+            continue
+    return found
+
+
+def false_diagnoses(aid, exercise, name, answer, key):
+    """{(seed, test cell): what its failure named} where that is no mistake the answer made."""
+    false = {}
+    for seed in (None, 20260):
+        logged = answer if isinstance(answer, type) else Logged(answer)
+        if not isinstance(answer, type):
+            functools.update_wrapper(logged, answer)
+        checks.set_offering_seed(seed)
+        try:
+            raised = run_tests(aid, exercise, logged)
+        finally:
+            checks.set_offering_seed(None)
+        told = {gid: checks.named_mistakes(exc) for gid, exc in raised.items() if checks.named_mistakes(exc)}
+        if not told:
+            continue
+        anchors = {key} - {None}
+        if not isinstance(answer, type):
+            anchors |= made(aid, exercise, logged.calls)
+        for gid, keys in told.items():
+            if not anchors & set(keys):
+                false[seed, gid] = (keys, str(raised[gid])[:600])
+    return false
+
+
+@pytest.mark.parametrize("aid, exercise", EXERCISES, ids=[e for _, e in EXERCISES])
+def test_no_answer_is_told_a_mistake_it_did_not_make(aid, exercise):
+    false = {}
+    for name, (answer, key) in wrong_answers(aid, exercise).items():
+        found = false_diagnoses(aid, exercise, name, answer, key)
+        if found:
+            false[name] = found
+    assert false == {}
