@@ -321,6 +321,43 @@ def evidence(fn, args, name=None):
         return NO_RESULT
 
 
+_NOT_CLOSE = re.compile(r"^(?P<name>.+?) is not close to the expected value: (?P<n>\d+) of (?P<of>\d+) entries differ")
+_LARGEST = re.compile(r"largest absolute difference (?P<diff>\S+)")
+
+
+def brief(message, name=None):
+    """The shortest fact of a check's failure `message`, on one line: what differs and by how much (`compare`'s
+    tolerance arithmetic and values left out), its dtype and shape notes kept, a "Case: ..." put in front, a line
+    that ends on a colon joined to the next; no "Likely mistake" line (the diagnosis says it, from the keys).
+    `name`: the exercise, whose "name(...)" in front goes without saying where the line already names it."""
+    lines = [line.strip() for line in str(message).strip().splitlines()
+             if line.strip() and not line.startswith("Likely mistake (") and line != ALIKE]
+    if not lines:
+        return ""
+    lines[0] = re.sub(r"^\w+Error: ", "", lines[0])
+    case = lines.pop(0).removeprefix("Case: ") if lines[0].startswith("Case: ") and len(lines) > 1 else None
+    first, rest = _fact(lines[0], lines[1:]), lines[1:]
+    while first.endswith(":") and rest and not rest[0].startswith(("expected:", "got:", "note:", "largest ")):
+        following = rest.pop(0)
+        first = f"{first} {_fact(following, rest)}"
+    notes = [line.removeprefix("note: ") for line in rest if line.startswith("note: ")]
+    text = "; ".join([first.removesuffix("."), *notes])
+    if name and text.startswith(f"{name}(...)"):
+        text = text.removeprefix(f"{name}(...)").lstrip(": ").removeprefix("is ")
+    return f"{case}: {text}" if case else text
+
+
+def _fact(line, rest):
+    """One line of a failure, `compare`'s "is not close" one as how many entries differ and by how much."""
+    found = _NOT_CLOSE.match(line)
+    if not found:
+        return line
+    largest = next((m["diff"] for m in map(_LARGEST.search, rest) if m), None)
+    if found["of"] == "1":
+        return f"{found['name']} is off by {largest}" if largest else f"{found['name']} is wrong"
+    return f"{found['name']}: {found['n']} of {found['of']} entries differ" + (f", by up to {largest}" if largest else "")
+
+
 def message_first(exc):
     """Make IPython show the exception `exc` as its message, then the learner's frames of its cause; return it.
 
