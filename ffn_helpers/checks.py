@@ -355,7 +355,8 @@ def _fact(line, rest):
     largest = next((m["diff"] for m in map(_LARGEST.search, rest) if m), None)
     if found["of"] == "1":
         return f"{found['name']} is off by {largest}" if largest else f"{found['name']} is wrong"
-    return f"{found['name']}: {found['n']} of {found['of']} entries differ" + (f", by up to {largest}" if largest else "")
+    by = f", by up to {largest}" if largest else ""
+    return f"{found['name']}: {found['n']} of {found['of']} entries differ{by}"
 
 
 def message_first(exc):
