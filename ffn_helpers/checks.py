@@ -52,6 +52,7 @@ def compare(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEFAULT_
     note = ""
     if expected.dtype.kind == "f" and got.dtype != expected.dtype:
         note = f"\n  note: dtype is {got.dtype}, expected {expected.dtype}"
+    note += _one_factor(got, expected)
     # The course computes in float64. A float32 answer (PyTorch's default) passes only if it is
     # exact; otherwise it fails, and the dtype is the first thing the message says, not a footnote.
     lower_precision = (expected.dtype.kind == "f" and got.dtype.kind == "f"
@@ -76,6 +77,21 @@ def compare(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEFAULT_
     return Comparison(False, "\n".join(lines + values) + note, max_abs, max_rel, public="\n".join(lines) + note)
 
 
+def _one_factor(got, expected):
+    """A note when every entry is the expected one times one factor (not 1): a scale slip, such as a wrong std."""
+    if got.size < 2 or expected.dtype.kind not in "biuf" or got.dtype.kind not in "biuf":
+        return ""
+    with np.errstate(all="ignore"):
+        e, g = expected.astype(np.float64), got.astype(np.float64)
+        if not (np.all(np.isfinite(e)) and np.all(np.isfinite(g)) and np.all(e != 0)):
+            return ""
+        ratio = g / e
+    first = float(ratio.flat[0])
+    if abs(first - 1.0) < 1e-6 or not np.allclose(ratio, first, rtol=1e-9, atol=0):
+        return ""
+    return f"\n  note: every entry is {first:.4g} times the expected one"
+
+
 def _as_comparable(actual, expected, name):
     """(`actual` as an array of numbers of the expected shape, None), or (None, the failed Comparison: why not)."""
     if actual is None:
@@ -90,13 +106,19 @@ def _as_comparable(actual, expected, name):
     if got.shape != expected.shape:
         hint = ""
         if got.shape[::-1] == expected.shape and got.ndim > 1:
-            hint = " (the axes are swapped: check for a missing or extra transpose)"
+            hint = (" (the expected shape reversed: computed along another axis than the one asked, or "
+                    "transposed)")
         elif got.size == expected.size:
             hint = " (same number of elements: check for a reshape, a squeeze or a flattening)"
-        public = f"{name} has shape {got.shape}, expected {expected.shape}{hint}."
+        public = f"{name} has {_shape_words(got.shape)}, expected {_shape_words(expected.shape)}{hint}."
         return None, Comparison(False, f"{public}\n  expected: {_fmt(expected)}\n  got:      {_fmt(got)}",
                                 public=public)
     return got, None
+
+
+def _shape_words(shape):
+    """A shape as a learner reads it: "a single number (shape ())", or "shape (3, 4)"."""
+    return "a single number (shape ())" if shape == () else f"shape {shape}"
 
 
 def _differences(g, e, rtol, atol):

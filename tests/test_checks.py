@@ -59,21 +59,34 @@ def test_relative_difference_against_zero_is_infinite():
 
 
 @pytest.mark.parametrize("got, expected, hint", [
-    (np.ones((3, 2)), np.ones((2, 3)), "the axes are swapped: check for a missing or extra transpose"),
+    (np.ones((3, 2)), np.ones((2, 3)), "the expected shape reversed: computed along another axis than the one asked, "
+                                       "or transposed"),
     (np.ones(6), np.ones((2, 3)), "same number of elements: check for a reshape, a squeeze or a flattening"),
     (np.ones((1, 3)), np.ones(3), "same number of elements"),
     (np.ones(4), np.ones(3), None),
-    (5.0, np.ones(3), None),
 ])
 def test_shape_mismatch_message(got, expected, hint):
     r = compare(got, expected, name="y")
     assert not r.ok
-    assert r.message.startswith(f"y has shape {np.shape(got)}, expected {np.shape(expected)}")
+    assert r.message.startswith(f"y has shape {np.shape(got)}, expected shape {np.shape(expected)}")
     assert "expected: " in r.message and "got: " in r.message
     if hint:
         assert hint in r.message
     else:
-        assert "the axes" not in r.message and "same number" not in r.message
+        assert "the expected shape" not in r.message and "same number" not in r.message
+
+
+def test_the_shape_of_a_single_number_is_said_in_words():
+    """On main: "has shape (4,), expected ()", which a learner may not read as a single number."""
+    assert compare(np.zeros(4), 1.0, name="y").message.startswith("y has shape (4,), expected a single number (shape ())")
+    assert compare(5.0, np.ones(3), name="y").message.startswith("y has a single number (shape ()), expected shape (3,)")
+
+
+def test_every_entry_off_by_one_factor_is_said():
+    """09's xavier_init with √(2 / d_model + d_ff): on main two raw matrices and nothing else."""
+    expected = np.array([[0.5, -1.0], [2.0, 0.25]])
+    assert "note: every entry is 2.38 times the expected one" in compare(2.38 * expected, expected).message
+    assert "times the expected one" not in compare(expected + 0.1, expected).message
 
 
 def test_dtype_note_when_equal_close_or_not():

@@ -279,7 +279,9 @@ SLIPS = {  # exercise -> {name: answer}: wrong answers learners were seen to wri
     "recall": {"dot products, silent outputs counted": _recall_dots,
                "hits // len(Y)": _recall_integer_division},
     "top_memories": {"argsort along axis 0": lambda x, W1, b1, k: np.argsort(
-        -np.maximum(np.asarray(x, dtype=float) @ W1 + b1, 0.0), axis=0, kind="stable")[..., :k]},
+        -np.maximum(np.asarray(x, dtype=float) @ W1 + b1, 0.0), axis=0, kind="stable")[..., :k],
+        "argsort along axis 0, [:k] and a transpose": lambda x, W1, b1, k: np.argsort(
+            -np.maximum(np.asarray(x, dtype=float) @ W1 + b1, 0.0), axis=0, kind="stable")[:k].T},
     "mixes_positions": {"every row compared, its own too": functools.partial(_detector, own_row=True),
                         "range(n - 1): the last token never changed": functools.partial(_detector, skip_last=True)},
     "is_affine": {"a fixed atol = 1e-9": _affine_fixed_atol},
@@ -304,8 +306,18 @@ def _draws(d_model, d_ff, use_bias, seed, std):
     return (W1, np.zeros(d_ff), W2, np.zeros(d_model)) if use_bias else (W1, None, W2, None)
 
 
-# Slips that are catalogued mistakes: the key each one must be told (issue 52, point 4), None for none.
-SLIP_KEYS = {}
+# Slips that are catalogued mistakes now: the key each one is told, in the test cell that first fails
+# (issue 52, point 4: on main none of these was named).
+SLIP_KEYS = {
+    ("gelu", "erf(z / 2)"): ("erf_over_two", "test_gelu"),
+    ("gelu_tanh", "√(2π)"): ("sqrt_2pi", "test_gelu_tanh"),
+    ("load_balancing_loss", "bincount without minlength"): ("bincount_without_minlength", "test_load_balancing_loss"),
+    ("xavier_init", "√(2 / d_model + d_ff)"): ("xavier_precedence", "test_xavier_init"),
+    ("ffn_module_forward", "tanh GELU"): ("gelu_tanh_for_exact", "test_ffn_module_forward_hidden"),
+    ("top_memories", "argsort along axis 0, [:k] and a transpose"): ("sorted_along_first_axis", "test_top_memories"),
+    ("recall", "dot products, silent outputs counted"): ("dot_not_cosine", "test_recall"),
+    ("kv_ffn", "b1 = θ - 1"): ("threshold_minus_one", "test_kv_ffn"),
+}
 
 
 def wrong_answers(aid, exercise):
@@ -318,7 +330,7 @@ def wrong_answers(aid, exercise):
     for name, answer in generic_answers(aid, exercise).items():
         found[name] = (named(answer, exercise), None)
     for name, answer in SLIPS.get(exercise, {}).items():
-        found[name] = (named(answer, exercise), SLIP_KEYS.get((exercise, name)))
+        found[name] = (named(answer, exercise), SLIP_KEYS.get((exercise, name), (None,))[0])
     return found
 
 
@@ -425,3 +437,51 @@ def test_no_answer_is_told_a_mistake_it_did_not_make(aid, exercise):
         if found:
             false[name] = found
     assert false == {}
+
+
+def _exercise_of(name):
+    return next(aid for aid, exercise in EXERCISES if exercise == name)
+
+
+@pytest.mark.parametrize("exercise, slip", list(SLIP_KEYS), ids=[f"{e}-{s}" for e, s in SLIP_KEYS])
+def test_a_mistake_the_course_knows_is_named_where_it_happens(exercise, slip):
+    """Issue 52, points 4 and 4b: on main each was told nothing, or another mistake."""
+    key, cell = SLIP_KEYS[exercise, slip]
+    raised = run_tests(_exercise_of(exercise), exercise, named(SLIPS[exercise][slip], exercise))
+    assert cell in raised, sorted(raised)
+    assert checks.named_mistakes(raised[cell]) == (key,), str(raised[cell])[:800]
+
+
+def test_x_changed_by_rounding_alone_is_said_to_be_rounding():
+    """09's numerical_gradient that undoes its steps (+h, -2h, +h) did restore every entry; on main it was told
+    to, and not why x had changed."""
+    raised = run_tests("09_ffn_module", "numerical_gradient",
+                       named(_numerical_gradient_restored_by_steps, "numerical_gradient"))
+    assert set(raised) == {"test_numerical_gradient", "test_numerical_gradient_hidden"}
+    assert all("in its last digits: x + h - 2h + h is not exactly x in floating point (rounding)" in str(e)
+               for e in raised.values())
+
+
+def test_a_detector_that_compares_its_own_row_is_not_told_it_changed_every_token_at_once():
+    """05, issue 52 point 4b: it always answers True; on main it was told perturbs_all_at_once."""
+    raised = run_tests("05_position_wise", "mixes_positions",
+                       named(SLIPS["mixes_positions"]["every row compared, its own too"], "mixes_positions"))
+    assert set(raised) == {"test_mixes_positions", "test_mixes_positions_hidden"}
+    assert all(checks.named_mistakes(e) == () for e in raised.values())
+
+
+# Wrong answers that kept their points on main (issue 52, point 4c), and the test cells that now take them.
+KEPT_POINTS = {
+    ("mixes_positions", "range(n - 1): the last token never changed"): {"test_mixes_positions_hidden"},
+    ("is_affine", "a fixed atol = 1e-9"): {"test_is_affine_hidden"},
+    ("recall", "hits // len(Y)"): {"test_recall", "test_recall_hidden"},
+    ("kv_ffn", "b1 = θ - 1"): {"test_kv_ffn", "test_kv_ffn_hidden"},
+}
+
+
+@pytest.mark.parametrize("exercise, slip", list(KEPT_POINTS), ids=[f"{e}-{s}" for e, s in KEPT_POINTS])
+def test_a_wrong_answer_that_kept_its_points_loses_them(exercise, slip):
+    raised = run_tests(_exercise_of(exercise), exercise, named(SLIPS[exercise][slip], exercise))
+    assert set(raised) == KEPT_POINTS[exercise, slip], {g: str(e)[:300] for g, e in raised.items()}
+    if exercise == "kv_ffn":  # its failure names the threshold it was built for, and the mistake
+        assert "b1 (threshold θ = 0.2)" in str(raised["test_kv_ffn"])

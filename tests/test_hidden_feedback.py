@@ -105,8 +105,8 @@ def test_a_wrong_shape_names_both_shapes_without_the_values():
     args, expected, _ = _draw(SEED)
     error = _failure(checks.assert_close, expected.T, expected, name="y")
     public = checks.public_message(error)
-    assert public == ("AssertionError: y has shape (3, 5), expected (5, 3) (the axes are swapped: check for a "
-                      "missing or extra transpose).")
+    assert public == ("AssertionError: y has shape (3, 5), expected shape (5, 3) (the expected shape reversed: "
+                      "computed along another axis than the one asked, or transposed).")
     assert "expected: [[" in str(error)
 
 

@@ -91,6 +91,13 @@ def _ranked(x, W1, b1, k, *, score, descending=True, ties_high=False):
     return np.argsort(-s if descending else s, axis=-1, kind="stable")[..., :k]
 
 
+def _sorted_along_first_axis(x, W1, b1, k):
+    h = act.relu(np.asarray(x, float) @ W1 + b1)
+    if h.ndim != 2:
+        raise ValueError("this mistake is about a batch of inputs")
+    return np.argsort(-h, axis=0, kind="stable")[:k].T
+
+
 TOP_MEMORIES = (
     Mistake("smallest_first", "these are the k smallest coefficients; the exercise asks for the largest, "
             "largest first.",
@@ -104,6 +111,9 @@ TOP_MEMORIES = (
     Mistake("ranked_without_b1", "you ranked by x · k_j alone; the coefficient includes the bias: "
             "ReLU(x · k_j + b1_j).",
             lambda x, W1, b1, k: _ranked(x, W1, b1, k, score=lambda x: act.relu(x @ W1))),
+    Mistake("sorted_along_first_axis", "you sorted along the first axis (axis=0, then [:k] and a transpose): with a "
+            "batch that ranks each unit across the inputs; rank each input's own units, along the last axis: "
+            "np.argsort(-h, axis=-1, kind=\"stable\")[..., :k].", _sorted_along_first_axis),
 )
 
 CATALOGUE = {"kv_ffn": KV_FFN, "recall": RECALL, "top_memories": TOP_MEMORIES}

@@ -101,6 +101,18 @@ def check_init(fn, d_model, d_ff, use_bias=True, seed=0, name="xavier_init"):
     return params
 
 
+def check_x_kept(x, before):
+    """Test cells' helper: numerical_gradient must leave the caller's x as it was, to the last bit."""
+    if np.array_equal(x, before):
+        return
+    if np.allclose(x, before, rtol=1e-12, atol=0):  # only the last digits moved: the steps were undone by arithmetic
+        raise checks.failure("numerical_gradient changed the caller's x in its last digits: x + h - 2h + h is not "
+                             "exactly x in floating point (rounding). Put each entry back from a saved value "
+                             "(old = x[i], ..., x[i] = old), or perturb a copy of x.", public=True)
+    raise checks.failure("numerical_gradient changed the caller's x: perturb a copy, or restore every entry",
+                         public=True)
+
+
 def check_gradients(grads, expected, call, args, catalogue, names=("W1", "b1", "W2", "b2", "x")):
     """Test cells' helper: grads (a dict from a learner) must hold expected[name] for each name."""
     if not isinstance(grads, dict):
@@ -868,9 +880,7 @@ x = np.array([1.0, -2.0, 0.5])
 x_before = x.copy()
 checks.check(numerical_gradient, (lambda v: np.sum(v**3), x), 3 * x**2, rtol=1e-6, atol=1e-8,
              mistakes=mistakes.for_exercise("numerical_gradient"))
-if not np.array_equal(x, x_before):
-    raise checks.failure("numerical_gradient changed the caller's x: perturb a copy, or restore every entry",
-                         public=True)
+check_x_kept(x, x_before)
 checks.ok("numerical_gradient gives 3x² for Σ x³.")
 
 # %% [markdown]
@@ -896,9 +906,7 @@ checks.check(numerical_gradient, (f_matrix, W), 2 * A.T @ (A @ W), rtol=1e-6, at
              mistakes=mistakes.for_exercise("numerical_gradient"))
 checks.check(numerical_gradient, (f_matrix, W), reference.numerical_gradient(f_matrix, W), rtol=1e-7, atol=1e-9,
              mistakes=mistakes.for_exercise("numerical_gradient"))
-if not np.array_equal(W, W_before):
-    raise checks.failure("numerical_gradient changed the caller's x: perturb a copy, or restore every entry",
-                         public=True)
+check_x_kept(W, W_before)
 checks.check(numerical_gradient, (lambda u: float(np.sum(u**3)), np.array(2.0)), np.array(12.0), rtol=1e-6, atol=1e-8,
              mistakes=mistakes.for_exercise("numerical_gradient"))
 v = np.array([0.5, 1.0, -1.5])

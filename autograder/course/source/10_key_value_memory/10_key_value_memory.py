@@ -424,8 +424,9 @@ def top_memories(x, W1, b1, k):
 
 
 # %% [markdown]
-# **Verify.** W-9's noisy key, its three keys as one batch, and the noisy key
-# without a threshold. (1 point.)
+# **Verify.** W-9's noisy key, its three keys as one batch, the noisy key
+# without a threshold, and a batch of three inputs whose coefficients are not
+# symmetric. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_top_memories", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 checks.check(top_memories, (W9.x, W9.W1, W9.b1, 1), np.array([0]), mistakes=mistakes.for_exercise("top_memories"))
@@ -433,6 +434,9 @@ checks.check(top_memories, (W9.x, W9.W1, W9.b1, 3), np.array([0, 1, 2]), mistake
 checks.check(top_memories, (W9.extra["keys"], W9.W1, W9.b1, 1), np.array([[0], [1], [2]]),
              mistakes=mistakes.for_exercise("top_memories"))
 checks.check(top_memories, (np.array([0.3, 0.9, 0.0]), W9.W1, np.zeros(3), 3), np.array([1, 0, 2]),
+             mistakes=mistakes.for_exercise("top_memories"))
+x_batch = np.array([[0.9, 0.6, 0.0], [0.2, 0.9, 0.7], [0.0, 0.0, 0.8]])  # h is not symmetric: rows are not columns
+checks.check(top_memories, (x_batch, W9.W1, W9.b1, 2), memory.top_memories(x_batch, W9.W1, W9.b1, 2),
              mistakes=mistakes.for_exercise("top_memories"))
 checks.ok("top_memories ranks W-9's memories: [0, 1, 2] for the noisy key, each key's own first.")
 
