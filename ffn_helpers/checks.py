@@ -110,7 +110,8 @@ def _as_comparable(actual, expected, name):
                     "transposed)")
         elif got.size == expected.size:
             hint = " (same number of elements: check for a reshape, a squeeze or a flattening)"
-        public = f"{name} has {_shape_words(got.shape)}, expected {_shape_words(expected.shape)}{hint}."
+        has = "is a single number (shape ())" if got.shape == () else f"has shape {got.shape}"
+        public = f"{name} {has}, expected {_shape_words(expected.shape)}{hint}."
         return None, Comparison(False, f"{public}\n  expected: {_fmt(expected)}\n  got:      {_fmt(got)}",
                                 public=public)
     return got, None

@@ -78,8 +78,10 @@ def test_shape_mismatch_message(got, expected, hint):
 
 def test_the_shape_of_a_single_number_is_said_in_words():
     """On main: "has shape (4,), expected ()", which a learner may not read as a single number."""
-    assert compare(np.zeros(4), 1.0, name="y").message.startswith("y has shape (4,), expected a single number (shape ())")
-    assert compare(5.0, np.ones(3), name="y").message.startswith("y has a single number (shape ()), expected shape (3,)")
+    said = compare(np.zeros(4), 1.0, name="y").message
+    assert said.startswith("y has shape (4,), expected a single number (shape ())"), said
+    said = compare(5.0, np.ones(3), name="y").message
+    assert said.startswith("y is a single number (shape ()), expected shape (3,)"), said
 
 
 def test_every_entry_off_by_one_factor_is_said():
