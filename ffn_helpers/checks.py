@@ -541,10 +541,13 @@ def named_mistakes(error):
 
 
 def check(fn, args, expected, *, name=None, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, mistakes=()):
-    """Call `fn(*args)` and assert its result is close to `expected`; return the result."""
+    """Call `fn(*args)` and assert its result is close to `expected`; return the result. `name`: the function's name,
+    shown as `name(...)`, or a call shown as Python reads it (`f"ffn_module_forward(x, W1, b1, W2, b2, activation=
+    {activation!r})"`), shown as it is."""
     name = name or getattr(fn, "__name__", "result")
-    actual = call(fn, *args, name=name)
-    assert_close(actual, expected, name=f"{name}(...)", rtol=rtol, atol=atol, mistakes=mistakes, args=args)
+    actual = call(fn, *args, name=name.partition("(")[0])
+    shown = name if name.endswith(")") else f"{name}(...)"
+    assert_close(actual, expected, name=shown, rtol=rtol, atol=atol, mistakes=mistakes, args=args)
     return actual
 
 

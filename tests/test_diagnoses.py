@@ -12,9 +12,11 @@ key (alone, or among mistakes that give its very result on those inputs, which t
 answer, nothing.
 """
 
+import ast
 import contextlib
 import copy
 import functools
+import inspect
 import math
 import warnings
 
@@ -485,3 +487,65 @@ def test_a_wrong_answer_that_kept_its_points_loses_them(exercise, slip):
     assert set(raised) == KEPT_POINTS[exercise, slip], {g: str(e)[:300] for g, e in raised.items()}
     if exercise == "kv_ffn":  # its failure names the threshold it was built for, and the mistake
         assert "b1 (threshold θ = 0.2)" in str(raised["test_kv_ffn"])
+
+
+# ---------------------------------------------------------------- every call a message shows reads as Python (point 5)
+
+
+def _shown_calls(message, names):
+    """Each `name(...)` (a name of `names`, with its balanced parentheses) that `message` shows."""
+    for name in names:
+        start = message.find(f"{name}(")
+        while start >= 0:
+            before = message[start - 1] if start else " "
+            depth, end = 0, start + len(name)
+            for end in range(start + len(name), len(message)):
+                depth += {"(": 1, ")": -1}.get(message[end], 0)
+                if depth == 0:
+                    break
+            if not (before.isalnum() or before in "_."):
+                yield message[start:end + 1]
+            start = message.find(f"{name}(", start + 1)
+
+
+def _binds(text, signature):
+    """Whether `text` parses as a call that gives `signature` every argument it needs (or `...` for them all)."""
+    try:
+        call = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return False
+    if not isinstance(call, ast.Call):
+        return False
+    if [ast.dump(a) for a in call.args] == [ast.dump(ast.Constant(...))] and not call.keywords:
+        return True
+    try:
+        signature.bind(*[None] * len(call.args), **{k.arg: None for k in call.keywords})
+    except TypeError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("aid, exercise", EXERCISES, ids=[e for _, e in EXERCISES])
+def test_every_call_a_failure_shows_is_one_python_accepts_with_every_argument(aid, exercise):
+    """On main 11's check said "moe_param_count(768, 3072, 128), gated=False): ...": unbalanced, and k left out."""
+    right = right_answer(aid, exercise)
+    signature = inspect.signature(right.__init__ if isinstance(right, type) else right)
+    if isinstance(right, type):
+        signature = signature.replace(parameters=list(signature.parameters.values())[1:])
+    seen, wrong = 0, {}
+    for name, (answer, _) in wrong_answers(aid, exercise).items():
+        for gid, exc in run_tests(aid, exercise, answer).items():
+            for text in _shown_calls(str(exc), [exercise]):
+                seen += 1
+                if not _binds(text, signature):
+                    wrong[text] = (name, gid)
+    assert wrong == {}
+
+
+def test_the_calls_a_message_shows_are_found_and_judged():
+    message = "moe_param_count(768, 3072, 128), gated=False): total: expected 604078080; ffn_forward(...) differs"
+    shown = list(_shown_calls(message, ["moe_param_count", "ffn_forward"]))
+    assert shown == ["moe_param_count(768, 3072, 128)", "ffn_forward(...)"]
+    signature = inspect.signature(lambda d_model, d_ff, n_experts, k, gated=True: None)
+    assert not _binds(shown[0], signature) and _binds("moe_param_count(768, 3072, 128, 1, gated=False)", signature)
+    assert _binds("f(...)", signature) and not _binds("moe_param_count(768, 3072, 128), gated=False)", signature)

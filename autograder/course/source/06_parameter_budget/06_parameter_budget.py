@@ -688,7 +688,8 @@ LLAMA_PARTS = expected_parts(2 * 32000 * 4096, 32 * attention_param_count(4096, 
 
 
 def check_parts(fn, shapes, expected, label):
-    """Test cells' helper: fn(shapes) must be the dict `expected`, with int values."""
+    """Test cells' helper: fn(shapes) must be the dict `expected`, with int values; `label`: how its argument is
+    written, as in the test cell (a call shown as Python reads it: params_by_part(gpt2_list))."""
     got = checks.call(fn, shapes, name="params_by_part")
     if not isinstance(got, dict):
         raise checks.wrong_result(f"params_by_part({label})", f"a dict with the keys {sorted(expected)}", got)
@@ -746,8 +747,8 @@ def params_by_part(shapes):
 # LLaMA-7B's FFN layers are W-6's 4,328,521,728. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_params_by_part", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-check_parts(params_by_part, gpt2_list, GPT2_PARTS, "GPT-2 small")
-check_parts(params_by_part, llama_list, LLAMA_PARTS, "LLaMA-7B")
+check_parts(params_by_part, gpt2_list, GPT2_PARTS, "gpt2_list")
+check_parts(params_by_part, llama_list, LLAMA_PARTS, "llama_list")
 checks.ok("params_by_part splits GPT-2 small and LLaMA-7B into their four parts.")
 
 # %% [markdown]
@@ -766,7 +767,7 @@ other_names = [("encoder.layer.0.attention.self.query.weight", [768, 768]),
               ("embeddings.word_embeddings.weight", [30522, 768]),
               ("encoder.layer.0.ATTN.scale", ())]
 check_parts(params_by_part, other_names, expected_parts(30522 * 768, 768 * 768 + 768 + 1, 3072 * 768, 768),
-            "a list in other styles")
+            "other_names")
 check_parts(params_by_part, [], expected_parts(0, 0, 0, 0), "[]")
 check_raises(params_by_part, ([("mlp.fc.weight", (2, 3)), ("pooler.dense.weight", (4, 4))],), ValueError,
              "'pooler.dense.weight' matches no rule, and leaving it out would make every share wrong")

@@ -135,8 +135,8 @@ def check_backward(fn, x, grad_out, params, activation="relu", names=("W1", "b1"
     """Test cells' helper: fn(x, grad_out, W1, b1, W2, b2, activation) against reference.ffn_backward."""
     expected = reference.ffn_backward(x, grad_out, *params, activation)  # first, from the untouched inputs
     grads = checks.call(fn, x, grad_out, *params, activation, name="ffn_module_backward")
-    check_gradients(grads, expected, "ffn_module_backward(x, grad_out, ...)", (x, grad_out, *params, activation),
-                    mistakes.for_exercise("ffn_module_backward"), names)
+    check_gradients(grads, expected, f"ffn_module_backward(x, grad_out, W1, b1, W2, b2, {activation!r})",
+                    (x, grad_out, *params, activation), mistakes.for_exercise("ffn_module_backward"), names)
 
 
 def build(cls, d_model, d_ff, activation="relu", use_bias=True, seed=0, params=None):
@@ -528,7 +528,7 @@ for activation in ("relu", "gelu", "silu"):
         x = rng.normal(size=shape)
         x_before = x.copy()
         checks.check(ffn_module_forward, (x, *params, activation), ffn_forward(x, *params, activation=activation),
-                     name=f"ffn_module_forward(..., activation={activation!r})",
+                     name=f"ffn_module_forward(x, W1, b1, W2, b2, activation={activation!r})",
                      mistakes=mistakes.for_exercise("ffn_module_forward"))
         if not np.array_equal(x, x_before):
             raise checks.failure("ffn_module_forward changed x in place: the forward pass must not modify its input",

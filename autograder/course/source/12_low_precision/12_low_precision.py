@@ -132,11 +132,13 @@ def check_float16(fn, args, fix):
     got = quiet_call(lambda *a: fn(*a, fix=fix), *args, name="ffn_forward_float16")
     want = np.float32 if fix else np.float16
     if not isinstance(got, np.ndarray) or got.dtype != want:
-        raise checks.wrong_result(f"ffn_forward_float16(..., fix={fix})", f"a {want.__name__} array", got)
+        raise checks.wrong_result(f"ffn_forward_float16(x, W1, b1, W2, b2, fix={fix})", f"a {want.__name__} array",
+                                  got)
     finite = np.abs(expected[np.isfinite(expected)].astype(float))
     size = float(finite.max()) if finite.size else 1.0
     tol = F16_TOL[fix]
-    checks.assert_close(got, expected, name=f"ffn_forward_float16(..., fix={fix})", rtol=tol, atol=tol * size,
+    checks.assert_close(got, expected, name=f"ffn_forward_float16(x, W1, b1, W2, b2, fix={fix})", rtol=tol,
+                        atol=tol * size,
                         mistakes=mistakes.for_exercise("ffn_forward_float16"), args=(*args, fix))
 
 
