@@ -18,6 +18,7 @@ import copy
 import functools
 import inspect
 import math
+import re
 import warnings
 
 import nbtools
@@ -549,3 +550,48 @@ def test_the_calls_a_message_shows_are_found_and_judged():
     signature = inspect.signature(lambda d_model, d_ff, n_experts, k, gated=True: None)
     assert not _binds(shown[0], signature) and _binds("moe_param_count(768, 3072, 128, 1, gated=False)", signature)
     assert _binds("f(...)", signature) and not _binds("moe_param_count(768, 3072, 128), gated=False)", signature)
+
+
+# ---------------------------------------------------------------- what the text says of types is what the checks do
+
+
+def _description(aid, exercise):
+    """The markdown between the cell before `exercise`'s (the previous exercise's last test, or an answer) and it."""
+    cells = nbtools.source(aid).cells
+    at = next(i for i, c in enumerate(cells) if nbtools.grade_id(c) == exercise)
+    start = max((i for i, c in enumerate(cells[:at]) if nbtools.is_test(c) or nbtools.is_answer(c)), default=-1)
+    return "\n".join(c.source for c in cells[start + 1:at] if c.cell_type == "markdown")
+
+
+def _numpy_ints(result):
+    """`result` with every Python int in it a numpy int64."""
+    if isinstance(result, bool):
+        return result
+    if isinstance(result, int):
+        return np.int64(result)
+    if isinstance(result, dict):
+        return {k: _numpy_ints(v) for k, v in result.items()}
+    if isinstance(result, tuple | list):
+        return type(result)(map(_numpy_ints, result))
+    return result
+
+
+def _asks_for_an_int(text):
+    """Whether a sentence of `text` asks to return an `int` (or a dict or pair of them)."""
+    return any(re.search(r"\b[Rr]eturn\b", sentence) and "`int`" in sentence for sentence in re.split(r"\.\s", text))
+
+
+SAYS_INT = [(aid, e) for aid, e in EXERCISES if _asks_for_an_int(_description(aid, e))]
+
+
+@pytest.mark.parametrize("aid, exercise", SAYS_INT, ids=[e for _, e in SAYS_INT])
+def test_an_exercise_that_asks_for_an_int_says_whether_a_numpy_integer_passes(aid, exercise):
+    """On main 09 said "Return a Python `int`", and count_parameters returning np.int64 got full marks."""
+    right = right_answer(aid, exercise)
+    raised = run_tests(aid, exercise, named(lambda *a, **k: _numpy_ints(right(*a, **k)), exercise))
+    says_numpy_passes = "np.int64" in _description(aid, exercise)
+    assert (raised == {}) == says_numpy_passes, (says_numpy_passes, {g: str(e)[:200] for g, e in raised.items()})
+
+
+def test_the_exercises_that_ask_for_an_int_are_found():
+    assert {e for _, e in SAYS_INT} >= {"ffn_param_count", "param_bytes", "count_parameters", "moe_param_count"}

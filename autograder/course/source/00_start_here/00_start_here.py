@@ -27,7 +27,8 @@
 # the arrays the checks give your functions, and the ones they expect back.
 # The exceptions are indices, which are integers: `top_memories` (10) and
 # `router_topk` (11) return them, and `load_balancing_loss` (11) takes them as
-# `expert_index`. Counts and sizes are Python integers, and 01's hidden tests
+# `expert_index`. Counts and sizes are integers (Python's `int`, or numpy's such as
+# `np.int64`), and 01's hidden tests
 # also pass single numpy numbers (`np.float32`, `np.int64`) where a number is
 # expected.
 #

@@ -119,7 +119,7 @@ print(f"One BERT-base FFN layer: {per_layer:,} parameters; the biases are "
 #
 # Write `ffn_param_count(d_model, d_ff, bias=True)`: the number of parameters
 # of one FFN layer, with the two bias vectors when `bias` is true and without
-# them otherwise. Return a Python `int`.
+# them otherwise. Return an integer (a Python `int`; a numpy integer such as `np.int64` passes too).
 #
 # **Forecast.** What does `ffn_param_count(256, 1024, bias=False)` give?
 
@@ -243,8 +243,8 @@ print(f"{bert_total:,} parameters in float32: {reference_bytes(bert_total):,} by
 # `n_params` parameters stored as `dtype`, one of `"float64"`, `"float32"`,
 # `"float16"`, `"bfloat16"`, `"int8"`. For any other name, raise a `ValueError`
 # whose message names the dtype that came and the five that are allowed: a
-# typo such as `"fp32"` must not turn into a silent wrong answer. Return a
-# Python `int`: a byte count is whole, and the check compares exactly, so
+# typo such as `"fp32"` must not turn into a silent wrong answer. Return
+# an integer (a Python `int`; a numpy integer such as `np.int64` passes too): a byte count is whole, and the check compares exactly, so
 # `n_params * 4.0` (a float) fails even where its value is right.
 #
 # (numpy knows no `bfloat16`, so `np.dtype(dtype).itemsize` is not the way.)
@@ -330,7 +330,7 @@ print("4·d_model·d_ff FLOPs per token and layer.")
 #
 # Write `ffn_flops_per_token(d_model, d_ff)`: the FLOPs of one token's forward
 # pass through one (plain, two-matrix) FFN layer, biases and activation left out.
-# Return a Python `int`.
+# Return an integer (a Python `int`; a numpy integer such as `np.int64` passes too).
 
 # %% nbgrader={"grade": false, "grade_id": "ffn_flops_per_token", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def ffn_flops_per_token(d_model, d_ff):
@@ -475,7 +475,8 @@ print(f"One LLaMA-7B FFN layer: {llama_layer:,}; all 32: {llama_total:,}.")
 # ### Exercise: `swiglu_param_count`
 #
 # Write `swiglu_param_count(d_model, d_ff)`: the parameters of one gated FFN
-# layer with three matrices and no biases. Return a Python `int`.
+# layer with three matrices and no biases. Return
+# an integer (a Python `int`; a numpy integer such as `np.int64` passes too).
 
 # %% nbgrader={"grade": false, "grade_id": "swiglu_param_count", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def swiglu_param_count(d_model, d_ff):
@@ -579,7 +580,7 @@ print(f"fc1.weight is (out, in) = ({fc1_out}, {fc1_in}): d_model = {fc1_in}, d_f
 # Write `count_from_shapes(shapes)`: the total number of parameters in such a
 # list, where each shape is a tuple (or list) of ints. A tensor of shape
 # $(a, b)$ holds $a \cdot b$ numbers, a vector of shape $(a,)$ holds $a$, and a
-# scalar of shape $()$ holds one. Return a Python `int`. (Careful: `np.prod(())`
+# scalar of shape $()$ holds one. Return an integer (a Python `int`; a numpy integer such as `np.int64` passes too). (Careful: `np.prod(())`
 # is `1.0`, a float; `math.prod` returns ints.)
 #
 # **Forecast.** What does the list above give? You have met the number before.
@@ -707,7 +708,8 @@ print(f"... {len(gpt2_list)} and {len(llama_list)} entries")
 # %% [markdown]
 # Write `params_by_part(shapes)`: for a list of `(name, shape)` pairs, return a
 # dict with the keys `"embeddings"`, `"attention"`, `"ffn"` and `"norm"`, each
-# the total number of parameters of that part (a Python `int`; 0 for a part
+# the total number of parameters of that part (an integer: a Python `int`, or a numpy integer such as
+# `np.int64`; 0 for a part
 # that does not occur). Decide each parameter's part from its name, in lower
 # case, by the **first** rule that matches:
 #

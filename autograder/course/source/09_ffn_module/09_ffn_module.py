@@ -25,7 +25,7 @@
 #    of shapes $(d_\text{model}, d_\text{ff})$, $(d_\text{ff},)$,
 #    $(d_\text{ff}, d_\text{model})$, $(d_\text{model},)$; `b1`, `b2` are `None`
 #    without biases.
-# 2. `count_parameters(W1, b1, W2, b2)`: how many numbers training adjusts, an `int`.
+# 2. `count_parameters(W1, b1, W2, b2)`: how many numbers training adjusts, an integer.
 # 3. `ffn_module_forward(x, W1, b1, W2, b2, activation="relu")`: $\mathrm{FFN}(x)$
 #    for `x` of shape $(\dots, d_\text{model})$; `activation` is `"relu"`,
 #    `"gelu"` or `"silu"`.
@@ -407,7 +407,7 @@ assert W6["transformer_base"]["published_wrong_sum"] - n_biases == 2_099_200  # 
 # about 0.12 % of the layer. Notebook 06 has the full budget, in bytes and FLOPs.
 #
 # **Step.** Write `count_parameters`: the number of entries of the arrays it is
-# given, a bias that is `None` counting 0. Return a Python `int`.
+# given, a bias that is `None` counting 0. Return an integer (a Python `int`; a numpy integer such as `np.int64` passes too).
 
 # %% nbgrader={"grade": false, "grade_id": "count_parameters", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def count_parameters(W1, b1, W2, b2):

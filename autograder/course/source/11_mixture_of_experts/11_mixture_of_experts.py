@@ -534,7 +534,8 @@ plots.params_bar({
 #   counts in both: every token is routed.
 # - `total` counts all `n_experts` experts, `active` the `k` a token uses.
 #
-# Return two Python `int`s; the checks compare them exactly.
+# Return two integers (Python `int`s; numpy integers such as `np.int64` pass too); the checks
+# compare them exactly.
 
 # %% nbgrader={"grade": false, "grade_id": "moe_param_count", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def moe_param_count(d_model, d_ff, n_experts, k, gated=True):
