@@ -595,3 +595,13 @@ def test_an_exercise_that_asks_for_an_int_says_whether_a_numpy_integer_passes(ai
 
 def test_the_exercises_that_ask_for_an_int_are_found():
     assert {e for _, e in SAYS_INT} >= {"ffn_param_count", "param_bytes", "count_parameters", "moe_param_count"}
+
+
+def test_a_crash_on_w2s_single_token_says_it_was_that_token():
+    """Issue 52, point 7b: 05's check said only "matmul: Input operand 0 does not have enough dimensions"."""
+    def rows_only(X, W1, b1, W2, b2):
+        return np.stack([np.maximum(row @ W1 + b1, 0) @ W2 + b2 for row in np.asarray(X)])  # a 1-D X has no rows
+
+    raised = run_tests("05_position_wise", "ffn_per_token", named(rows_only, "ffn_per_token"))
+    message = str(raised["test_ffn_per_token"])
+    assert message.startswith("Case: W-2's single token, X of shape (3,)\nffn_per_token raised "), message

@@ -189,6 +189,20 @@ def test_ffn_dataflow_prints_the_worked_example(example):
     assert f"{n_off} of {example.W1.shape[1]} hidden units inactive" in fig.axes[0].get_title()
 
 
+@pytest.mark.parametrize("example", [ex.W_2, ex.W_3])
+def test_ffn_dataflow_shows_the_biases_so_every_value_can_be_rebuilt(example):
+    """02's diagrams left b1 and b2 out (issue 52, point 7): z[0] = 0.94 could not be rebuilt from the drawn edges."""
+    fig = plots.ffn_dataflow(example.x, *example.params)
+    texts = _by_gid(fig, Text)
+    for name, bias in (("b1", example.b1), ("b2", example.b2)):
+        assert [texts[f"{name}-{j}"].get_text() for j in range(bias.size)] == [
+            f"+ {name}[{j}] = {plots.fmt(v)}" for j, v in enumerate(bias)]
+        assert f"bias {name} = " in fig.alt
+    shown = {j: float(texts[f"b1-{j}"].get_text().split("= ")[1]) for j in range(example.b1.size)}
+    z0 = float(example.x @ example.W1[:, 0]) + shown[0]  # the drawn edges into unit 0, plus its drawn bias
+    assert abs(z0 - example.z[0]) < 5e-3
+
+
 def test_ffn_dataflow_with_gelu_has_no_inactive_unit():
     fig = plots.ffn_dataflow(ex.W_2.x, *ex.W_2.params, activation="gelu")
     boxes, _ = _hidden_nodes(fig)
@@ -378,6 +392,16 @@ def test_loss_curves_log_scale_and_masked_zeros():
         plots.loss_curves({"a": [1.0, -1.0]})
 
 
+def test_a_log_axis_is_labelled_in_plain_numbers():
+    """09's figure of the hidden spread showed 6×10⁻¹, 4×10⁻¹, ... on main: now 0.2, 0.5, 1 and the like."""
+    fig = plots.loss_curves({"Xavier": [0.37, 0.37, 0.38], "GPT-2": [0.04, 0.06, 0.09]}, xticks=(64, 128, 256))
+    fig.canvas.draw()
+    axis = fig.axes[0].yaxis
+    labels = [t.get_text() for t in axis.get_ticklabels(which="both") if t.get_text()]
+    assert labels and all(re.fullmatch(r"\d+(\.\d+)?", label) for label in labels), labels
+    assert {"0.05", "0.1", "0.2"} <= set(labels), labels
+
+
 def test_loss_curves_can_name_their_steps():
     """Notebook 09 plots one value per width: the ticks and the text alternative give the widths."""
     spread = {"Xavier": [0.58, 0.58, 0.59], "GPT-2": [0.16, 0.23, 0.32]}
@@ -522,8 +546,9 @@ def test_every_figure_says_what_it_shows_in_its_alt_text(name):
 def test_the_dataflow_alt_text_reads_out_the_forward_pass():
     alt = plots.ffn_dataflow(ex.W_2.x, *ex.W_2.params).alt
     assert alt == ("Diagram: One token through the FFN: 1 of 4 hidden units inactive (grey). One token through an "
-                   "FFN with d_model = 3, d_ff = 4, left to right. Input x = [1, -0.5, 0.8]; pre-activation "
-                   "z = [0.94, -0.62, 0.55, 0.96]; hidden h = ReLU(z) = [0.94, 0, 0.55, 0.96], unit 1 inactive; "
+                   "FFN with d_model = 3, d_ff = 4, left to right. Input x = [1, -0.5, 0.8]; bias b1 = [0.1, -0.1, "
+                   "0.2, 0]; bias b2 = [0.05, -0.05, 0.1]; pre-activation z = x W1 + b1 = [0.94, -0.62, 0.55, 0.96]; "
+                   "hidden h = ReLU(z) = [0.94, 0, 0.55, 0.96], unit 1 inactive; "
                    f"output y = {plots._values(ex.W_2.y)}. Lines are the weights: solid blue positive, dashed "
                    "vermilion negative, thicker for larger magnitude.")
 

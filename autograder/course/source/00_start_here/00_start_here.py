@@ -45,7 +45,7 @@
 # %% [markdown]
 # ## The map of the course
 #
-# Ten scenario cells, A to J, spread over eight notebooks (01 takes three of
+# Ten scenarios, A to J, spread over eight notebooks (01 takes three of
 # them), and a capstone that uses them all. The letters are the names the worked
 # examples and exercises use:
 #

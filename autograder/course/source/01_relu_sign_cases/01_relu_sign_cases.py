@@ -11,7 +11,7 @@
 # $$h = \mathrm{ReLU}(z) = \max(0, z).$$
 #
 # $z$ is the unit's **pre-activation**, $h$ its **output**. What ReLU does depends
-# only on the sign of $z$, which gives the course's first three scenario cells:
+# only on the sign of $z$, which gives the course's first three scenarios:
 #
 # | case | pre-activation | $\mathrm{ReLU}(z)$ | slope $\mathrm{ReLU}'(z)$ |
 # |---|---|---|---|

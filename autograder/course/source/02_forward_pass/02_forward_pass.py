@@ -19,7 +19,7 @@
 # | $b_2$ | $(d_\text{model},)$ | one bias per output |
 # | $y$ | $(\dots, d_\text{model})$ | the output: the same shape as $x$ |
 #
-# This is scenario cell **D**: the whole pass, with the shape at every stage. You
+# This is scenario **D**: the whole pass, with the shape at every stage. You
 # will write `ffn_forward`, then `linear_torch` (the same layer in PyTorch's
 # weight layout), then `dead_fraction` (how many hidden outputs ReLU sets to 0).
 # (10 points.)

@@ -13,7 +13,7 @@
 #
 # That is what *position-wise* means. Attention is the sublayer that moves
 # information between positions; the FFN never does. This notebook (scenario
-# cell G) checks that claim four ways, asks you to write a detector that can
+# G) checks that claim four ways, asks you to write a detector that can
 # tell the two kinds of function apart, and measures why the FFN is computed as
 # one matrix product over all tokens rather than token by token.
 #
@@ -23,6 +23,8 @@
 # | $x_i$ | $(d_\text{model},)$ | row $i$ of $X$ |
 # | $W_1, b_1, W_2, b_2$ | as in notebook 02 | one set of weights shared by every position |
 # | $f$ | $(n, d_\text{model}) \to (n, d_\text{out})$ | any function of a whole sequence |
+#
+# **Exercises** (10 points): `ffn_per_token` (5), `mixes_positions` (5).
 #
 # *Where to run it:* in JupyterLab, in the browser through the **launch binder**
 # badge of the repository's README, or locally after `make lab`. How the checks
@@ -207,7 +209,7 @@ for shape in [(7, d_model), (2, 3, d_model), (1, d_model), (d_model,)]:
     X_test = rng.normal(size=shape)
     checks.check(ffn_per_token, (X_test, W1, b1, W2, b2), ffn_forward(X_test, W1, b1, W2, b2),
                  mistakes=mistakes.for_exercise("ffn_per_token"))
-# Integer tokens and weights whose pre-activations hit exactly 0 (W-3's cell C).
+# Integer tokens and weights whose pre-activations hit exactly 0 (W-3's case C).
 W3 = examples.W_3
 X_test = np.stack([W3.x, 2 * W3.x, -W3.x])
 checks.check(ffn_per_token, (X_test, *W3.params), ffn_forward(X_test, *W3.params),

@@ -2,7 +2,7 @@
 # # 06 · Parameter budget: counts, bytes and FLOPs
 #
 # How big is the feed-forward sublayer, how much memory does it take, and how
-# much arithmetic does one token cost? This notebook (scenario cell H) answers
+# much arithmetic does one token cost? This notebook (scenario H) answers
 # for real models, and shows that the FFN holds about two thirds of a
 # transformer block's parameters.
 #
@@ -26,6 +26,10 @@
 # Memory is $N$ times the bytes per parameter of the storage type (the
 # *dtype*). A *FLOP* is one floating-point operation, an addition or a
 # multiplication; a multiply-add is two of them.
+#
+# **Exercises** (12 points): `ffn_param_count` (2), `param_bytes` (2),
+# `ffn_flops_per_token` (2), `swiglu_param_count` (2), `count_from_shapes` (2),
+# `params_by_part` (2).
 #
 # *Where to run it:* in JupyterLab, in the browser through the **launch binder**
 # badge of the repository's README, or locally after `make lab`. How the checks

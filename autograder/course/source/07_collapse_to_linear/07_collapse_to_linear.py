@@ -13,7 +13,7 @@
 #
 # So without $\sigma$, the hidden layer and its $d_\text{ff}$ units add nothing
 # that a single $d_\text{model} \times d_\text{model}$ layer could not do. This
-# notebook (scenario cell I) folds the two maps into one, shows that ReLU
+# notebook (scenario I) folds the two maps into one, shows that ReLU
 # breaks the fold with a concrete input, asks you to write a test of
 # affinity, and counts the linear pieces a ReLU FFN is made of.
 #
@@ -23,6 +23,8 @@
 # | $W_2, b_2$ | $(d_\text{ff}, d_\text{out})$, $(d_\text{out},)$ | the second layer ($d_\text{out} = d_\text{model}$ in a transformer) |
 # | $W, b$ | $(d_\text{model}, d_\text{out})$, $(d_\text{out},)$ | the single affine map they collapse to |
 # | $z = x W_1 + b_1$, $h = \sigma(z)$ | $(d_\text{ff},)$ | pre-activation and hidden values, as before |
+#
+# **Exercises** (10 points): `collapse_linear` (5), `is_affine` (5).
 #
 # *Where to run it:* in JupyterLab, in the browser through the **launch binder**
 # badge of the repository's README, or locally after `make lab`. How the checks

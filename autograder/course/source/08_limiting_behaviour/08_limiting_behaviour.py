@@ -3,7 +3,7 @@
 #
 # An activation $\sigma$ is applied to every pre-activation $z = x W_1 + b_1$,
 # and nothing stops $z$ from being large: a big input, a badly scaled weight or
-# a diverging training run all produce it. This notebook (scenario cell J)
+# a diverging training run all produce it. This notebook (scenario J)
 # looks at the three activations of the course at both ends of the real line:
 #
 # $$\mathrm{ReLU}(z) = \max(0, z),$$

@@ -345,12 +345,17 @@ plots.loss_curves(h_spread, title="Spread of the hidden activations h at initial
 # %% [markdown]
 # *Figure: standard deviation of the hidden activations $h$ for 64 tokens with
 # unit-variance features, for four ways of drawing $W_1$ (and $b_1$), as the
-# width grows; the three rules scaled by the fan-in give flat lines, GPT-2's
-# fixed 0.02 a rising one.*
+# width grows. He and PyTorch scale by the fan-in $d_\text{model}$, Xavier by fan-in
+# plus fan-out, $d_\text{model} + d_\text{ff}$, which is a fixed $5\,d_\text{model}$
+# here because $d_\text{ff} = 4\,d_\text{model}$ at every width: the three lines are
+# flat. GPT-2's fixed 0.02 rises.*
 #
 # **Why.** Each entry of $z = x W_1 + b_1$ sums $d_\text{model}$ products, so its
 # variance is $d_\text{model}$ times the weights' variance (plus the bias's).
-# Rules that divide by the fan-in cancel that factor: Xavier gives
+# Rules whose variance falls like $1/d_\text{model}$ cancel that factor: He and
+# PyTorch divide by the fan-in, and Xavier by $d_\text{model} + d_\text{ff} =
+# 5\,d_\text{model}$, since the ratio $d_\text{ff}/d_\text{model}$ is fixed here (at
+# another ratio Xavier's line sits at another height, flat still). Xavier gives
 # $\mathrm{var}(z) = 2/5$, He 2, PyTorch $1/3 + 1/(3 d_\text{model})$, whatever
 # the width; a fixed std of 0.02 gives $0.0004\, d_\text{model}$, which grows with
 # the width (GPT-2 picked 0.02 for its own widths). For a normal $z$ with std
@@ -372,7 +377,7 @@ for rule in RULES[:3]:
     assert max(h_spread[rule]) / min(h_spread[rule]) < 1.1  # flat in the width
 assert h_spread[RULES[3]][-1] / h_spread[RULES[3]][0] > 3  # √(1024 / 64) = 4 in theory
 assert round(0.02 / np.sqrt(2 * gpt2_small_layers), 5) == 0.00408 and round(reference.xavier_std(768, 3072), 5) == 0.02282
-print("The fan-in rules keep h's spread flat in the width; a fixed std 0.02 lets it grow like √d_model.")
+print("The rules scaled by the width keep h's spread flat; a fixed std 0.02 lets it grow like √d_model.")
 
 
 # %% [markdown]
@@ -573,8 +578,8 @@ checks.ok("the forward pass is right for every batch shape, activation and bias 
 # like $x$.
 #
 # The activation's derivative $\sigma'(z)$ is where the cells of the course meet:
-# ReLU's is 1 for $z > 0$ and 0 for $z < 0$ (cells A and B); at $z = 0$ it does
-# not exist and frameworks use 0 (cell C). GELU's is
+# ReLU's is 1 for $z > 0$ and 0 for $z < 0$ (cases A and B); at $z = 0$ it does
+# not exist and frameworks use 0 (case C). GELU's is
 # $\Phi(z) + z\,\varphi(z)$, with $\varphi(z) = e^{-z^2/2}/\sqrt{2\pi}$.
 #
 # **Forecast.** In W-2, unit 1 is off ($z_1 = -0.62$). Which entries of
@@ -1013,7 +1018,7 @@ print("The reference passes; the maskless backward fails on W1, b1 and x only.")
 #
 # **Forecast.** For W-2's single token, unit 1 is off. What do the *numerical*
 # gradients of its weights show? And at W-3's input, where two pre-activations
-# are exactly 0 (cell C), what does the centred difference give for $b_1$?
+# are exactly 0 (case C), what does the centred difference give for $b_1$?
 #
 # **Step.** The figure shows the dead unit; the cell below computes both cases.
 
@@ -1068,8 +1073,9 @@ print("The dead unit's gradients are exactly 0 both ways; at z = 0 the centred d
 # - A module owns its parameters: Xavier-normal weights with
 #   $\mathrm{std} = \sqrt{2/(d_\text{model} + d_\text{ff})}$, drawn from a seeded generator
 #   in a fixed order; zero biases or none. Libraries differ (PyTorch's uniform
-#   fan-in rule, GPT-2's fixed 0.02, He for ReLU); the rules scaled by the fan-in
-#   keep the hidden spread the same at every width. 512/2048 has 2,099,712 parameters.
+#   fan-in rule, GPT-2's fixed 0.02, He for ReLU); the rules scaled by the width
+#   (the fan-in, or for Xavier the fan-in plus the fan-out, which moves with it
+#   while $d_\text{ff}/d_\text{model}$ is fixed) keep the hidden spread the same at every width. 512/2048 has 2,099,712 parameters.
 # - The forward pass is two matrix products and an activation, for any batch shape.
 # - The backward pass runs the chain rule in reverse; parameter gradients sum over
 #   tokens, $\sigma'(z)$ gates what reaches $W_1$, $b_1$ and $x$, and a unit that is

@@ -29,6 +29,8 @@
 # | $\theta$ | number in $[0, 1)$ | the threshold a match must pass to fire: $b_{1,j} = -\theta$ |
 # | $h_j$ | number | how strongly memory $j$ fires for input $x$ (its coefficient), $\mathrm{ReLU}(x \cdot k_j + b_{1,j})$ |
 #
+# **Exercises** (10 points): `kv_ffn` (3), `recall` (4), `top_memories` (3).
+#
 # *Where to run it:* in JupyterLab, in the browser through the **launch binder**
 # badge of the repository's README, or locally after `make lab`. How the checks
 # and their messages work is in [00 · Start here](00_start_here.ipynb).

@@ -32,6 +32,9 @@
 # section 6 is the loss that keeps the router from sending everything to one
 # expert.
 #
+# **Exercises** (10 points): `router_topk` (3), `moe_forward` (3),
+# `moe_param_count` (2), `load_balancing_loss` (2).
+#
 # *Where to run it:* in JupyterLab, in the browser through the **launch binder**
 # badge of the repository's README, or locally after `make lab`. How the checks
 # and their messages work is in [00 · Start here](00_start_here.ipynb).
@@ -574,18 +577,18 @@ checks.ok("moe_param_count is right for gated and plain experts, any k.")
 # A router is trained along with the experts, and nothing in the layer stops
 # it from sending most tokens to the experts that happen to be best early on;
 # those then train faster and win even more tokens. Switch Transformer adds an
-# auxiliary loss. With $N$ experts, a batch of tokens, each sent to one expert
+# auxiliary loss. With $E$ experts, a batch of tokens, each sent to one expert
 # (top-1), let
 #
 # - $f_i$: the share of the batch's tokens sent to expert $i$;
 # - $P_i$: the mean, over the batch, of the router probability $p_i$ (the
-#   softmax over all $N$ logits);
+#   softmax over all $E$ logits);
 #
-# $$\mathcal{L}_\text{balance} = N \sum_{i=1}^{N} f_i \, P_i,$$
+# $$\mathcal{L}_\text{balance} = E \sum_{i=1}^{E} f_i \, P_i,$$
 #
 # added to the training loss with a small scale $\alpha$ ($0.01$ in the paper).
 #
-# **Forecast.** Uniform routing ($f_i = P_i = 1/N$): what is the loss? Four
+# **Forecast.** Uniform routing ($f_i = P_i = 1/E$): what is the loss? Four
 # tokens, all sent to expert 0 of 2, each with probabilities $[0.9, 0.1]$?
 #
 # **Step.**
@@ -600,11 +603,11 @@ print(f"4 tokens to expert 0 of 2, p = [0.9, 0.1]: f = {moe.expert_shares(np.zer
       f"P = {collapsed_probs.mean(axis=0)}, loss = {loss_collapsed:.6f}")
 
 # %% [markdown]
-# **Why.** Uniform: $N \cdot N \cdot \frac{1}{N} \cdot \frac{1}{N} = 1$. All
-# tokens to expert 0: $2 \cdot (1 \cdot 0.9 + 0 \cdot 0.1) = 1.8$, and $N$ at
+# **Why.** Uniform: $E \cdot E \cdot \frac{1}{E} \cdot \frac{1}{E} = 1$. All
+# tokens to expert 0: $2 \cdot (1 \cdot 0.9 + 0 \cdot 0.1) = 1.8$, and $E$ at
 # worst. The shares $f_i$ are counts and have no gradient; the $P_i$ do, so the
 # loss pushes probability away from the experts that receive the most tokens.
-# The factor $N$ makes the balanced value 1 whatever the number of experts.
+# The factor $E$ makes the balanced value 1 whatever the number of experts.
 #
 # **Verify.**
 
@@ -629,9 +632,9 @@ print("Uniform routing: 1. Everything to one expert with p = 0.9: 1.8.")
 
 # %% nbgrader={"grade": false, "grade_id": "load_balancing_loss", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def load_balancing_loss(router_probs, expert_index, n_experts):
-    """Switch Transformer's N · Σ_i f_i · P_i (before α).
+    """Switch Transformer's E · Σ_i f_i · P_i (before α).
 
-    router_probs: (..., N) probabilities, expert_index: (...) ints, n_experts: N -> float.
+    router_probs: (..., E) probabilities, expert_index: (...) ints, n_experts: E -> float.
     """
     ### BEGIN SOLUTION
     probs = np.asarray(router_probs, dtype=float).reshape(-1, n_experts)
@@ -653,7 +656,7 @@ checks.ok("load_balancing_loss gives 1.8 for the collapsed router and 1 for the 
 
 # %% [markdown]
 # The grader also checks (1 point): random routers with 8 experts, top-1
-# choices, probabilities of shapes $(n, N)$ and $(b, s, N)$; a batch in which the
+# choices, probabilities of shapes $(n, E)$ and $(b, s, E)$; a batch in which the
 # last experts receive no token; a single token.
 
 # %% nbgrader={"grade": true, "grade_id": "test_load_balancing_loss_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -676,7 +679,7 @@ checks.ok("load_balancing_loss matches the reference on every batch.")
 # %% [markdown]
 # ## 7. How routing concentrates
 #
-# Take $N = 8$ experts, 4000 random tokens in $d_\text{model} = 16$ and a random
+# Take $E = 8$ experts, 4000 random tokens in $d_\text{model} = 16$ and a random
 # router, then give expert 0 a head start: add $\beta$ to its logit for every
 # token, as a router does whose expert 0 has been winning for a while.
 #
@@ -687,16 +690,16 @@ checks.ok("load_balancing_loss matches the reference on every batch.")
 
 # %%
 rng = np.random.default_rng(7)
-N, d_model = 8, 16
+E, d_model = 8, 16
 X_batch = rng.normal(size=(4000, d_model))
-W_route = rng.normal(scale=0.25, size=(d_model, N))
+W_route = rng.normal(scale=0.25, size=(d_model, E))
 loads, losses = {}, {}
 for beta in (0.0, 1.0, 2.0, 4.0):
-    logits = X_batch @ W_route + beta * np.eye(N)[0]
+    logits = X_batch @ W_route + beta * np.eye(E)[0]
     probs = moe.softmax(logits)
     chosen = moe.top_k(logits, 1)[:, 0]  # top-1 routing
-    losses[beta] = moe.load_balancing_loss(probs, chosen, N)
-    loads[f"β = {beta:g}: loss {losses[beta]:.2f}"] = moe.expert_shares(chosen, N)
+    losses[beta] = moe.load_balancing_loss(probs, chosen, E)
+    loads[f"β = {beta:g}: loss {losses[beta]:.2f}"] = moe.expert_shares(chosen, E)
 for label, f in loads.items():
     print(f"{label:<20} shares {f.round(3)}")
 plots.expert_load(loads, title="Top-1 routing as expert 0's logit gets a head start β")
@@ -715,7 +718,7 @@ plots.expert_load(loads, title="Top-1 routing as expert 0's logit gets a head st
 # tokens, the loss lies between the printed 1.38 ($\beta = 1$) and 2.64
 # ($\beta = 2$), up from 1.05 at $\beta = 0$ (an even load gives exactly 1).
 # It rises with the concentration, to 6.09 at $\beta = 4$, towards its maximum
-# $N = 8$ (every token on one expert), and its gradient pulls the favoured
+# $E = 8$ (every token on one expert), and its gradient pulls the favoured
 # expert's probability down.
 #
 # **Verify.**
@@ -743,7 +746,7 @@ print("The more the router favours expert 0, the larger the loss.")
 # - Mixtral 8x7B stores 46,702,792,704 parameters and runs 12,879,925,248 per
 #   token (12,748,857,344 counting one embedding row per token): the experts are
 #   97% of the model, and a token uses 2 of 8.
-# - Switch Transformer's loss $N \sum_i f_i P_i$ is 1 for balanced routing and
+# - Switch Transformer's loss $E \sum_i f_i P_i$ is 1 for balanced routing and
 #   grows as the tokens concentrate on few experts.
 #
 # Next: [12 · Low precision](12_low_precision.ipynb), where the FFN's numbers lose bits; or back to
