@@ -162,8 +162,12 @@ def diagnose(actual, mistakes, args, *, expected=None, rtol=DEFAULT_RTOL, atol=D
         def same(a, b):
             return np.shape(a) == np.shape(b) and compare(a, b, rtol=rtol, atol=atol).ok
     if nothing is None:
+        # One part of a result (kv_ffn's W2) may be an argument as it came, and that is a mistake of its own
+        # (W2 = V): an answer that returns an argument for the whole result computes nothing, one part of it does.
+        given = () if any(getattr(m, "part", None) for m in mistakes) else args
+
         def nothing(result, expected):
-            return _computes_nothing(result, args, same, expected)
+            return _computes_nothing(result, given, same, expected)
     if expected is not None and _agree(same, actual, expected):
         return []
     results = []

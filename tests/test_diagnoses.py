@@ -605,3 +605,33 @@ def test_a_crash_on_w2s_single_token_says_it_was_that_token():
     raised = run_tests("05_position_wise", "ffn_per_token", named(rows_only, "ffn_per_token"))
     message = str(raised["test_ffn_per_token"])
     assert message.startswith("Case: W-2's single token, X of shape (3,)\nffn_per_token raised "), message
+
+
+# Mistakes a test cell cannot name when the catalogue's own computation is the answer.
+NOT_NAMED = {
+    ("gelu", "erf_cancellation"): "it loses ~1e-23 at z = -10, inside the checks' tolerance (04 says so)",
+    ("mixes_positions", "perturbs_all_at_once"): "it answers True for every function tried: one verdict throughout",
+    # Computations that raise where their mistake does not apply (another activation, a non-square W1, one input):
+    # as an answer they crash there. SLIP_KEYS and tests/submissions write them as a learner would.
+    ("ffn_module_forward", "gelu_tanh_for_exact"): "raises for ReLU", ("FeedForwardNetwork", "gelu_tanh_for_exact"):
+    "raises for ReLU", ("FeedForwardNetwork", "relu_mask_at_zero"): "raises for GELU",
+    ("FeedForwardNetwork", "gelu_grad_missing_density"): "raises for ReLU",
+    ("ffn_module_backward", "x_grad_untransposed"): "dz @ W1 fails for W-2's non-square W1",
+    ("FeedForwardNetwork", "x_grad_untransposed"): "dz @ W1 fails for a non-square W1",
+    ("top_memories", "sorted_along_first_axis"): "raises for one input",
+}
+
+
+@pytest.mark.parametrize("aid, exercise", EXERCISES, ids=[e for _, e in EXERCISES])
+def test_every_catalogued_mistake_is_still_named_where_it_happens(aid, exercise):
+    """The rules that keep a false diagnosis out keep the true ones in: each mistake, as its exercise's answer, is
+    named by some test cell of the exercise (the grading-variant suite names them as learners write them)."""
+    missing = []
+    for mistake in mistakes.CATALOGUE[exercise]:
+        answer = mistake_answer(aid, exercise, mistake)
+        if answer is None or (exercise, mistake.key) in NOT_NAMED:
+            continue
+        raised = run_tests(aid, exercise, answer)
+        if not any(mistake.key in checks.named_mistakes(e) for e in raised.values()):
+            missing.append(mistake.key)
+    assert missing == []

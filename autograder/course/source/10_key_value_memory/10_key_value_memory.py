@@ -431,15 +431,13 @@ def top_memories(x, W1, b1, k):
 # symmetric. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_top_memories", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-checks.check(top_memories, (W9.x, W9.W1, W9.b1, 1), np.array([0]), mistakes=mistakes.for_exercise("top_memories"))
-checks.check(top_memories, (W9.x, W9.W1, W9.b1, 3), np.array([0, 1, 2]), mistakes=mistakes.for_exercise("top_memories"))
-checks.check(top_memories, (W9.extra["keys"], W9.W1, W9.b1, 1), np.array([[0], [1], [2]]),
-             mistakes=mistakes.for_exercise("top_memories"))
-checks.check(top_memories, (np.array([0.3, 0.9, 0.0]), W9.W1, np.zeros(3), 3), np.array([1, 0, 2]),
-             mistakes=mistakes.for_exercise("top_memories"))
 x_batch = np.array([[0.9, 0.6, 0.0], [0.2, 0.9, 0.7], [0.0, 0.0, 0.8]])  # h is not symmetric: rows are not columns
-checks.check(top_memories, (x_batch, W9.W1, W9.b1, 2), memory.top_memories(x_batch, W9.W1, W9.b1, 2),
-             mistakes=mistakes.for_exercise("top_memories"))
+checks.check_cases(top_memories, [((W9.x, W9.W1, W9.b1, 1), np.array([0])),
+                                  ((W9.x, W9.W1, W9.b1, 3), np.array([0, 1, 2])),
+                                  ((W9.extra["keys"], W9.W1, W9.b1, 1), np.array([[0], [1], [2]])),
+                                  ((np.array([0.3, 0.9, 0.0]), W9.W1, np.zeros(3), 3), np.array([1, 0, 2])),
+                                  ((x_batch, W9.W1, W9.b1, 2), memory.top_memories(x_batch, W9.W1, W9.b1, 2))],
+                   mistakes=mistakes.for_exercise("top_memories"))
 checks.ok("top_memories ranks W-9's memories: [0, 1, 2] for the noisy key, each key's own first.")
 
 # %% [markdown]
@@ -454,18 +452,15 @@ checks.ok("top_memories ranks W-9's memories: [0, 1, 2] for the noisy key, each 
 rng = checks.hidden_rng(2012)
 d_model, d_ff = 6, 10
 W1_test, b1_test = rng.normal(size=(d_model, d_ff)), rng.normal(size=d_ff) - 0.5
-for shape in [(d_model,), (5, d_model), (2, 3, d_model)]:
-    x_test = rng.normal(size=shape)
-    for k in (1, 3, d_ff):
-        checks.check(top_memories, (x_test, W1_test, b1_test, k), memory.top_memories(x_test, W1_test, b1_test, k),
-                     mistakes=mistakes.for_exercise("top_memories"))
+inputs = [rng.normal(size=shape) for shape in [(d_model,), (5, d_model), (2, 3, d_model)]]
+cases = [(x_test, W1_test, b1_test, k) for x_test in inputs for k in (1, 3, d_ff)]
 # Units 2 and 7 share a key and a bias: whenever they fire, they tie exactly. Most units do not fire.
 W1_tie = np.array([[1.0, 0.0, 2.0, -1.0, 0.5, 0.0, -3.0, 2.0], [0.0, 1.0, 1.0, 0.0, -0.5, -2.0, 1.0, 1.0]])
 b1_tie = np.array([0.0, -1.0, -0.5, -4.0, 0.0, -1.0, -6.0, -0.5])
-for x_test in (np.array([1.0, 1.0]), np.array([[1.0, 1.0], [-1.0, 0.0], [0.5, -2.0]])):
-    for k in (3, 8):
-        checks.check(top_memories, (x_test, W1_tie, b1_tie, k), memory.top_memories(x_test, W1_tie, b1_tie, k),
-                     mistakes=mistakes.for_exercise("top_memories"))
+cases += [(x_test, W1_tie, b1_tie, k) for x_test in (np.array([1.0, 1.0]), np.array([[1.0, 1.0], [-1.0, 0.0],
+                                                                                     [0.5, -2.0]])) for k in (3, 8)]
+checks.check_cases(top_memories, [(args, memory.top_memories(*args)) for args in cases],
+                   mistakes=mistakes.for_exercise("top_memories"))
 checks.ok("top_memories is right on every hidden memory.")
 ### END HIDDEN TESTS
 
