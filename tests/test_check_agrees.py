@@ -21,6 +21,7 @@ import matplotlib
 import nbtools
 import pytest
 
+from autograder.grading.gate_beside import public
 from ffn_helpers import checks
 
 GRADED = nbtools.graded_assignments()
@@ -70,7 +71,7 @@ def course_functions_used(aid):
             value = namespace[text.split(".")[0]]
             for part in text.split(".")[1:]:
                 value = getattr(value, part, None)
-            dotted = checks._course_function(value)
+            dotted = public._home(value)  # what the grader's public build stubs
             if dotted and not dotted.startswith(("ffn_helpers.plots", "ffn_helpers.mistakes")):
                 found.setdefault(text, dotted)
     return dict(sorted(found.items()))

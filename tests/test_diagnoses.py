@@ -300,6 +300,9 @@ SLIPS = {  # exercise -> {name: answer}: wrong answers learners were seen to wri
     "ffn_module_forward": {"tanh GELU": lambda x, W1, b1, W2, b2, activation="relu": fh.ffn_forward(
         x, W1, b1, W2, b2, activation="gelu_tanh" if activation == "gelu" else activation)},
     "count_parameters": {"np.int64": lambda W1, b1, W2, b2: np.int64(reference.count_parameters(W1, b1, W2, b2))},
+    # Right for gated experts, and three matrices for plain ones too: it fails first where gated=False is passed.
+    "moe_param_count": {"three matrices whatever gated says": lambda d_model, d_ff, n_experts, k, gated=True: (
+        moe.moe_param_count(d_model, d_ff, n_experts, k, gated=True))},
 }
 
 
