@@ -67,6 +67,10 @@ def sentence(names, exercise, origin=None):
     """What the learner reads under the exercise: the course functions its answer may call, and what the others do.
 
     `origin(name)`: the notebook where the learner wrote that function (an assignment id), or None."""
+    refused = "is refused, by this notebook's checks as by the grader, and that test fails as for an unfinished answer."
+    if not names:
+        return (f"**Course functions you may call here:** none: numpy, scipy and your own answers only. A function "
+                f"of `{PACKAGE}` that your code calls while `{exercise}` is checked {refused}")
     shown = []
     for name in names:
         where = origin(name) if origin is not None else None
@@ -74,4 +78,19 @@ def sentence(names, exercise, origin=None):
     listed = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + " and " + shown[-1]
     return (f"**Course functions you may call here:** {listed}, from `{PACKAGE}`. The grader runs "
             f"{'it' if len(shown) == 1 else 'them'} for your answer. Any other function of `{PACKAGE}` that your "
-            f"code calls while `{exercise}` is graded is refused, and that test fails as for an unfinished answer.")
+            f"code calls while `{exercise}` is checked {refused}")
+
+
+def setup_line(lists):
+    """The lines the build adds to a notebook's setup cell: `lists` (exercise -> the names it may call) for the
+    notebook's checks (ffn_helpers.checks.may_call), which refuse the other course functions as the grader does."""
+    calls = [f"{exercise}={list(names)!r}".replace("'", '"') for exercise, names in lists.items()]
+    lines, line = [], "checks.may_call("
+    for i, call in enumerate(calls):
+        piece = call + (", " if i < len(calls) - 1 else ")")
+        if len(line) + len(piece.rstrip()) > 100:
+            lines.append(line.rstrip())
+            line = " " * len("checks.may_call(")
+        line += piece
+    return ("# What each exercise may call of ffn_helpers (the grader's rule, which these checks apply too):\n"
+            + "\n".join(lines + [line]))

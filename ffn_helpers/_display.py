@@ -20,6 +20,18 @@ def drawn_as_text():
     return os.environ.get(FIGURES_ENV) == "text"
 
 
+def image_bundle(png_base64, alt):
+    """A drawn figure's display data and metadata, the PNG stored once: in a person's notebook an HTML <img> that
+    carries the alt text (what JupyterLab and nbconvert show; their image renderers read no alt from metadata), and
+    that alone, so a saved notebook holds each figure's base64 once. Where the grader draws the figures for the
+    feedback (FIGURES_ENV "png"), also the image/png with the alt text in its metadata: the grader keeps that form
+    of an output (autograder/sanitise.py) and no HTML."""
+    page = {"text/html": image_html(png_base64, alt)}
+    if os.environ.get(FIGURES_ENV) != "png":
+        return page, {}
+    return {"image/png": png_base64, **page}, {"image/png": {"alt": alt[:MAX_ALT_CHARS]}}
+
+
 def as_text(alt):
     """A figure's display data when it is not drawn: its text alternative, saying so."""
     alt = (alt or "a figure without a text alternative")[:MAX_ALT_CHARS]

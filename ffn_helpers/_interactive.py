@@ -10,7 +10,7 @@ import io
 import ipywidgets as widgets
 import numpy as np
 
-from ._display import as_text, drawn_as_text, image_html
+from ._display import as_text, drawn_as_text, image_bundle
 from ._stage_table import STAGES, stage_table_html
 from .ffn import ffn_trace
 from .plots import ffn_dataflow
@@ -82,7 +82,8 @@ class InteractiveFFN(widgets.VBox):
         data = super()._repr_mimebundle_(**kwargs)
         if drawn_as_text():
             return {**data, **as_text(ffn_dataflow(self.x, *self.params).alt)}
-        data["image/png"], alt = _static_png(self.x, self.params)
-        data["text/html"] = image_html(data["image/png"], alt)
-        return data, {"image/png": {"alt": alt}}
+        png, alt = _static_png(self.x, self.params)
+        image, metadata = image_bundle(png, alt)
+        data.update(image)
+        return data, metadata
 

@@ -10,9 +10,11 @@ failure shows that message first, then only the learner's own frames, if any
 (`message_first`): never the frames of this module.
 """
 
+import functools
 import re
 import sys
 import traceback
+import types
 import warnings
 from dataclasses import dataclass
 
@@ -50,6 +52,7 @@ def compare(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEFAULT_
     note = ""
     if expected.dtype.kind == "f" and got.dtype != expected.dtype:
         note = f"\n  note: dtype is {got.dtype}, expected {expected.dtype}"
+    note += _one_factor(got, expected)
     # The course computes in float64. A float32 answer (PyTorch's default) passes only if it is
     # exact; otherwise it fails, and the dtype is the first thing the message says, not a footnote.
     lower_precision = (expected.dtype.kind == "f" and got.dtype.kind == "f"
@@ -74,6 +77,21 @@ def compare(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEFAULT_
     return Comparison(False, "\n".join(lines + values) + note, max_abs, max_rel, public="\n".join(lines) + note)
 
 
+def _one_factor(got, expected):
+    """A note when every entry is the expected one times one factor (not 1): a scale slip, such as a wrong std."""
+    if got.size < 2 or expected.dtype.kind not in "biuf" or got.dtype.kind not in "biuf":
+        return ""
+    with np.errstate(all="ignore"):
+        e, g = expected.astype(np.float64), got.astype(np.float64)
+        if not (np.all(np.isfinite(e)) and np.all(np.isfinite(g)) and np.all(e != 0)):
+            return ""
+        ratio = g / e
+    first = float(ratio.flat[0])
+    if abs(first - 1.0) < 1e-6 or not np.allclose(ratio, first, rtol=1e-9, atol=0):
+        return ""
+    return f"\n  note: every entry is {first:.4g} times the expected one"
+
+
 def _as_comparable(actual, expected, name):
     """(`actual` as an array of numbers of the expected shape, None), or (None, the failed Comparison: why not)."""
     if actual is None:
@@ -88,13 +106,20 @@ def _as_comparable(actual, expected, name):
     if got.shape != expected.shape:
         hint = ""
         if got.shape[::-1] == expected.shape and got.ndim > 1:
-            hint = " (the axes are swapped: check for a missing or extra transpose)"
+            hint = (" (the expected shape reversed: computed along another axis than the one asked, or "
+                    "transposed)")
         elif got.size == expected.size:
             hint = " (same number of elements: check for a reshape, a squeeze or a flattening)"
-        public = f"{name} has shape {got.shape}, expected {expected.shape}{hint}."
+        has = "is a single number (shape ())" if got.shape == () else f"has shape {got.shape}"
+        public = f"{name} {has}, expected {_shape_words(expected.shape)}{hint}."
         return None, Comparison(False, f"{public}\n  expected: {_fmt(expected)}\n  got:      {_fmt(got)}",
                                 public=public)
     return got, None
+
+
+def _shape_words(shape):
+    """A shape as a learner reads it: "a single number (shape ())", or "shape (3, 4)"."""
+    return "a single number (shape ())" if shape == () else f"shape {shape}"
 
 
 def _differences(g, e, rtol, atol):
@@ -118,31 +143,247 @@ def _lower_precision_lines(name, got_dtype, expected_dtype, n_bad, size):
             f"  {n_bad} of {size} entries differ from the {expected_dtype} values."]
 
 
-def diagnose(actual, mistakes, args, *, expected=None, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL):
-    """Return the mistakes (from the catalogue) whose wrong result equals `actual`.
+def diagnose(actual, mistakes, args, *, expected=None, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, same=None,
+             nothing=None):
+    """The catalogued mistakes that `actual`, the learner's result on `args`, confirms (a list; [] for none).
 
-    A mistake is named only when it matches and the correct answer does not:
-    inputs where a mistake makes no difference say nothing about it.
+    A mistake is named only where these inputs single it out: its own result on them differs from the right one
+    (`expected`, when given) and from what an answer that computes nothing gives (zeros, one value in every entry,
+    0 or 1 for a single number, one of `args` as it came: `_computes_nothing`), and `actual` is that result.
+    Where several mistakes give that same result, the inputs cannot tell them apart: all of them are named, and
+    `failure` says so. `same(a, b)`: whether two results are the same one (default: `compare` within the
+    tolerances, shapes equal); a check that compares its own way (bit for bit, labels) passes its own.
+    `nothing(result, expected)`: whether a result is one an answer that computes nothing gives (default:
+    `_computes_nothing`).
+    A single number, or a verdict, is seldom enough: `check_cases` and `diagnose_cases` confirm a mistake on every
+    input of a test.
     """
-    if expected is not None and compare(actual, expected, rtol=rtol, atol=atol).ok:
+    if same is None:
+        def same(a, b):
+            return np.shape(a) == np.shape(b) and compare(a, b, rtol=rtol, atol=atol).ok
+    if nothing is None:
+        # One part of a result (kv_ffn's W2) may be an argument as it came, and that is a mistake of its own
+        # (W2 = V): an answer that returns an argument for the whole result computes nothing, one part of it does.
+        given = () if any(getattr(m, "part", None) for m in mistakes) else args
+
+        def nothing(result, expected):
+            return _computes_nothing(result, given, same, expected)
+    if expected is not None and _agree(same, actual, expected):
         return []
-    try:
-        shape = np.shape(actual)
-    except ValueError:  # ragged: no catalogued mistake gives that
-        return []
-    found = []
+    results = []
     for mistake in mistakes:
         # A wrong formula may warn on these inputs (e.g. ddof=1 with d = 1); that is
         # not the learner's output and must not reach stderr in a test cell.
         try:
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                wrong = mistake.compute(*args)
-        except Exception:  # the mistake may not even be possible for these shapes
+                results.append((mistake, mistake.compute(*args)))
+        except Exception:  # the mistake may not even be possible for these inputs
             continue
-        if np.shape(wrong) == shape and compare(actual, wrong, rtol=rtol, atol=atol).ok:
-            found.append(mistake)
+    found = []
+    for mistake, wrong in results:
+        if not _agree(same, actual, wrong) or mistake.key in {m.key for m in found}:
+            continue
+        if (expected is not None and _agree(same, wrong, expected)) or nothing(wrong, expected):
+            continue  # these inputs say nothing about this mistake
+        found.append(mistake)
     return found
+
+
+def _agree(same, a, b):
+    """same(a, b), False where it cannot even compare them."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return bool(same(a, b))
+    except Exception:
+        return False
+
+
+def _computes_nothing(result, args, same, expected=None, alone=True):
+    """Whether an answer that computes nothing could give `result`: zeros, one value in every entry (where the right
+    result, `expected`, is not one value itself), or one of `args` as it came; for a result of several parts (a
+    tuple), each part. Such a result singles out no mistake: a learner's `return 0`, integer division or `return x`
+    gives it too. `alone`: the result is all the evidence there is, so that a single number 0 or 1, a verdict or
+    a label is such a result too (not so for one of several inputs' results: `diagnose_cases`)."""
+    if isinstance(result, tuple | list):
+        matched = isinstance(expected, tuple | list) and len(expected) == len(result)
+        parts = expected if matched else [None] * len(result)
+        return bool(result) and all(_computes_nothing(r, args, same, e, alone)
+                                    for r, e in zip(result, parts, strict=True))
+    try:
+        values = np.asarray(result)
+    except Exception:
+        return False
+    if values.dtype.kind not in "biufUS" or values.size == 0:
+        return values.size == 0
+    flat = values.ravel()
+    if flat.size > 1 and bool(np.all(flat == flat[0])) and not (flat[0] == 0 or _filled(expected)):
+        return True
+    if flat.size > 1 and bool(np.all(flat == 0)):
+        return True
+    if alone and flat.size == 1 and (values.dtype.kind in "bUS" or float(flat[0]) in (0.0, 1.0)):
+        return True
+    return any(_agree(same, arg, result) for arg in args)
+
+
+def _filled(values):
+    """Whether `values` is an array of one value in every entry (a result such as b1 = -θ)."""
+    try:
+        flat = np.ravel(np.asarray(values))
+    except Exception:
+        return False
+    return flat.size > 1 and flat.dtype.kind in "biuf" and bool(np.all(flat == flat[0]))
+
+
+NO_RESULT = object()  # a case whose call crashed: no evidence either way
+
+
+def diagnose_cases(results, mistakes, cases, *, expected, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, same=None):
+    """`diagnose` over several inputs of one test: the mistakes whose results on every input of `cases` (a list of
+    argument tuples, as their computations take them) are the learner's `results` there (`NO_RESULT` where the
+    learner's call crashed: no evidence), given the right ones, `expected`. The other inputs confirm what one
+    input, a single number or a verdict, cannot: a mistake whose results are one value on every input, or nothing
+    computed on each, singles out nothing."""
+    if same is None:
+        def same(a, b):
+            return np.shape(a) == np.shape(b) and compare(a, b, rtol=rtol, atol=atol).ok
+    cases = [tuple(args) for args in cases]
+
+    def same_all(a, b):
+        return len(a) == len(b) and all(x is NO_RESULT or y is NO_RESULT or _agree(same, x, y)
+                                        for x, y in zip(a, b, strict=True))
+
+    def nothing(vector, expected):
+        known = [(r, args, e) for r, args, e in zip(vector, cases, expected, strict=True) if r is not NO_RESULT]
+        constant = len(known) > 1 and all(_agree(same, r, known[0][0]) for r, _, _ in known)
+        alone = len(known) == 1  # one input's result is all the evidence: judged as `diagnose` judges it
+        return constant or all(_computes_nothing(r, args, same, e, alone=alone) for r, args, e in known)
+
+    def over_cases(mistake):
+        def compute():
+            return [_quietly(mistake.compute, args) for args in cases]
+
+        return mistake.computing(compute)
+
+    return diagnose(list(results), [over_cases(m) for m in mistakes], (), expected=list(expected), same=same_all,
+                    nothing=nothing)
+
+
+def _quietly(compute, args):
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return compute(*args)
+    except Exception:
+        return NO_RESULT
+
+
+def check_cases(fn, cases, *, name=None, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, mistakes=(), exact=False, about=None,
+                shown=None):
+    """`check` over several inputs of one test: `cases` holds (args, expected) pairs, or (args, expected, the
+    arguments the mistakes take) triples. The first wrong result fails as `check` would, and the learner's function
+    still runs on the remaining inputs, so that a mistake is named only where it explains the learner's result on
+    every one of them (`diagnose_cases`). `exact`: each result is compared as `check_equal` does (a label, a
+    verdict, a count), and its call is shown with its arguments (or as `shown` gives it, one text per case);
+    `about`: a description of each case, shown above its failure (`in_case`). Returns the results."""
+    name = name or getattr(fn, "__name__", "result")
+    cases = [tuple(case) if len(case) == 3 else (*case, case[0]) for case in cases]
+    results, failed = [], None
+    for i, (args, expected, _) in enumerate(cases):
+        if failed is None:
+            try:
+                actual = call(fn, *args, name=name)
+            except AssertionError as crash:
+                if about is None:
+                    raise
+                raise in_case(about[i], crash) from crash.__cause__
+            error = _wrong(actual, expected, name, args, rtol, atol, exact, None if shown is None else shown[i])
+            failed = None if error is None else (i, error)
+        else:
+            actual = evidence(fn, args, name)
+        results.append(actual)
+    if failed is None:
+        return results
+    same = (lambda a, b: _kind(a) == _kind(b) and bool(a == b)) if exact else None
+    found = diagnose_cases(results, mistakes, [c[2] for c in cases], expected=[c[1] for c in cases], rtol=rtol,
+                           atol=atol, same=same)
+    i, error = failed
+    raise (in_case(about[i], error, found) if about is not None else failure(str(error), found, keeps=error))
+
+
+def _wrong(actual, expected, name, args, rtol, atol, exact, shown=None):
+    """The failure of one case of `check_cases`, or None when its result is right."""
+    if exact:
+        shown = shown or (call_text(name, args) if all(map(_plain, args)) else f"{name}(...)")
+        try:
+            check_equal(actual, expected, name=shown)
+        except AssertionError as error:
+            return error
+        return None
+    comparison = compare(actual, expected, name=f"{name}(...)", rtol=rtol, atol=atol)
+    return None if comparison.ok else failure(comparison.message, public=comparison.public or comparison.message)
+
+
+def _plain(value):
+    """Whether `value`'s repr is short and reads as Python: a number, a string, a flag, None, or a tuple of them."""
+    if isinstance(value, tuple | list):
+        return len(value) <= 8 and all(map(_plain, value))
+    return value is None or isinstance(value, bool | int | float | str | np.number | np.bool_)
+
+
+def call_text(name, args, kwargs=None):
+    """The call `name(*args, **kwargs)` as Python reads it: every argument, by its repr."""
+    shown = [repr(a) for a in args] + [f"{k}={v!r}" for k, v in (kwargs or {}).items()]
+    return f"{name}({', '.join(shown)})"
+
+
+def evidence(fn, args, name=None):
+    """fn(*args) for a diagnosis only (`diagnose_cases`): its result, or `NO_RESULT` where it fails."""
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return call(fn, *args, name=name)
+    except AssertionError:
+        return NO_RESULT
+
+
+_NOT_CLOSE = re.compile(r"^(?P<name>.+?) is not close to the expected value: (?P<n>\d+) of (?P<of>\d+) entries differ")
+_LARGEST = re.compile(r"largest absolute difference (?P<diff>\S+)")
+
+
+def brief(message, name=None):
+    """The shortest fact of a check's failure `message`, on one line: what differs and by how much (`compare`'s
+    tolerance arithmetic and values left out), its dtype and shape notes kept, a "Case: ..." put in front, a line
+    that ends on a colon joined to the next; no "Likely mistake" line (the diagnosis says it, from the keys).
+    `name`: the exercise, whose "name(...)" in front goes without saying where the line already names it."""
+    lines = [line.strip() for line in str(message).strip().splitlines()
+             if line.strip() and not line.startswith("Likely mistake (") and line != ALIKE]
+    if not lines:
+        return ""
+    lines[0] = re.sub(r"^\w+Error: ", "", lines[0])
+    case = lines.pop(0).removeprefix("Case: ") if lines[0].startswith("Case: ") and len(lines) > 1 else None
+    first, rest = _fact(lines[0], lines[1:]), lines[1:]
+    while first.endswith(":") and rest and not rest[0].startswith(("expected:", "got:", "note:", "largest ")):
+        following = rest.pop(0)
+        first = f"{first} {_fact(following, rest)}"
+    notes = [line.removeprefix("note: ") for line in rest if line.startswith("note: ")]
+    text = "; ".join([first.removesuffix("."), *notes])
+    if name and text.startswith(f"{name}(...)"):
+        text = text.removeprefix(f"{name}(...)").lstrip(": ").removeprefix("is ")
+    return f"{case}: {text}" if case else text
+
+
+def _fact(line, rest):
+    """One line of a failure, `compare`'s "is not close" one as how many entries differ and by how much."""
+    found = _NOT_CLOSE.match(line)
+    if not found:
+        return line
+    largest = next((m["diff"] for m in map(_LARGEST.search, rest) if m), None)
+    if found["of"] == "1":
+        return f"{found['name']} is off by {largest}" if largest else f"{found['name']} is wrong"
+    by = f", by up to {largest}" if largest else ""
+    return f"{found['name']}: {found['n']} of {found['of']} entries differ{by}"
 
 
 def message_first(exc):
@@ -177,19 +418,32 @@ _HIDDEN_NOTE = re.compile(r"\[\.\.\. skipping hidden \d+ frames?\]")
 
 
 def call(fn, *args, name=None):
-    """Call the learner's `fn(*args)`; turn 'not implemented' and crashes into clear failures."""
+    """Call the learner's `fn(*args)`; turn 'not implemented' and crashes into clear failures.
+
+    In a notebook whose setup cell states the course functions each exercise may call (`may_call`), every other
+    one is refused while `fn` runs, as the grader refuses it (`_Rule`): the check fails with the grader's words.
+    """
     __tracebackhide__ = True  # noqa: F841 (read by IPython: this frame is the course's, not the learner's)
     name = name or getattr(fn, "__name__", "the function")
+    rule = _Rule.of(fn, name)
     try:
-        return fn(*args)
+        with rule:
+            result = fn(*rule.arguments(args))
     except NotImplementedError:
+        if rule.refused:
+            raise rule.fail() from None
         text = (f"{name} is not implemented yet: replace `raise NotImplementedError()` "
                 "in its cell with your code, run that cell, then run this test again.")
         raise failure(text, public=text) from None
     except Exception as exc:
+        if rule.refused:  # whatever the learner's code made of the refusal
+            raise rule.fail() from None
         # The learner's own words (their exception's message) are theirs to see, whatever the inputs were.
         text = f"{name} raised {type(exc).__name__}: {exc}"
         raise failure(text, public=text) from exc
+    if rule.refused:
+        raise rule.fail()
+    return result
 
 
 def assert_close(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL,
@@ -200,6 +454,9 @@ def assert_close(actual, expected, *, name="result", rtol=DEFAULT_RTOL, atol=DEF
         return
     raise failure(result.message, diagnose(actual, mistakes, args, expected=expected, rtol=rtol, atol=atol),
                   public=result.public or result.message)
+
+
+ALIKE = "Each of these mistakes gives exactly this result here (these inputs cannot tell them apart):"
 
 
 def failure(message, found=(), *, keeps=None, public=None):
@@ -216,13 +473,15 @@ def failure(message, found=(), *, keeps=None, public=None):
     """
     public = message if public is True else public
     lines = {m.key: f"\nLikely mistake ({m.key}): {m.explanation}" for m in found}
+    if len(lines) > 1:  # the inputs gave each of these mistakes this very result
+        lines = {"": f"\n{ALIKE}", **lines}
     error = AssertionError(message + "".join(lines.values()))
-    error.mistake_keys = tuple(dict.fromkeys([*named_mistakes(keeps), *lines]))
+    error.mistake_keys = tuple(dict.fromkeys([*named_mistakes(keeps), *(key for key in lines if key)]))
     inherited = public is None and public_text(keeps) is not None
     public = public_text(keeps) if inherited else public
     if public is not None:  # an inherited text ends with its own mistakes' lines already
         said = set(named_mistakes(keeps)) if inherited else set()
-        error.public_text = public + "".join(line for key, line in lines.items() if key not in said)
+        error.public_text = public + "".join(line for key, line in lines.items() if not key or key not in said)
     return message_first(error)
 
 
@@ -286,10 +545,13 @@ def named_mistakes(error):
 
 
 def check(fn, args, expected, *, name=None, rtol=DEFAULT_RTOL, atol=DEFAULT_ATOL, mistakes=()):
-    """Call `fn(*args)` and assert its result is close to `expected`; return the result."""
+    """Call `fn(*args)` and assert its result is close to `expected`; return the result. `name`: the function's name,
+    shown as `name(...)`, or a call shown as Python reads it (`f"ffn_module_forward(x, W1, b1, W2, b2, activation=
+    {activation!r})"`), shown as it is."""
     name = name or getattr(fn, "__name__", "result")
-    actual = call(fn, *args, name=name)
-    assert_close(actual, expected, name=f"{name}(...)", rtol=rtol, atol=atol, mistakes=mistakes, args=args)
+    actual = call(fn, *args, name=name.partition("(")[0])
+    shown = name if name.endswith(")") else f"{name}(...)"
+    assert_close(actual, expected, name=shown, rtol=rtol, atol=atol, mistakes=mistakes, args=args)
     return actual
 
 
@@ -299,8 +561,8 @@ _KINDS = (((bool, np.bool_), "bool"), ((int, np.integer), "int"), ((str, np.str_
 
 
 def _kind(value):
-    for types, kind in _KINDS:  # bool first: True is an int too
-        if isinstance(value, types):
+    for kinds, kind in _KINDS:  # bool first: True is an int too
+        if isinstance(value, kinds):
             return kind
     return type(value).__name__
 
@@ -335,6 +597,7 @@ class substitute:
     """
 
     hook = None  # set by the autograder's clean re-run: dotted names -> a context manager
+    handed = []  # a stack: the functions each block under way hands over (`_Rule` lets the learner's code call them)
 
     def __init__(self, **names):
         for name, function in names.items():
@@ -351,9 +614,11 @@ class substitute:
         self._remote = substitute.hook(self.dotted()) if substitute.hook is not None else None
         if self._remote is not None:
             self._remote.__enter__()
+        substitute.handed.append(tuple(self.names.values()))  # the course functions the learner may call meanwhile
         return self
 
     def __exit__(self, *exc):
+        substitute.handed.pop()
         try:
             if self._remote is not None:
                 self._remote.__exit__(*exc)
@@ -376,6 +641,175 @@ def restore(namespace, saved):
             namespace.pop(name, None)
         else:
             namespace[name] = value
+
+
+# --- The course functions an answer may call ------------------------------------------------------------------
+# While an exercise is graded, the grader's clean re-run computes only the course functions its answer cell lists
+# (autograder/may_call.py) and those a test hands over (`substitute`); any other call is refused, and the test fails
+# (`refusal`'s words). The build writes the same lists into the notebook's setup cell (`may_call`), so that the
+# notebook's own checks refuse the same calls before the learner submits (`_Rule`). In the clean re-run the grader
+# does it itself: there `substitute.hook` is set, and `_Rule` stands aside.
+
+_LISTS = "__course_may_call__"  # the notebook's global under which `may_call` keeps the lists
+_PACKAGE = "ffn_helpers"
+_OPEN = ("ffn_helpers.checks", "ffn_helpers.examples")  # the grader hands these to the learner's code as they are
+
+
+def may_call(**lists):
+    """State, in the notebook that runs this (the build adds it to each setup cell, from the answer cells'
+    metadata), the course functions each exercise's answer may call: `may_call(recall=["ffn_forward"], kv_ffn=[])`,
+    by their names under ffn_helpers. While a check calls the learner's function of one of these exercises, every
+    other course function the notebook's names reach is refused, as the grader refuses it."""
+    sys._getframe(1).f_globals[_LISTS] = {exercise: tuple(names) for exercise, names in lists.items()}
+
+
+def refusal(exercise, dotted, allowed):
+    """The words of a refused call of the course's function `dotted` in `exercise`'s answer (the notebook's checks
+    and the grader's clean re-run say the same); `allowed`: the names of the course functions it may call."""
+    listed = ", ".join(allowed) or "none"
+    return (f"{exercise} uses the course's {dotted} (the course functions it may call: {listed}), which the grader "
+            f"does not run for {exercise}: its test fails as for an unimplemented function")
+
+
+def _course_function(value):
+    """The dotted name of `value` if it is a function or class of ffn_helpers the grader refuses unless allowed."""
+    if type(value) is not types.FunctionType and not isinstance(value, type):
+        return None
+    module = value.__dict__.get("__module__") if isinstance(value, type) else value.__module__
+    if not isinstance(module, str) or module in _OPEN or module.split(".")[0] != _PACKAGE:
+        return None
+    return f"{module}.{value.__qualname__}"
+
+
+def _course_module(value):
+    return (type(value) is types.ModuleType and value.__name__.split(".")[0] == _PACKAGE
+            and value.__name__ not in _OPEN)
+
+
+def _resolve(name):
+    """The course function `name` (dotted under ffn_helpers) stands for, or None."""
+    value = sys.modules.get(_PACKAGE)
+    for part in str(name).split("."):
+        value = getattr(value, part, None)
+    return value
+
+
+class _Rule:
+    """One check's call of a learner's function of `exercise`: while it runs, each name of the notebook bound to a
+    course function it may not call (or to a module of them) is bound to one that refuses, and says why."""
+
+    def __init__(self, namespace=None, exercise=None, allowed=()):
+        self.namespace, self.exercise, self.allowed = namespace, exercise, tuple(allowed)
+        self.refused = []  # the refusals' messages, in order
+        self._saved = {}
+        permitted = [_resolve(name) for name in self.allowed] + [f for block in substitute.handed for f in block]
+        self._permitted = {id(f): f for f in permitted if f is not None}
+
+    @classmethod
+    def of(cls, fn, name):
+        """The rule for a check's call of `fn`, named `name` by the check; one that does nothing where none holds."""
+        namespace = _notebook_of_caller() if substitute.hook is None else None
+        lists = namespace.get(_LISTS) if namespace is not None else None
+        if not isinstance(lists, dict):
+            return cls()
+        for exercise in _exercises_of(fn, name):
+            if exercise in lists:
+                return cls(namespace, exercise, lists[exercise])
+        return cls()
+
+    def __enter__(self):
+        if self.namespace is not None:
+            for key, value in list(self.namespace.items()):
+                guarded = self._guarded(value)
+                if guarded is not value:
+                    self._saved[key] = (value, guarded)
+                    self.namespace[key] = guarded
+        return self
+
+    def __exit__(self, *exc):
+        for key, (value, guarded) in self._saved.items():
+            if self.namespace.get(key) is guarded:  # the learner's own rebinding of the name stays
+                self.namespace[key] = value
+        self._saved = {}
+        return False
+
+    def _guarded(self, value):
+        if id(value) in self._permitted:
+            return value
+        dotted = _course_function(value)
+        if dotted is not None:
+            return self._refuser(dotted)
+        return _GuardedModule(value, self) if _course_module(value) else value
+
+    def _refuser(self, dotted):
+        def refused(*args, **kwargs):
+            message = refusal(self.exercise, dotted, self.allowed)
+            self.refused.append(message)
+            raise NotImplementedError(message)
+
+        refused.__qualname__ = refused.__name__ = dotted.rpartition(".")[2]
+        return refused
+
+    def arguments(self, args):
+        """`args`, each function among them run as the course's own (the grader runs them on its side)."""
+        if self.namespace is None:
+            return args
+        return tuple(self._outside(a) if type(a) in (types.FunctionType, types.MethodType) else a for a in args)
+
+    def _outside(self, function):
+        @functools.wraps(function)
+        def courses(*args, **kwargs):
+            saved = dict(self._saved)
+            self.__exit__()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self.__enter__() if saved else None
+
+        return courses
+
+    def fail(self):
+        """The check's failure: the first refusal, in the grader's words."""
+        text = self.refused[0]
+        return failure(text, public=text)
+
+
+class _GuardedModule(types.ModuleType):
+    """A module of ffn_helpers as an answer under a `_Rule` reaches it: its functions refuse, unless permitted."""
+
+    def __init__(self, module, rule):
+        super().__init__(module.__name__, module.__doc__)
+        self.__dict__["_course_parts"] = (module, rule)
+
+    def __getattr__(self, key):
+        module, rule = self.__dict__["_course_parts"]
+        return rule._guarded(getattr(module, key))
+
+
+def _notebook_of_caller():
+    """The namespace of the nearest calling frame whose globals hold `may_call`'s lists (a notebook's), or None."""
+    frame = sys._getframe(1)
+    for _ in range(64):
+        if frame is None:
+            return None
+        if _LISTS in frame.f_globals:
+            return frame.f_globals
+        frame = frame.f_back
+    return None
+
+
+def _exercises_of(fn, name):
+    """The exercise names a check's call may be of: the check's own name for it, then the function's or class's."""
+    found = [str(name).split(".")[0]] if name else []
+    if type(fn) is types.MethodType:
+        fn = fn.__func__
+    if type(fn) is types.FunctionType:
+        found.append(fn.__qualname__.split(".")[0])
+    elif isinstance(fn, type):
+        found.append(fn.__name__)
+    else:
+        found.append(type(fn).__qualname__.split(".")[0])
+    return found
 
 
 # A private offering's own seed (autograder/AUTHORING.md, "A private offering"). It is never written here: this

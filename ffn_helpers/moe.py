@@ -8,7 +8,7 @@ r"""Mixture of experts: a router sends each token to k of E expert FFNs.
 Every expert here is a ReLU FFN given as a tuple (W1, b1, W2, b2). Parameter
 counts cover the experts (no biases, gated or plain) and the router; a whole
 model's count is `model_param_counts(MIXTRAL_8X7B)`. The load-balancing loss is
-Switch Transformer's, N · Σ_i f_i · P_i, before its scale α.
+Switch Transformer's, E · Σ_i f_i · P_i, before its scale α.
 """
 
 from dataclasses import dataclass
@@ -189,11 +189,11 @@ def expert_shares(expert_index, n_experts):
 
 
 def load_balancing_loss(router_probs, expert_index, n_experts):
-    """Switch Transformer's auxiliary loss N · Σ_i f_i · P_i, before the scale α (a float).
+    """Switch Transformer's auxiliary loss E · Σ_i f_i · P_i, before the scale α (a float).
 
-    router_probs: (..., N) softmax over all N experts; expert_index: (...) the expert each token
+    router_probs: (..., E) softmax over all E experts; expert_index: (...) the expert each token
     was sent to. f_i is the share of tokens sent to expert i, P_i the mean probability of expert i.
-    It is 1 when routing is uniform, and N when every token goes to one expert with certainty.
+    It is 1 when routing is uniform, and E when every token goes to one expert with certainty.
     """
     probs = as_float(router_probs, "router_probs")
     n_experts = positive_int(n_experts, "n_experts")

@@ -528,13 +528,14 @@ def ffn_dataflow(x, W1, b1, W2, b2, activation="relu", title=None):
         ax = fig.subplots()
         _dataflow_weights(ax, trace, W1, W2, ys)
         _dataflow_units(ax, trace, ys)
+        _dataflow_biases(ax, b1, b2, ys)
         _dataflow_axes(ax, ys, sigma, title)
         key = _dataflow_key(n_off)
         fig.legend(handles=key, loc="outside lower center", ncols=len(key), frameon=False, fontsize=9,
                    handlelength=1.6, columnspacing=1.2)
 
     rows = max(d_model, d_ff, d_out)
-    return _figure((8.4, 1.0 + 0.78 * rows + 1.4), "Diagram", title, _dataflow_alt(trace, sigma), draw_on)
+    return _figure((8.4, 1.0 + 0.78 * rows + 1.4), "Diagram", title, _dataflow_alt(trace, sigma, b1, b2), draw_on)
 
 
 def _dataflow_inputs(x, W1, b1, W2, b2):
@@ -594,6 +595,19 @@ def _dataflow_units(ax, trace, ys):
               _NODE_HEIGHT)
 
 
+def _dataflow_biases(ax, b1, b2, ys):
+    """Each bias beside the unit it is added to, above its box's left corner: b1[j] to z[j], b2[k] to y[k] (none
+    drawn for a layer without one). With them, every unit's value can be rebuilt from the picture."""
+    _, y_hid, y_out = ys
+    for name, bias, column, width, rows in (("b1", b1, _COL_H, _W_H, y_hid), ("b2", b2, _COL_Y, _W_IO, y_out)):
+        if bias is None:
+            continue
+        for j, value in enumerate(np.ravel(bias)):
+            label = ax.text(column - width / 2, rows[j] + _NODE_HEIGHT / 2 + 0.02, f"+ {name}[{j}] = {fmt(value)}",
+                            ha="left", va="bottom", fontsize=8, color=NODE_TEXT, zorder=4)
+            label.set_gid(f"{name}-{j}")
+
+
 def _dataflow_axes(ax, ys, sigma, title):
     """The axes as a diagram: one labelled tick per column, no spines, room for every box."""
     y_in, y_hid, y_out = ys
@@ -627,11 +641,13 @@ def _dataflow_key(n_off):
     return key
 
 
-def _dataflow_alt(trace, sigma):
-    """The diagram in words: every stage's values, which units are inactive, how the weights are drawn."""
+def _dataflow_alt(trace, sigma, b1=None, b2=None):
+    """The diagram in words: every stage's values, the biases, which units are inactive, how the weights are drawn."""
     off = [j for j in range(trace.h.size) if trace.h[j] == 0]
+    biases = "".join(f"; bias {name} = {_values(np.ravel(b), 16)}" for name, b in (("b1", b1), ("b2", b2))
+                     if b is not None)
     return (f"One token through an FFN with d_model = {trace.x.size}, d_ff = {trace.h.size}, left to right. "
-            f"Input x = {_values(trace.x)}; pre-activation z = {_values(trace.z, 16)}; "
+            f"Input x = {_values(trace.x)}{biases}; pre-activation z = x W1 + b1 = {_values(trace.z, 16)}; "
             f"hidden h = {sigma}(z) = {_values(trace.h, 16)}"
             + (f", {'units' if len(off) > 1 else 'unit'} {', '.join(map(str, off))} inactive" if off
                else ", every unit active")
@@ -737,6 +753,21 @@ def params_bar(items, title=None, xlabel="parameters"):
                    f"{xlabel} per part, {total:,} in all. {parts}.", draw_on)
 
 
+def _plain_log_ticks(axis):
+    """A log axis labelled in plain numbers (0.2, 0.5, 1, 10), not in powers of ten (6×10⁻¹): the powers of ten, and
+    2 and 5 times them, between the major ticks."""
+    from matplotlib.ticker import FuncFormatter
+
+    def plain(value, _):
+        if value <= 0:
+            return ""
+        mantissa = round(value / 10 ** np.floor(np.log10(value)), 6)
+        return f"{value:g}" if mantissa in (1.0, 2.0, 5.0) else ""
+
+    axis.set_major_formatter(FuncFormatter(plain))
+    axis.set_minor_formatter(FuncFormatter(plain))
+
+
 def loss_curves(curves, title="Training loss", xlabel="step", ylabel="loss (log scale)", xticks=None):
     """Loss against step on a log y axis; `curves` maps label -> sequence of losses (> 0; exact 0 is masked).
 
@@ -772,6 +803,7 @@ def loss_curves(curves, title="Training loss", xlabel="step", ylabel="loss (log 
                     marker=markers[k % len(markers)], markevery=0.1, markersize=4, label=text)
         if xticks is not None:
             ax.set_xticks(range(steps), xticks)
+        _plain_log_ticks(ax.yaxis)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.set_title(title)

@@ -197,7 +197,9 @@ def stderr(cell):
 
 
 def images(cell):
-    return sum("image/png" in o.get("data", {}) for o in cell.get("outputs", []))
+    """How many images a cell shows: outputs with an image/png, or an HTML <img> of one (a course figure)."""
+    return sum("image/png" in o.get("data", {}) or str(o.get("data", {}).get("text/html", "")).startswith("<img ")
+               for o in cell.get("outputs", []))
 
 
 def describe(cell, index):

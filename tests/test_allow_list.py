@@ -22,8 +22,10 @@ from autograder.grading.gate_beside import judge, public, rerun
 from autograder.grading.gate_in import sandbox
 from autograder.grading.scoring import integrity
 
-# What the course's sources allow: the one exercise whose answer reuses a course function (an expert is an FFN).
-COURSE_ALLOWS = {("11_mixture_of_experts", "moe_forward"): ("ffn_forward",)}
+# What the course's sources allow: an expert is an FFN, and a key-value memory answers through one (10's notebook
+# computes its outputs with ffn_forward throughout).
+COURSE_ALLOWS = {("11_mixture_of_experts", "moe_forward"): ("ffn_forward",),
+                 ("10_key_value_memory", "recall"): ("ffn_forward",)}
 
 
 def _course_cells(aid):
@@ -186,14 +188,64 @@ def test_the_build_refuses_a_name_that_is_no_course_function():
 
 
 def test_the_learner_reads_the_allow_list_above_the_answer():
-    """The sentence comes from the same metadata as the rule (build._tell_may_call)."""
+    """The sentence comes from the same metadata as the rule (build._tell_may_call): above every exercise, "none" for
+    an exercise that lists nothing."""
     for aid in assignments():
         nb = nbtools.learner(aid)
         for before, cell in zip(nb.cells, nb.cells[1:], strict=False):
             told = "**Course functions you may call here:**" in before.source
-            assert told == bool(cell.metadata.get("may_call")), (aid, cell.id)
+            assert told == nbtools.is_answer(cell), (aid, cell.id)
             if told:
                 origin = lambda name, aid=aid: build._written_in(name.rpartition(".")[2], aid)  # noqa: E731
-                assert before.source.endswith(may_call.sentence(cell.metadata["may_call"], cell.id, origin))
+                names = cell.metadata.get("may_call", [])
+                assert before.source.endswith(may_call.sentence(names, cell.id, origin))
+                assert ("** none:" in before.source) == (not names), (aid, cell.id)
     assert "`ffn_forward` (02's exercise), from `ffn_helpers`" in may_call.sentence(
         ["ffn_forward"], "moe_forward", lambda name: build._written_in(name, "11_mixture_of_experts"))
+
+
+def test_the_setup_cell_hands_the_same_lists_to_the_notebooks_checks():
+    """Every graded notebook's setup cell ends with checks.may_call(...) of every exercise's list, read back by
+    running it: the checks refuse what the judge refuses (tests/test_check_agrees.py runs both)."""
+    for aid in assignments():
+        nb = nbtools.learner(aid)
+        answers = {nbtools.grade_id(c): c.metadata.get("may_call", []) for c in nb.cells if nbtools.is_answer(c)}
+        setup = nbtools.cells_by_id(nb)["setup"].source
+        if not answers:
+            assert "checks.may_call(" not in setup, aid
+            continue
+        namespace = {}
+        exec(compile(nbtools.python_source(setup), f"<{aid} setup>", "exec"), namespace)
+        assert namespace["__course_may_call__"] == {gid: tuple(names) for gid, names in answers.items()}, aid
+
+
+@pytest.mark.parametrize("aid", nbtools.graded_assignments())
+def test_the_notebooks_checks_refuse_exactly_what_the_judge_refuses(aid):
+    """Every function of the public build's catalogue, for each exercise of the notebook: the checks' rule (the
+    setup cell's checks.may_call, ffn_helpers.checks._Rule) refuses it exactly when the judge does."""
+    from ffn_helpers import checks
+
+    namespace = {"__name__": "__main__"}
+    exec(compile(nbtools.python_source(nbtools.cells_by_id(nbtools.learner(aid))["setup"].source), "<setup>", "exec"),
+         namespace)
+    judge = _judge(_course_cells(aid))
+    for exercise in sorted(judge.exercises):
+        judge._current_exercise = exercise
+        rule = checks._Rule(namespace, exercise, namespace["__course_may_call__"][exercise])
+        for dotted in sorted(public.stubbed()):
+            function = public.resolve(dotted)
+            refused_here = rule._guarded(function) is not function
+            assert refused_here == (not judge._allowed(exercise, function)), (exercise, dotted)
+
+
+def test_the_build_refuses_an_exercise_with_nowhere_to_state_its_rule():
+    """The rule is stated above every answer, and applied by the checks the setup cell imports."""
+    nb = copy.deepcopy(nbtools.source("10_key_value_memory"))
+    assert build._may_call_problems("10_key_value_memory", nb) == []
+    at = next(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") == "recall")
+    nb.cells.insert(at, nbformat.v4.new_code_cell("pass"))
+    setup = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
+    setup.source = setup.source.replace("checks, ", "")
+    problems = build._may_call_problems("10_key_value_memory", nb)
+    assert len(problems) == 2 and "answer cell recall has no markdown cell right above it" in problems[0]
+    assert "its setup cell should import checks" in problems[1]

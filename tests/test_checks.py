@@ -59,21 +59,36 @@ def test_relative_difference_against_zero_is_infinite():
 
 
 @pytest.mark.parametrize("got, expected, hint", [
-    (np.ones((3, 2)), np.ones((2, 3)), "the axes are swapped: check for a missing or extra transpose"),
+    (np.ones((3, 2)), np.ones((2, 3)), "the expected shape reversed: computed along another axis than the one asked, "
+                                       "or transposed"),
     (np.ones(6), np.ones((2, 3)), "same number of elements: check for a reshape, a squeeze or a flattening"),
     (np.ones((1, 3)), np.ones(3), "same number of elements"),
     (np.ones(4), np.ones(3), None),
-    (5.0, np.ones(3), None),
 ])
 def test_shape_mismatch_message(got, expected, hint):
     r = compare(got, expected, name="y")
     assert not r.ok
-    assert r.message.startswith(f"y has shape {np.shape(got)}, expected {np.shape(expected)}")
+    assert r.message.startswith(f"y has shape {np.shape(got)}, expected shape {np.shape(expected)}")
     assert "expected: " in r.message and "got: " in r.message
     if hint:
         assert hint in r.message
     else:
-        assert "the axes" not in r.message and "same number" not in r.message
+        assert "the expected shape" not in r.message and "same number" not in r.message
+
+
+def test_the_shape_of_a_single_number_is_said_in_words():
+    """On main: "has shape (4,), expected ()", which a learner may not read as a single number."""
+    said = compare(np.zeros(4), 1.0, name="y").message
+    assert said.startswith("y has shape (4,), expected a single number (shape ())"), said
+    said = compare(5.0, np.ones(3), name="y").message
+    assert said.startswith("y is a single number (shape ()), expected shape (3,)"), said
+
+
+def test_every_entry_off_by_one_factor_is_said():
+    """09's xavier_init with √(2 / d_model + d_ff): on main two raw matrices and nothing else."""
+    expected = np.array([[0.5, -1.0], [2.0, 0.25]])
+    assert "note: every entry is 2.38 times the expected one" in compare(2.38 * expected, expected).message
+    assert "times the expected one" not in compare(expected + 0.1, expected).message
 
 
 def test_dtype_note_when_equal_close_or_not():
@@ -327,3 +342,125 @@ def test_an_offerings_seed_changes_every_hidden_input_and_none_keeps_the_publish
             checks.set_offering_seed(bad)
     checks.set_offering_seed(None)
     assert checks.hidden_seed(1201) == 1201
+
+
+# --- the course functions an answer may call: the notebook's checks refuse what the grader refuses (issue 52, 0)
+
+NOTEBOOK = '''
+import numpy as np
+import ffn_helpers as ref
+from ffn_helpers import checks, memory, norm
+from ffn_helpers.ffn import ffn_forward
+
+checks.may_call(recall=["ffn_forward"], kv_ffn=[], block=[])
+
+
+def sublayer(t):  # a course cell's function, handed to the answer as data
+    return ffn_forward(t, np.eye(2), np.zeros(2), np.eye(2), np.zeros(2))
+'''
+
+
+def _notebook(answers):
+    namespace = {"__name__": "__main__"}
+    exec(NOTEBOOK + answers, namespace)
+    return namespace
+
+
+def _run(namespace, test):
+    exec(test, namespace)
+
+
+def test_a_course_function_the_exercise_does_not_list_fails_its_check_in_the_graders_words():
+    nb = _notebook("def kv_ffn(keys, values, threshold=0.5):\n    return memory.kv_ffn(keys, values, threshold)\n")
+    with pytest.raises(AssertionError) as info:
+        _run(nb, "checks.call(kv_ffn, np.eye(2), np.eye(2))")
+    assert str(info.value) == checks.refusal("kv_ffn", "ffn_helpers.memory.kv_ffn", ())
+    assert "(the course functions it may call: none)" in str(info.value)
+    assert type(nb["memory"]).__name__ == "module" and nb["ffn_forward"].__module__ == "ffn_helpers.ffn"  # put back
+
+
+def test_a_listed_function_runs_and_a_refusal_the_answer_catches_still_fails():
+    nb = _notebook("def recall(x):\n    return ffn_forward(x, np.eye(2), np.zeros(2), np.eye(2), np.zeros(2))\n\n"
+                   "def kv_ffn(x):\n    try:\n        ref.ffn_forward(x, 1, 2, 3, 4)\n    except Exception:\n"
+                   "        pass\n    return x\n")
+    _run(nb, "assert checks.call(recall, np.array([1.0, -2.0])).tolist() == [1.0, 0.0]")
+    with pytest.raises(AssertionError, match=r"^kv_ffn uses the course's ffn_helpers\.ffn\.ffn_forward \(the course "
+                                             r"functions it may call: none\)"):
+        _run(nb, "checks.call(kv_ffn, np.ones(2))")
+
+
+def test_what_a_test_hands_over_runs_the_course_functions_it_needs():
+    """A course cell's function given as an argument (03's sublayer) runs as the course's, and a course function a
+    substitution hands over may be called by any name, as in the grader's clean re-run."""
+    nb = _notebook("def block(x, f):\n    return layer_norm(x + f(x))\n")
+    _run(nb, "with checks.substitute(layer_norm=norm.layer_norm):\n"
+             "    y = checks.call(block, np.array([1.0, -2.0]), sublayer)\n"
+             "assert np.allclose(y, norm.layer_norm(np.array([2.0, -2.0])))")
+    nb = _notebook("def block(x, f):\n    return norm.layer_norm(x) + ffn_forward(x, 1, 2, 3, 4)\n")
+    with pytest.raises(AssertionError, match="block uses the course's ffn_helpers.ffn.ffn_forward"):
+        _run(nb, "with checks.substitute(layer_norm=norm.layer_norm):\n"
+                 "    checks.call(block, np.array([1.0, -2.0]), sublayer)")
+
+
+def test_a_check_outside_a_notebook_that_states_the_lists_guards_nothing():
+    """No may_call in the caller's globals (a test module, 00's demonstration): nothing is refused."""
+    from ffn_helpers import memory
+
+    def kv(keys):
+        return memory.keys(keys)
+
+    assert checks.call(kv, np.eye(2)).tolist() == [[1.0, 0.0], [0.0, 1.0]]
+
+
+# --- a diagnosis is confirmed, not just matched (issue 52, point 1)
+
+
+def test_integer_division_is_told_no_mistake_where_a_mistake_also_gives_zero():
+    """02's dead_fraction written as np.sum(z <= 0) // z.size returns 0; on a batch with no unit off for every
+    token, always_inactive_units gives 0 too. On main the check named it; 0 singles out nothing."""
+    rng = np.random.default_rng(203)
+    x, W1, b1 = rng.normal(size=(50, 8)), rng.normal(size=(8, 16)), rng.normal(size=16)
+    z = x @ W1 + b1
+    learner = int(np.sum(z <= 0) // z.size)
+    catalogue = mistakes.for_exercise("dead_fraction")
+    always = next(m for m in catalogue if m.key == "always_inactive_units")
+    assert always.compute(x, W1, b1) == learner == 0
+    assert checks.diagnose(learner, catalogue, (x, W1, b1), expected=float(np.mean(z <= 0))) == []
+    with pytest.raises(AssertionError) as info:
+        checks.check(lambda x, W1, b1: learner, (x, W1, b1), float(np.mean(z <= 0)), mistakes=catalogue)
+    assert checks.named_mistakes(info.value) == () and "note: dtype is int64, expected float64" in str(info.value)
+
+
+def test_a_result_that_computes_nothing_singles_out_no_mistake():
+    """Zeros, one value everywhere, the input returned: an answer that computes nothing gives them too."""
+    z = np.array([-2.0, -1.0, 0.5])
+    relu = mistakes.for_exercise("relu")
+    assert [m.key for m in checks.diagnose(np.abs(z), relu, (z,), expected=np.maximum(z, 0))] == ["abs_for_relu"]
+    negative = np.array([-2.0, -1.0])  # min(0, z) is z itself here: what `return z` gives
+    assert checks.diagnose(negative, relu, (negative,), expected=np.zeros(2)) == []
+    constant = mistakes.Mistake("constant", "a constant.", lambda z: np.full(np.shape(z), 3.0))
+    assert checks.diagnose(np.full(3, 3.0), (constant,), (z,), expected=np.maximum(z, 0)) == []
+
+
+def test_mistakes_the_inputs_cannot_tell_apart_are_named_together_and_said_so():
+    catalogue = (mistakes.Mistake("twice", "you doubled it.", lambda z: 2 * z),
+                 mistakes.Mistake("plus_z", "you added z again.", lambda z: z + z))
+    z = np.array([1.0, 3.0])
+    found = checks.diagnose(2 * z, catalogue, (z,), expected=z)
+    assert [m.key for m in found] == ["twice", "plus_z"]
+    message = str(checks.failure("wrong", found))
+    assert message.splitlines()[1] == checks.ALIKE and message.count("Likely mistake") == 2
+
+
+def test_check_cases_confirms_a_single_number_on_every_input_of_the_test():
+    """preactivation's W-1 case A gives 2.0 for b added to each of four products, and a learner's `return 2.0` too:
+    only the other cases tell them apart."""
+    from ffn_helpers.examples import W_1
+
+    cases = [((W_1.cases[c].x, W_1.w, W_1.b), W_1.cases[c].z) for c in "ABC"]
+    catalogue = mistakes.for_exercise("preactivation")
+    every_term = ("bias_in_every_term",)
+    for learner, told in ((lambda x, w, b: 2.0, ()), (lambda x, w, b: float(np.sum(x * w + b)), every_term)):
+        with pytest.raises(AssertionError) as info:
+            checks.check_cases(learner, cases, name="preactivation", mistakes=catalogue)
+        assert checks.named_mistakes(info.value) == told

@@ -14,6 +14,7 @@ import subprocess
 import sys
 
 import nbtools
+import numpy as np
 import pytest
 
 from autograder import assignments
@@ -373,10 +374,94 @@ def test_sources_pass_the_build_check(aid):
     assert build.source_problems(aid) == []
 
 
-def test_orientation_map_counts_ten_cells_in_eight_notebooks():
-    """00's map says ten scenario cells (A to J) over eight notebooks; its table must show exactly that."""
+def test_orientation_map_counts_ten_scenarios_in_eight_notebooks():
+    """00's map says ten scenarios (A to J) over eight notebooks; its table must show exactly that."""
     text = "\n".join(c.source for c in nbtools.source(nbtools.ORIENTATION).cells if c.cell_type == "markdown")
-    assert "Ten scenario cells, A to J, spread over eight notebooks" in text
+    assert "Ten scenarios, A to J, spread over eight notebooks" in text
     rows = re.findall(r"^\| \[(\d\d) · [^]]*\]\([^)]*\) \| ([A-J](?:, [A-J])*):", text, flags=re.M)
     letters = [letter for _, cells in rows for letter in cells.split(", ")]
     assert sorted(letters) == list("ABCDEFGHIJ") and len(rows) == 8, rows
+
+
+# A scenario's or a sign case's letter next to "cell": in a notebook course a cell is a notebook cell.
+_CELL_AS_SCENARIO = re.compile(r"\bscenario cells?\b|\bcells? \**[A-J]\b", re.I)
+
+
+def test_a_scenario_is_never_called_a_cell():
+    """Issue 52, point 7: "Ten scenario cells, A to J", "scenario cell D", "(cell C)" read as notebook cells."""
+    found = [(aid, line.strip()) for aid in assignments()
+             for line in (nbtools.REPO_ROOT / "autograder" / "course" / "source" / aid / f"{aid}.py").read_text(
+                 encoding="utf-8").splitlines() if _CELL_AS_SCENARIO.search(line)]
+    assert found == []
+    assert _CELL_AS_SCENARIO.search("This is scenario cell **D**") and _CELL_AS_SCENARIO.search("(cells A and B)")
+
+
+@pytest.mark.parametrize("aid", nbtools.graded_assignments())
+def test_the_introduction_states_the_notebooks_points(aid):
+    """Issue 52, point 7: 02, 04 and 09 stated their total, 11 (and others) did not. The total stated, and each
+    exercise's where the introduction lists them, are the test cells' points."""
+    nb = nbtools.source(aid)
+    answers = nbtools.answer_ids(nb)
+    points = dict.fromkeys(answers, 0.0)
+    for cell in nb.cells:
+        if nbtools.is_test(cell):
+            points[nbtools.exercise_of(nbtools.grade_id(cell), answers)[0]] += nbtools.points(cell)
+    intro = nb.cells[0].source
+    stated = re.findall(r"\((\d+) points[.)]", intro)
+    assert stated == [f"{sum(points.values()):g}"], stated
+    for exercise, listed in re.findall(r"`(\w+)` \((\d+)\)", intro):
+        assert points[exercise] == float(listed), exercise
+
+
+def test_mixture_of_experts_calls_the_number_of_experts_e_throughout():
+    """Issue 52, point 7: 11's introduction said E, its section 6 N, and its figure's legend 1/E."""
+    from ffn_helpers import mistakes
+
+    text = "\n".join(c.source for c in nbtools.source("11_mixture_of_experts").cells)
+    assert not re.search(r"\$N\b|\bN \\sum|\bN ·|\(\.\.\., N\)", text)
+    said = [m.explanation for e in ("router_topk", "moe_forward", "moe_param_count", "load_balancing_loss")
+            for m in mistakes.for_exercise(*((e, "gates") if e == "router_topk" else (e,)))]
+    assert not [s for s in said if re.search(r"\bN\b", s)]
+    assert "E · Σ f_i · P_i" in " ".join(said)
+
+
+def test_the_initialisation_figure_says_what_each_rule_scales_by():
+    """Issue 52, point 7: 09 said "the three rules scaled by the fan-in give flat lines", but Xavier scales by fan-in
+    plus fan-out, and its line is flat only because d_ff / d_model is fixed."""
+    text = "\n".join(c.source for c in nbtools.source("09_ffn_module").cells if c.cell_type == "markdown")
+    assert "scaled by the fan-in" not in text
+    assert "Xavier by fan-in\n# plus fan-out" not in text and "plus fan-out" in text.replace("\n", " ")
+    assert "because $d_\\text{ff} = 4\\,d_\\text{model}$ at every width" in text.replace("\n", " ")
+
+
+def test_the_tanh_forecast_is_answered_in_numbers_not_by_the_figure():
+    """Issue 52, point 7: 04 asked whether GELU_tanh(2) is above or below GELU(2), "(The figure above says.)"; the
+    answer, +9.8e-5 just past the zero crossing, cannot be read off a ±5e-4 axis. The text states it, and these
+    are the numbers."""
+    from ffn_helpers import activations
+
+    text = "\n".join(c.source for c in nbtools.source("04_activations").cells if c.cell_type == "markdown")
+    assert "The figure above says" not in text
+    assert "Above: $\\mathrm{GELU}_{\\tanh}(2) = 1.95459769$ is\n$9.8 \\times 10^{-5}$ more" in text
+    error = activations.gelu_tanh(2.0) - activations.gelu(2.0)
+    assert f"{error:.1e}" == "9.8e-05" and f"{activations.gelu_tanh(2.0):.8f}" == "1.95459769"
+    z = np.linspace(1.0, 2.5, 150_001)
+    crossing = z[np.flatnonzero(np.diff(np.sign(activations.gelu_tanh(z) - activations.gelu(z))))[0]]
+    assert round(crossing, 2) == 1.88 and "zero crossing\nat $z \\approx 1.88$" in text
+
+
+def test_low_precisions_numbers_are_the_ones_float16_and_the_measurement_give():
+    """Issue 52, point 7b: 12's inputs_not_rounded said "values below 6e-8 become 0" (np.float16(4e-8) is 6e-08);
+    its introduction blamed the hidden layer's width for an overflow of sums over d_model; and bfloat16's error was
+    about 10, 8 and 5 to 20 times float16's in three places."""
+    from ffn_helpers import mistakes
+    from ffn_helpers import precision as reference
+
+    said = next(m.explanation for m in mistakes.for_exercise("ffn_forward_float16") if m.key == "inputs_not_float16")
+    below = float(re.search(r"values below about (\S+) become 0", said)[1])
+    assert np.float16(0.99 * below) == 0 and np.float16(1.01 * below) != 0
+    text = "\n".join(c.source for c in nbtools.source("12_low_precision").cells)
+    assert "-wide hidden layer overflows" not in text and "a sum of $d_\\text{model}$ products" in text
+    ratios = reference.error_over_width((16, 32, 64, 128, 256))
+    assert round(float(np.mean(ratios["bfloat16"] / ratios["float16"]))) == 10
+    assert text.count("about 10 times float16's") == 3 and "5 to 20" not in text

@@ -109,6 +109,7 @@ GELU_WRONG = {
     "erf_cancellation": lambda z: np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in z]),
     "erf_without_sqrt2": lambda z: np.array([0.5 * v * (1 + math.erf(v)) for v in z]),
     "cdf_for_gelu": lambda z: stats.norm.cdf(z),
+    "erf_over_two": lambda z: np.array([0.5 * v * (1 + math.erf(v / 2)) for v in z]),
 }
 
 
@@ -312,7 +313,7 @@ def test_a_key_has_one_explanation_in_the_whole_catalogue():
 
 
 def test_for_exercise_names_the_exercise_and_part_it_expected():
-    assert [m.key for m in mistakes.for_exercise("kv_ffn", "b1")] == ["threshold_sign"]
+    assert [m.key for m in mistakes.for_exercise("kv_ffn", "b1")] == ["threshold_sign", "threshold_minus_one"]
     assert mistakes.for_exercise("layer_norm") == mistakes.CATALOGUE["layer_norm"]
     with pytest.raises(ValueError, match=r"no exercise 'ffn' in the mistakes catalogue; it has .*ffn_forward"):
         mistakes.for_exercise("ffn")

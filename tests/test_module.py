@@ -319,9 +319,15 @@ def test_class_mistakes_differ_from_the_reference():
     class_mistakes = mistakes.for_exercise("FeedForwardNetwork", "__call__")
     for activation in ACTIVATIONS:
         right = ffn_forward(x, *params, activation)
-        stale, relu_only = (m.compute(x, params, initial, activation) for m in class_mistakes)
+        stale, relu_only = (m.compute(x, params, initial, activation) for m in class_mistakes[:2])
         assert not np.allclose(stale, right) and np.allclose(stale, ffn_forward(x, *initial, activation))
         assert np.allclose(relu_only, right) == (activation == "relu")
+    tanh_gelu = class_mistakes[2].compute(x, params, initial, "gelu")  # 04's mistake, in the class's forward pass
+    assert class_mistakes[2].key == "gelu_tanh_for_exact"
+    np.testing.assert_allclose(tanh_gelu, ffn_forward(x, *params, "gelu_tanh"), rtol=1e-12)
+    assert not np.allclose(tanh_gelu, ffn_forward(x, *params, "gelu"), rtol=1e-6, atol=0)
+    with pytest.raises(ValueError, match="about GELU"):
+        class_mistakes[2].compute(x, params, initial, "relu")
     with pytest.raises(ValueError, match="no initial parameters"):
         class_mistakes[0].compute(x, params, None, "relu")
 

@@ -574,9 +574,13 @@ AFTER_W2 = "activation_after_W2_only"
 AFTER_W2_ANSWERS = {  # σ((x W1 + b1) W2 + b2): the activation after W2 only, as a learner writes it
     ("02_forward_pass", "ffn_forward"): "import numpy as np\n\n\ndef ffn_forward(x, W1, b1, W2, b2):\n"
                                         "    return np.maximum((x @ W1 + b1) @ W2 + b2, 0)\n",
-    ("09_ffn_module", "ffn_module_forward"): "from ffn_helpers import get_activation\n\n\n"
+    # numpy and scipy only: a course function (ffn_helpers.get_activation) is refused, by the checks as by the grader
+    ("09_ffn_module", "ffn_module_forward"): "import numpy as np\nfrom scipy import special\n\n\n"
                                              "def ffn_module_forward(x, W1, b1, W2, b2, activation='relu'):\n"
-                                             "    return get_activation(activation)((x @ W1 + b1) @ W2 + b2)\n",
+                                             "    sigma = {'relu': lambda z: np.maximum(z, 0.0), 'gelu': lambda z: "
+                                             "z * special.ndtr(z),\n"
+                                             "             'silu': lambda z: z * special.expit(z)}[activation]\n"
+                                             "    return sigma((x @ W1 + b1) @ W2 + b2)\n",
 }
 
 

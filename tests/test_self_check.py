@@ -180,5 +180,66 @@ def test_an_exercise_line_carries_the_first_likely_mistake_a_check_named(tmp_pat
     run = _check(path)
     assert run.returncode == check.POINTS_LOST, run.stderr[-3000:]
     rows = {line.split()[0]: line for line in run.stdout.splitlines() if line.startswith("  ")}
-    assert "likely mistake: b1 is missing" in rows["ffn_forward"], rows["ffn_forward"]
-    assert "likely mistake" not in rows["linear_torch"] + rows["dead_fraction"], rows
+    assert "✘ b1 is missing. " in rows["ffn_forward"], rows["ffn_forward"]  # the mistake first, then the fact
+    assert rows["linear_torch"].endswith("✔") and rows["dead_fraction"].endswith("✔"), rows
+
+
+# ---------------------------------------------------------------- an exercise's line (issue 52, points 2 and 3)
+
+NOT_CLOSE = ("AssertionError: ffn_forward(...) is not close to the expected value: 3 of 3 entries differ (tolerance: "
+             "|got - expected| <= 1e-12 + 1e-07·|expected|).\n  largest absolute difference 0.41 at index (1,), "
+             "largest relative difference 0.8\n  expected: [0.453 -0.512 0.698]\n  got:      [0.043 -0.1 0.3]\n"
+             "Likely mistake (missing_b1): b1 is missing: the hidden units' pre-activation is x W1 + b1 (add b1 "
+             "before σ).")
+MISSING_B1 = {"key": "missing_b1", "explanation": "b1 is missing: the hidden units' pre-activation is x W1 + b1 (add "
+                                                  "b1 before σ)."}
+
+
+def _row(exercise, message, diagnosis=(), hidden=False, points=0):
+    cell = {"exercise": exercise, "grade_id": f"test_{exercise}" + ("_hidden" if hidden else ""), "points": points,
+            "max_points": 2, "status": "failed", "message": message, "diagnosis": list(diagnosis)}
+    result = {"assignment": ASSIGNMENT, "score": 0, "max_score": 2, "status": "graded", "flags": [], "cells": [cell]}
+    lines = check.summary(result, "n.ipynb").splitlines()
+    assert len(lines[1]) <= 100, lines[1]  # about 100 columns
+    return lines[1].split("✘ ", 1)[1]
+
+
+def test_the_likely_mistake_comes_first_then_the_shortest_fact():
+    """On main: "✘ ffn_forward(...) is not close to the expected value: 3 of 3 entries differ (tolerance: ...)."
+    and the mistake last, after ".;"."""
+    assert _row("ffn_forward", NOT_CLOSE, [MISSING_B1]) == "b1 is missing. 3 of 3 entries differ, by up to 0.41"
+
+
+def test_a_dtype_note_stays_and_a_single_number_says_how_far_off_it_is():
+    """02's dead_fraction by integer division: on main the line dropped the note the notebook's check had shown."""
+    message = ("AssertionError: dead_fraction(...) is not close to the expected value: 1 of 1 entries differ "
+               "(tolerance: |got - expected| <= 1e-12 + 1e-07·|expected|).\n  largest absolute difference 0.4375 at "
+               "index (), largest relative difference 1\n  expected: 0.4375\n  got:      0\n"
+               "  note: dtype is int64, expected float64")
+    assert _row("dead_fraction", message, hidden=True) == ("off by 0.4375; dtype is int64, expected float64 "
+                                                           "(hidden test)")
+
+
+@pytest.mark.parametrize("message, joined", [
+    ("AssertionError: quantize_int8(W) is not right:\nq is not close to the expected value: 12 of 12 entries "
+     "differ (tolerance: |got - expected| <= 0 + 0·|expected|).\n  largest absolute difference 3 at index (0, 1), "
+     "largest relative difference 0.5", "quantize_int8(W) is not right: q: 12 of 12 entries differ, by up to 3"),
+    ("AssertionError: Case: tied logits, k = 2\nindices is not close to the expected value: 2 of 6 entries differ "
+     "(tolerance: ...).\n  largest absolute difference 1 at index (0, 1), largest relative difference 1",
+     "tied logits, k = 2: indices: 2 of 6 entries differ, by up to 1"),
+], ids=["ends on a colon", "a case"])
+def test_a_first_line_that_ends_on_a_colon_or_names_a_case_is_joined_to_what_follows(message, joined):
+    """On main the line read "quantize_int8(W) is not right:" and "Case: tied logits, k = 2", and stopped there."""
+    assert _row("quantize_int8", message) == joined
+
+
+def test_a_long_line_is_cut_at_a_word_with_an_ellipsis():
+    """On main: "...<= 1e-12 + 1e-07·|expecte (a hidden test)"."""
+    refusal = ("NotImplementedError: recall uses the course's ffn_helpers.memory.kv_ffn (the course functions it may "
+               "call: ffn_forward), which the grader does not run for recall: its test fails as for an unimplemented "
+               "function")
+    said = _row("recall", refusal, hidden=True)
+    shown, _, rest = said.partition("…")
+    assert rest == " (hidden test)" and shown and refusal.removeprefix("NotImplementedError: ").startswith(shown)
+    full = refusal.removeprefix("NotImplementedError: ")
+    assert full[len(shown)] in " ,;:(" or not full[len(shown) - 1].isalnum(), shown  # the cut falls between words

@@ -13,6 +13,7 @@ version (`source_problems`).
 import difflib
 import functools
 import json
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -57,15 +58,23 @@ def read_source(assignment_id):
 
 
 def _tell_may_call(assignment_id, nb):
-    """Under each exercise whose answer may call course functions (cells.MAY_CALL), its description says which:
-    the sentence and the judge's rule come from the same metadata (autograder/may_call.py)."""
+    """Under each exercise, its description says which course functions its answer may call (cells.MAY_CALL; none
+    by default), and the setup cell hands the same lists to the notebook's checks (`checks.may_call`), which refuse
+    the others as the grader does: the sentence, the checks' rule and the judge's come from the same metadata
+    (autograder/may_call.py)."""
+    lists = {}
     for before, cell in zip(nb.cells, nb.cells[1:], strict=False):
-        names = cell.metadata.get(MAY_CALL)
-        if not names or before.cell_type != "markdown" or may_call.cell_problems(assignment_id, cell):
+        meta = cell.metadata.get("nbgrader", {})
+        if cell.cell_type != "code" or not meta.get("solution") or may_call.cell_problems(assignment_id, cell):
             continue  # source_problems names what is wrong
-        exercise = cell.metadata.get("nbgrader", {}).get("grade_id", "")
-        before.source = before.source.rstrip() + "\n\n" + may_call.sentence(
-            names, exercise, lambda name: _written_in(name.rpartition(".")[2], assignment_id))
+        names, exercise = cell.metadata.get(MAY_CALL, []), meta.get("grade_id", "")
+        lists[exercise] = list(names)
+        if before.cell_type == "markdown":
+            before.source = before.source.rstrip() + "\n\n" + may_call.sentence(
+                names, exercise, lambda name: _written_in(name.rpartition(".")[2], assignment_id))
+    setup = next((c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup"), None)
+    if lists and setup is not None:
+        setup.source = setup.source.rstrip() + "\n\n" + may_call.setup_line(lists)
 
 
 def _written_in(name, assignment_id):
@@ -82,12 +91,19 @@ def _answers(assignment_id):
 
 
 def _may_call_problems(assignment_id, nb):
-    """may_call.problems, and an exercise with MAY_CALL whose cell above is no description to tell it in."""
+    """may_call.problems, an exercise whose cell above is no description to tell its rule in, and a notebook with
+    exercises whose setup cell does not import the checks that apply the rule (`checks.may_call`)."""
     found = may_call.problems(assignment_id, nb)
     for before, cell in zip(nb.cells, nb.cells[1:], strict=False):
-        if cell.metadata.get(MAY_CALL) and before.cell_type != "markdown":
-            found.append(f"{assignment_id}: answer cell {cell.id} has {MAY_CALL} but no markdown cell right above "
-                         "it to tell the learner")
+        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution") \
+                and before.cell_type != "markdown":
+            found.append(f"{assignment_id}: answer cell {cell.id} has no markdown cell right above it to tell the "
+                         f"learner which course functions it may call")
+    setup = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup"]
+    answers = [c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
+    if answers and not (setup and re.search(r"^from ffn_helpers import .*\bchecks\b", setup[0].source, re.M)):
+        found.append(f"{assignment_id}: its setup cell should import checks (from ffn_helpers import checks), which "
+                     f"apply the course functions each exercise may call")
     return found
 
 

@@ -19,6 +19,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -229,14 +230,51 @@ def _points(value):
     return f"{value:g}"
 
 
-def _likely_mistake(cells):
-    """' likely mistake: ...' with the first mistake the checks recognised in an exercise's failed cells, or ''."""
-    named = [d for c in cells if c["points"] < c["max_points"] for d in c.get("diagnosis") or ()]
-    return f"; likely mistake: {named[0]['explanation'][:200]}" if named else ""
+LINE = 100  # about how many columns an exercise's line takes at most: its whole message is in --json and the notebook
+
+
+def _likely_mistake(cells, failing):
+    """What the learner did, by the mistake the checks recognised in `failing` (or else in another failed cell of the
+    exercise): the first clause of its explanation (the rest, the fix, is in the notebook and --json); '' for none.
+    Mistakes the inputs could not tell apart are joined by "or"."""
+    named = [d for c in [failing, *cells] if c["points"] < c["max_points"] for d in c.get("diagnosis") or ()]
+    said = list(dict.fromkeys(_clause(d["explanation"]) for d in named if d.get("explanation")))
+    return " or ".join(said)
+
+
+def _clause(explanation):
+    """An explanation's first clause: up to its first colon or semicolon, where that leaves a phrase."""
+    head = re.split(r"[:;] ", explanation.strip(), maxsplit=1)[0]
+    return (head if len(head) >= 12 else explanation.strip()).rstrip(".")
+
+
+def _cut(text, width):
+    """`text` in at most `width` characters: cut at a word, with "…", never inside one."""
+    if len(text) <= width:
+        return text
+    cut = text[:max(width - 1, 1)]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > 0 else cut).rstrip(" ,;:(") + "…"
+
+
+def verdict(cells, width=LINE):
+    """An exercise's verdict in `width` characters: ✔, or ✘ with the likely mistake first, then the shortest fact of
+    the first failing message (checks.brief), and whether a hidden test said it."""
+    from ffn_helpers.checks import brief
+
+    failing = next((c for c in cells if c["points"] < c["max_points"]), None)
+    if failing is None:
+        return _mark("✔", "ok")
+    fact = brief(failing["message"] or failing["status"], failing["exercise"])
+    mistake = _likely_mistake(cells, failing)
+    hidden = " (hidden test)" if failing["grade_id"].endswith("_hidden") else ""
+    body = f"{mistake}. {fact}" if mistake and fact else mistake or fact
+    return f"{_mark('✘', 'x')} {_cut(body, width - 2 - len(hidden))}{hidden}"
 
 
 def summary(result, notebook):
-    """The human report: the total, one line per exercise (points, first failing message), flags, the status."""
+    """The human report: the total, one line per exercise (points, the likely mistake and the shortest fact of the
+    first failing message, in about LINE columns), flags, the status."""
     score, max_score = result["score"], result["max_score"]
     lines = [f"{result['assignment']}: {_points(score)} of {_points(max_score)} points ({notebook})"]
     if result["status"] != "graded":
@@ -248,20 +286,14 @@ def summary(result, notebook):
     width = max((len(name) for name in exercises), default=0)
     for name, cells in exercises.items():
         got, most = sum(c["points"] for c in cells), sum(c["max_points"] for c in cells)
-        failing = next((c for c in cells if c["points"] < c["max_points"]), None)
-        if failing is None:
-            verdict = _mark("✔", "ok")
-        else:
-            first = (failing["message"] or failing["status"]).strip().splitlines()[0].removeprefix("AssertionError: ")
-            hidden = " (a hidden test)" if failing["grade_id"].endswith("_hidden") else ""
-            verdict = f"{_mark('✘', 'x')} {first[:160]}{hidden}{_likely_mistake(cells)}"
-        lines.append(f"  {name.ljust(width)}  {_points(got):>4}/{_points(most):<4} {verdict}")
-    lines += [f"  flag ({flag['kind']}): {flag['detail'][:200]}" for flag in result.get("flags", [])
-              if flag.get("costs_points")]
+        head = f"  {name.ljust(width)}  {_points(got):>4}/{_points(most):<4} "
+        lines.append(head + verdict(cells, max(LINE - len(head), 40)))
+    lines += [f"  flag ({flag['kind']}): {_cut(flag['detail'], LINE - 10 - len(flag['kind']))}"
+              for flag in result.get("flags", []) if flag.get("costs_points")]
     if max_score == 0:
         lines.append("This notebook has no graded exercises: nothing to check.")
     elif score < max_score:
-        lines.append("Run the failing checks in the notebook for their whole messages.")
+        lines.append("Run the failing checks in the notebook for their whole messages (or --json).")
     return "\n".join(lines)
 
 

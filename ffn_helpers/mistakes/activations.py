@@ -17,6 +17,11 @@ def _erf_gelu_without_sqrt2(z):
     return 0.5 * z * (1.0 + special().erf(z))
 
 
+def _erf_gelu_over_two(z):
+    z = np.asarray(z, float)
+    return 0.5 * z * (1.0 + special().erf(z / 2.0))
+
+
 def _normal_cdf(z):
     return special().ndtr(np.asarray(z, float))
 
@@ -39,6 +44,7 @@ GELU = (
     Mistake("erf_without_sqrt2", "Φ(z) = (1 + erf(z/√2))/2: you used erf(z) without dividing z by √2.",
             _erf_gelu_without_sqrt2),
     Mistake("cdf_for_gelu", "this is Φ(z) alone; GELU multiplies it by z: z·Φ(z).", _normal_cdf),
+    Mistake("erf_over_two", "Φ(z) = (1 + erf(z/√2))/2: you divided z by 2, not by √2 ≈ 1.414.", _erf_gelu_over_two),
 )
 
 
@@ -53,6 +59,8 @@ GELU_TANH = (
             lambda z: _tanh_gelu(z, a=0.0)),
     Mistake("sqrt2_over_pi", "the constant is √(2/π) ≈ 0.7979, not √2/π ≈ 0.4502.",
             lambda z: _tanh_gelu(z, c=np.sqrt(2.0) / np.pi)),
+    Mistake("sqrt_2pi", "the constant is √(2/π) ≈ 0.7979, the square root of 2 divided by π, not √(2π) ≈ 2.5066.",
+            lambda z: _tanh_gelu(z, c=np.sqrt(2.0 * np.pi))),
     Mistake("missing_half", "your result is twice the approximation: it starts with 0.5·z·(1 + tanh(...)).",
             lambda z: _tanh_gelu(z, half=1.0)),
     Mistake("exact_for_tanh", "this is the exact GELU z·Φ(z); the exercise asks for the tanh approximation.",

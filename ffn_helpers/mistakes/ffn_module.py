@@ -6,6 +6,7 @@ import numpy as np
 from .. import activations as act
 from .._lazy import special
 from ..module import ACTIVATION_GRADS
+from .activations import GELU
 from .forward_pass import FFN_FORWARD, ffn_variant
 from .mistake import Mistake, in_part
 from .parameter_budget import FFN_PARAM_COUNT
@@ -31,6 +32,9 @@ _WRONG_STDS = (
      "√(2/(d_model + d_ff)).", lambda d_model, d_ff: np.sqrt(2.0 / d_model)),
     ("variance_as_std", "2/(d_model + d_ff) is the variance; the std is its square root.",
      lambda d_model, d_ff: 2.0 / (d_model + d_ff)),
+    ("xavier_precedence", "every entry is off by one factor: √(2 / d_model + d_ff) divides first and adds d_ff "
+     "after (operator precedence); the std is √(2 / (d_model + d_ff)), the sum in parentheses.",
+     lambda d_model, d_ff: np.sqrt(2.0 / d_model + d_ff)),
 )
 
 MODULE_INIT_STD = tuple(Mistake(key, text, std) for key, text, std in _WRONG_STDS)
@@ -54,7 +58,16 @@ ACTIVATION_IGNORED = Mistake(
     "keeps it from __init__ and passes it on).",
     lambda x, W1, b1, W2, b2, activation: ffn_variant(x, W1, b1, W2, b2, "relu"))
 
-FFN_MODULE_FORWARD = FFN_FORWARD + (ACTIVATION_IGNORED,)
+def _tanh_gelu_ffn(x, W1, b1, W2, b2, activation="relu"):
+    if activation != "gelu":
+        raise ValueError("this mistake is about GELU")
+    return ffn_variant(x, W1, b1, W2, b2, "gelu_tanh")
+
+
+# 04's gelu_tanh_for_exact, made in a whole forward pass: σ is the tanh approximation where the exact GELU is asked.
+TANH_GELU_FOR_EXACT = GELU[0].computing(_tanh_gelu_ffn)
+
+FFN_MODULE_FORWARD = FFN_FORWARD + (ACTIVATION_IGNORED, TANH_GELU_FOR_EXACT)
 
 
 def _module_grad(name, x, G, W1, b1, W2, b2, activation, *, dsigma=None, bias_sum=None, transpose=False,
@@ -146,6 +159,7 @@ FEED_FORWARD_NETWORK = in_part("__call__", (
             "__call__ should use the current self.W1, self.b1, self.W2, self.b2, not copies kept from __init__.",
             _initial_ffn),
     ACTIVATION_IGNORED.computing(lambda x, params, initial, activation: ffn_variant(x, *params, "relu")),
+    TANH_GELU_FOR_EXACT.computing(lambda x, params, initial, activation: _tanh_gelu_ffn(x, *params, activation)),
 )) + in_part("backward", FFN_MODULE_BACKWARD)
 
 

@@ -22,6 +22,9 @@ KV_FFN = in_part("W1", (
 )) + in_part("b1", (
     Mistake("threshold_sign", "b1 = +θ makes every unit fire more easily; the threshold is subtracted: b1 = -θ.",
             lambda keys, values, threshold=0.5: np.full(len(keys), float(threshold))),
+    Mistake("threshold_minus_one", "b1 = θ - 1 is where a matching key's z should end up, 1 - θ, with the sign "
+            "flipped; the bias is the threshold itself, subtracted: b1 = -θ (the two agree only at θ = 0.5).",
+            lambda keys, values, threshold=0.5: np.full(len(keys), float(threshold) - 1.0)),
 )) + in_part("W2", (
     Mistake("values_not_rescaled", "W2 holds the values as given; a matching key leaves h = 1 - θ, so divide "
             "by 1 - θ to give the value back at full size: W2 = V / (1 - θ).",
@@ -58,10 +61,10 @@ def _recalled(*args):
 
 
 def _recall_by(score, *args):
-    """Recall with another notion of closest; silent outputs still recall nothing (that is its own mistake)."""
+    """Recall with another notion of closest. It has no 0/0 to skip: an output of all zeros (no unit fired) gets
+    scores too, and np.argmax picks by them as for any other."""
     Y, V, _ = _memory_outputs(*args)
-    fired = np.any(Y != 0, axis=1)
-    return float(np.mean(fired & (np.argmax(score(Y, V), axis=1) == np.arange(len(Y)))))
+    return float(np.mean(np.argmax(score(Y, V), axis=1) == np.arange(len(Y))))
 
 
 RECALL = (
@@ -88,6 +91,13 @@ def _ranked(x, W1, b1, k, *, score, descending=True, ties_high=False):
     return np.argsort(-s if descending else s, axis=-1, kind="stable")[..., :k]
 
 
+def _sorted_along_first_axis(x, W1, b1, k):
+    h = act.relu(np.asarray(x, float) @ W1 + b1)
+    if h.ndim != 2:
+        raise ValueError("this mistake is about a batch of inputs")
+    return np.argsort(-h, axis=0, kind="stable")[:k].T
+
+
 TOP_MEMORIES = (
     Mistake("smallest_first", "these are the k smallest coefficients; the exercise asks for the largest, "
             "largest first.",
@@ -101,6 +111,9 @@ TOP_MEMORIES = (
     Mistake("ranked_without_b1", "you ranked by x · k_j alone; the coefficient includes the bias: "
             "ReLU(x · k_j + b1_j).",
             lambda x, W1, b1, k: _ranked(x, W1, b1, k, score=lambda x: act.relu(x @ W1))),
+    Mistake("sorted_along_first_axis", "you sorted along the first axis (axis=0, then [:k] and a transpose): with a "
+            "batch that ranks each unit across the inputs; rank each input's own units, along the last axis: "
+            "np.argsort(-h, axis=-1, kind=\"stable\")[..., :k].", _sorted_along_first_axis),
 )
 
 CATALOGUE = {"kv_ffn": KV_FFN, "recall": RECALL, "top_memories": TOP_MEMORIES}

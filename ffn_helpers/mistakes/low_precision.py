@@ -112,7 +112,7 @@ FFN_FORWARD_FLOAT16 = (
             "you kept them in float32.",
             lambda x, W1, b1, W2, b2, fix=False: _f16_forward(x, W1, b1, W2, b2, fix=fix, hidden=np.float32)),
     Mistake("inputs_not_float16", "the inputs were not rounded to float16 first: x, W1, b1, W2 and b2 are stored "
-            "in float16 (values below 6e-8 become 0, beyond 65504 inf) before any product.",
+            "in float16 (values below about 3e-8 become 0, beyond 65504 inf) before any product.",
             lambda x, W1, b1, W2, b2, fix=False: _f16_forward(x, W1, b1, W2, b2, fix=fix,
                                                               hidden=np.float32 if fix else np.float16,
                                                               inputs=np.float32)),

@@ -108,18 +108,31 @@ def _balance_parts(router_probs, expert_index, n_experts):
     return counts, counts / counts.sum(), probs.mean(axis=0)
 
 
+def _balance_without_minlength(p, i, n):
+    """f from np.bincount without minlength: shorter than E when the last experts get no token, then broadcast."""
+    index = np.asarray(i).ravel()
+    f = np.bincount(index) / index.size
+    P = np.asarray(p, float).reshape(-1, n).mean(axis=0)
+    if f.size not in (1, n):
+        raise ValueError("these shares do not broadcast against P: numpy raises, no silent result")
+    return n * float(np.sum(f * P))
+
+
 LOAD_BALANCING_LOSS = (
-    Mistake("missing_n_experts_factor", "you left out the factor N (the number of experts): the loss is "
-            "N · Σ f_i · P_i, which is 1 for uniform routing.",
+    Mistake("missing_n_experts_factor", "you left out the factor E (the number of experts): the loss is "
+            "E · Σ f_i · P_i, which is 1 for uniform routing.",
             lambda p, i, n: float(np.dot(*_balance_parts(p, i, n)[1:]))),
     Mistake("alpha_applied", "you multiplied by α = 0.01: the exercise asks for the loss before that scale, "
-            "N · Σ f_i · P_i.", lambda p, i, n: 0.01 * n * float(np.dot(*_balance_parts(p, i, n)[1:]))),
+            "E · Σ f_i · P_i.", lambda p, i, n: 0.01 * n * float(np.dot(*_balance_parts(p, i, n)[1:]))),
     Mistake("counts_for_shares", "f_i is the share of tokens sent to expert i (count / number of tokens), "
             "not the count.", lambda p, i, n: n * float(np.dot(_balance_parts(p, i, n)[0],
                                                                _balance_parts(p, i, n)[2]))),
-    Mistake("probs_for_shares", "you used the mean probability P_i in place of the share f_i (N · Σ P_i²): "
+    Mistake("probs_for_shares", "you used the mean probability P_i in place of the share f_i (E · Σ P_i²): "
             "f_i counts where the tokens were actually sent.",
             lambda p, i, n: n * float(np.sum(_balance_parts(p, i, n)[2] ** 2))),
+    Mistake("bincount_without_minlength", "np.bincount(expert_index) stops at the highest expert that got a token: "
+            "the experts after it are missing from f, whose shorter array numpy broadcasts against P without a word; "
+            "pass minlength=n_experts.", _balance_without_minlength),
 )
 
 CATALOGUE = {"router_topk": ROUTER_TOPK, "moe_forward": MOE_FORWARD, "moe_param_count": MOE_PARAM_COUNT,

@@ -59,6 +59,9 @@ SIGN_CASE = (
             lambda z: "A" if float(z) > 0 else "C"),
     Mistake("a_b_swapped", "A and B are swapped: A is z > 0 (ReLU passes z), B is z < 0 (ReLU gives 0).",
             lambda z: "B" if float(z) > 0 else "A" if float(z) < 0 else "C"),
+    Mistake("negative_zero_as_b", "you put -0.0 in case B (np.signbit or math.copysign reads its sign bit): -0.0 == 0 "
+            "is True, so it is case C; compare z with 0 instead.",
+            lambda z: "B" if np.signbit(float(z)) else "A" if float(z) > 0 else "C"),
 )
 
 CATALOGUE = {"preactivation": PREACTIVATION, "sign_case": SIGN_CASE, "relu": RELU, "relu_grad": RELU_GRAD}

@@ -68,8 +68,13 @@ NBCONVERT_ACCEPTED = {
 
 @pytest.fixture(scope="module")
 def solved():
-    """solutions/02 executed (its figures, the widget's static picture), and its course markdown."""
-    run = nbtools.execute(SOLUTIONS_DIR / f"{AID}.ipynb", cwd=SOLUTIONS_DIR)
+    """solutions/02 executed as `grade --draw-figures` runs it (its figures, the widget's static picture, each an
+    image/png with its alt text, the form the grader keeps), and its course markdown."""
+    import os
+
+    from ffn_helpers.plots import FIGURES_ENV
+
+    run = nbtools.execute(SOLUTIONS_DIR / f"{AID}.ipynb", cwd=SOLUTIONS_DIR, env={**os.environ, FIGURES_ENV: "png"})
     return run.nb, feedback.course_markdown(nbformat.read(SOLUTIONS_DIR / f"{AID}.ipynb", as_version=4))
 
 

@@ -69,7 +69,7 @@ WRONG = [
     Wrong("sign-signbit", "sign_case",  # -0.0 has its sign bit set, yet it is zero
           _NP + "def sign_case(z):\n    if np.signbit(z):\n        return 'B'\n"
                 "    return 'A' if z > 0 else 'C'\n",
-          loses=("test_sign_case_hidden",), diagnosis="zero_as_b"),
+          loses=("test_sign_case_hidden",), diagnosis="negative_zero_as_b"),
     Wrong("sign-rejects-numpy", "sign_case",  # np.float32, np.int64 and 0-d arrays are numbers too
           "def sign_case(z):\n    if not isinstance(z, (int, float)):\n"
           "        raise TypeError(f'z must be a number, got {type(z).__name__}')\n"

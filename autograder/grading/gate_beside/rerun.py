@@ -302,22 +302,24 @@ class CleanRun:
         """A stub of the public build called: the course's function, if the exercise under test may call it
         (`_allowed`) and it runs none of the functions that answer that exercise (moe_forward with one expert is
         an FFN: ffn_forward's reference runs in it). No exercise under way (the course's setup, a free cell): any."""
+        from ffn_helpers.checks import refusal  # the words the notebook's own checks use for the same rule
+
         function = public.resolve(dotted)
         exercise = self._current_exercise
         references = self._references_of(exercise) if exercise is not None else []
+        detail, message = dotted, None
         if any(function is r for r in references):
-            how, detail = f"the course's own {dotted.rpartition('.')[2]} ({dotted}),", dotted
+            how = f"the course's own {dotted.rpartition('.')[2]} ({dotted}),"
         elif exercise is not None and not self._allowed(exercise, function):
-            allowed = ", ".join(self.may_call.get(exercise, ())) or "none"
-            how, detail = f"the course's {dotted} (the course functions it may call: {allowed}),", dotted
+            message = refusal(exercise, dotted, self.may_call.get(exercise, ()))
         else:
             with _quiet():
                 value, reached = _computed_without(references, function, args, kwargs)
             if reached is None:
                 return value
             how, detail = f"the course's {dotted}, which runs {reached},", f"{dotted} (runs {reached})"
-        message = (f"{exercise} uses {how} which the grader does not run for {exercise}: its test fails as for an "
-                   f"unimplemented function")
+        message = message or (f"{exercise} uses {how} which the grader does not run for {exercise}: its test fails "
+                              f"as for an unimplemented function")
         self._refused.append(message)
         note = Note(exercise, "reference", detail)
         if note not in self.result.notes:

@@ -27,7 +27,8 @@
 # the arrays the checks give your functions, and the ones they expect back.
 # The exceptions are indices, which are integers: `top_memories` (10) and
 # `router_topk` (11) return them, and `load_balancing_loss` (11) takes them as
-# `expert_index`. Counts and sizes are Python integers, and 01's hidden tests
+# `expert_index`. Counts and sizes are integers (Python's `int`, or numpy's such as
+# `np.int64`), and 01's hidden tests
 # also pass single numpy numbers (`np.float32`, `np.int64`) where a number is
 # expected.
 #
@@ -44,7 +45,7 @@
 # %% [markdown]
 # ## The map of the course
 #
-# Ten scenario cells, A to J, spread over eight notebooks (01 takes three of
+# Ten scenarios, A to J, spread over eight notebooks (01 takes three of
 # them), and a capstone that uses them all. The letters are the names the worked
 # examples and exercises use:
 #
@@ -119,7 +120,8 @@
 # name such as `ffn_helpers._fast`), except those its exercise names under its
 # description ("Course functions you may call here"). An answer that calls
 # another one, or that changes numpy, the checks or the test cells, earns no
-# points for that exercise, and the grader shows the instructor why.
+# points for that exercise, and the grader shows the instructor why. The checks in
+# each notebook refuse such a call as the grader does, so you meet it before you submit.
 
 # %% nbgrader={"grade": false, "grade_id": "setup", "locked": true, "schema_version": 3, "solution": false, "task": false}
 import numpy as np

@@ -11,7 +11,7 @@
 # $$h = \mathrm{ReLU}(z) = \max(0, z).$$
 #
 # $z$ is the unit's **pre-activation**, $h$ its **output**. What ReLU does depends
-# only on the sign of $z$, which gives the course's first three scenario cells:
+# only on the sign of $z$, which gives the course's first three scenarios:
 #
 # | case | pre-activation | $\mathrm{ReLU}(z)$ | slope $\mathrm{ReLU}'(z)$ |
 # |---|---|---|---|
@@ -104,9 +104,8 @@ def preactivation(x, w, b):
 
 # %% nbgrader={"grade": true, "grade_id": "test_preactivation", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Worked example W-1: each input alone, then all three as a (3, 4) batch.
-for case in "ABC":
-    checks.check(preactivation, (W_1.cases[case].x, W_1.w, W_1.b), W_1.cases[case].z,
-                 mistakes=mistakes.for_exercise("preactivation"))
+checks.check_cases(preactivation, [((W_1.cases[c].x, W_1.w, W_1.b), W_1.cases[c].z) for c in "ABC"],
+                   mistakes=mistakes.for_exercise("preactivation"))
 X_W1 = np.stack([W_1.cases[c].x for c in "ABC"])
 checks.check(preactivation, (X_W1, W_1.w, W_1.b), [W_1.cases[c].z for c in "ABC"],
              mistakes=mistakes.for_exercise("preactivation"))
@@ -279,25 +278,10 @@ def sign_case(z):
 def check_labels(fn, cases, known_mistakes=()):
     """Assert fn(z) == expected (a str) for each (z, expected) in turn.
 
-    On the first wrong label, name each catalogued mistake that gives every label seen so far.
+    fn labels every z; on the first wrong label, a catalogued mistake is named where it gives fn's label for
+    every z of the list (checks.check_cases).
     """
-    seen = []
-    for z, expected in cases:
-        got = checks.call(fn, z)
-        seen.append((z, got))
-        try:
-            checks.check_equal(got, expected, name=f"{fn.__name__}({z!r})")
-        except AssertionError as failure:
-            raise checks.failure(str(failure), [m for m in known_mistakes if _explains(m, seen)],
-                                 keeps=failure) from None
-
-
-def _explains(mistake, seen):
-    """Does this mistake give exactly the labels the function gave?"""
-    try:
-        return all(isinstance(got, str) and mistake.compute(z) == got for z, got in seen)
-    except Exception:  # a mistake that cannot even handle these inputs explains nothing
-        return False
+    checks.check_cases(fn, [((z,), expected) for z, expected in cases], exact=True, mistakes=known_mistakes)
 
 
 # %% nbgrader={"grade": true, "grade_id": "test_sign_case", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}

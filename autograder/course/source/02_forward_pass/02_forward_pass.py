@@ -19,7 +19,7 @@
 # | $b_2$ | $(d_\text{model},)$ | one bias per output |
 # | $y$ | $(\dots, d_\text{model})$ | the output: the same shape as $x$ |
 #
-# This is scenario cell **D**: the whole pass, with the shape at every stage. You
+# This is scenario **D**: the whole pass, with the shape at every stage. You
 # will write `ffn_forward`, then `linear_torch` (the same layer in PyTorch's
 # weight layout), then `dead_fraction` (how many hidden outputs ReLU sets to 0).
 # (10 points.)
@@ -452,13 +452,11 @@ def dead_fraction(x, W1, b1):
 
 # %% nbgrader={"grade": true, "grade_id": "test_dead_fraction", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # W-2 (1 of 4 units off), W-3 (2 of 4, both exact zeros), and W-3 on a batch of two tokens.
-checks.check(dead_fraction, (W_2.x, W_2.W1, W_2.b1), np.mean(W_2.h == 0),
-             mistakes=mistakes.for_exercise("dead_fraction"))
-checks.check(dead_fraction, (W_3.x, W_3.W1, W_3.b1), np.mean(W_3.h == 0),
-             mistakes=mistakes.for_exercise("dead_fraction"))
 x_pair = np.stack([W_3.x, -W_3.x])
-checks.check(dead_fraction, (x_pair, W_3.W1, W_3.b1), np.mean(ref.relu(x_pair @ W_3.W1 + W_3.b1) == 0),
-             mistakes=mistakes.for_exercise("dead_fraction"))
+checks.check_cases(dead_fraction, [((W_2.x, W_2.W1, W_2.b1), np.mean(W_2.h == 0)),
+                                   ((W_3.x, W_3.W1, W_3.b1), np.mean(W_3.h == 0)),
+                                   ((x_pair, W_3.W1, W_3.b1), np.mean(ref.relu(x_pair @ W_3.W1 + W_3.b1) == 0))],
+                   mistakes=mistakes.for_exercise("dead_fraction"))
 checks.ok("dead_fraction: 0.25 for W-2, 0.5 for W-3 (exact zeros count).")
 
 # %% nbgrader={"grade": true, "grade_id": "test_dead_fraction_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
@@ -484,8 +482,8 @@ for x_shape in [(20, 3), (2, 5, 3)]:
 x, W1 = rng.normal(size=(30, 4)), rng.normal(size=(4, 6))
 b1 = np.array([0.0, 0.0, -100.0, 0.0, 100.0, -100.0])  # units 2 and 5 off for every token
 cases.append((x, W1, b1))
-for x, W1, b1 in cases:
-    checks.check(dead_fraction, (x, W1, b1), expected_share(x, W1, b1), mistakes=mistakes.for_exercise("dead_fraction"))
+checks.check_cases(dead_fraction, [(args, expected_share(*args)) for args in cases],
+                   mistakes=mistakes.for_exercise("dead_fraction"))
 checks.ok("dead_fraction counts every (token, unit) pair, exact zeros included.")
 ### END HIDDEN TESTS
 

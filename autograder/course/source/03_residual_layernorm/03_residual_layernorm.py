@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 03 · Residual and LayerNorm: the wrapper around the FFN (cell E)
+# # 03 · Residual and LayerNorm: the wrapper around the FFN (scenario E)
 #
 # In a transformer block the FFN's output is not used on its own. It is added
 # back to the FFN's input (the **residual connection**), and a **LayerNorm**

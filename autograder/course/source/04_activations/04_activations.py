@@ -1,5 +1,5 @@
 # %% [markdown]
-# # 04 · Activations: ReLU, GELU and SiLU on the same inputs (cell F)
+# # 04 · Activations: ReLU, GELU and SiLU on the same inputs (scenario F)
 #
 # The activation $\sigma$ in $\mathrm{FFN}(x) = \sigma(x W_1 + b_1) W_2 + b_2$
 # acts on each pre-activation $z$ (one entry of $x W_1 + b_1$) separately.
@@ -234,6 +234,9 @@ print(f"largest |tanh approximation - exact| on [-6, 6]: {abs(error[worst]):.2e}
 print(f"the error is even, error(-z) = error(z): {np.allclose(error, error[::-1], rtol=0.0, atol=1e-14)}")
 assert f"{np.abs(error).max():.1e}" == "4.7e-04" and round(abs(wide[worst]), 1) == 2.7
 assert np.allclose(error, error[::-1], rtol=0.0, atol=1e-14)
+crossing = wide[(wide > 1.0) & (wide < 2.5)][np.flatnonzero(np.diff(np.sign(error[(wide > 1.0) & (wide < 2.5)])))[0]]
+error_at_2 = float(activations.gelu_tanh(2.0) - activations.gelu(2.0))
+assert round(crossing, 2) == 1.88 and f"{error_at_2:.1e}" == "9.8e-05"  # section 5's forecast, answered there
 
 
 # %%
@@ -280,7 +283,9 @@ tanh_error_figure()
 # ## 5. Exercise: `gelu_tanh` (2 points)
 #
 # **Forecast.** Is the approximation at $z = 2$ above or below the exact
-# $\mathrm{GELU}(2) = 1.95449974$? (The figure above says.)
+# $\mathrm{GELU}(2) = 1.95449974$? (The figure cannot tell: its error crosses 0
+# near $z = 1.88$, and at $z = 2$ it is about $10^{-4}$ on an axis that spans
+# $\pm 5 \times 10^{-4}$. The check below computes it with your function.)
 #
 # **Step.** Write `gelu_tanh(z)`, the formula from the introduction, for any
 # shape. The constant is $\sqrt{2/\pi}$ (`np.sqrt(2 / np.pi)`).
@@ -307,6 +312,10 @@ checks.check(gelu_tanh, (z,), activations.gelu_tanh(z), rtol=1e-9, mistakes=TANH
 checks.ok("gelu_tanh matches W-5: -0.15428599 at z = -0.5, 1.95459769 at z = 2.")
 
 # %% [markdown]
+# **Why** (the forecast's answer). Above: $\mathrm{GELU}_{\tanh}(2) = 1.95459769$ is
+# $9.8 \times 10^{-5}$ more than the exact $1.95449974$, just past the zero crossing
+# at $z \approx 1.88$.
+#
 # The grader also checks other shapes and inputs (1 point):
 
 # %% nbgrader={"grade": true, "grade_id": "test_gelu_tanh_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}

@@ -13,7 +13,7 @@
 #
 # That is what *position-wise* means. Attention is the sublayer that moves
 # information between positions; the FFN never does. This notebook (scenario
-# cell G) checks that claim four ways, asks you to write a detector that can
+# G) checks that claim four ways, asks you to write a detector that can
 # tell the two kinds of function apart, and measures why the FFN is computed as
 # one matrix product over all tokens rather than token by token.
 #
@@ -23,6 +23,8 @@
 # | $x_i$ | $(d_\text{model},)$ | row $i$ of $X$ |
 # | $W_1, b_1, W_2, b_2$ | as in notebook 02 | one set of weights shared by every position |
 # | $f$ | $(n, d_\text{model}) \to (n, d_\text{out})$ | any function of a whole sequence |
+#
+# **Exercises** (10 points): `ffn_per_token` (5), `mixes_positions` (5).
 #
 # *Where to run it:* in JupyterLab, in the browser through the **launch binder**
 # badge of the repository's README, or locally after `make lab`. How the checks
@@ -38,13 +40,14 @@ from ffn_helpers import checks, examples, ffn_forward, mistakes, plots
 W4 = examples.W_4  # the 2 → 3 → 2 FFN of worked example W-4
 
 
-def check_verdict(fn, args, expected, case, catalogue=()):
-    """Test cells' helper: `fn(*args)` must answer `expected` (True or False) for `case`."""
-    got = checks.call(fn, *args)
-    try:
-        checks.check_equal(got, expected, name=f"{fn.__name__}(...)")
-    except AssertionError as failure:
-        raise checks.in_case(case, failure, checks.diagnose(got, catalogue, args, expected=expected)) from None
+def check_verdicts(fn, cases, catalogue=()):
+    """Test cells' helper: `fn(*args)` must answer `expected` (True or False) for each (args, expected, case).
+
+    fn answers every case; on the first wrong verdict, a catalogued mistake is named where it gives fn's verdict
+    on every case of the list (checks.check_cases): one verdict alone singles out no mistake.
+    """
+    checks.check_cases(fn, [(args, expected) for args, expected, _ in cases], exact=True, mistakes=catalogue,
+                       about=[case for _, _, case in cases])
 
 
 # %% [markdown]
@@ -181,12 +184,12 @@ def ffn_per_token(X, W1, b1, W2, b2):
 # W-2 from notebook 02, whose output has a negative entry. (2 points.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_per_token", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-checks.check(ffn_per_token, (W4.extra["tokens"], *W4.params), W4.extra["tokens_out"],
-             mistakes=mistakes.for_exercise("ffn_per_token"))
-checks.check(ffn_per_token, (W4.extra["tokens"][::-1], *W4.params), W4.extra["tokens_out"][::-1],
-             mistakes=mistakes.for_exercise("ffn_per_token"))
-checks.check(ffn_per_token, (examples.W_2.x, *examples.W_2.params), examples.W_2.y,
-             mistakes=mistakes.for_exercise("ffn_per_token"))
+checks.check_cases(ffn_per_token, [((W4.extra["tokens"], *W4.params), W4.extra["tokens_out"]),
+                                   ((W4.extra["tokens"][::-1], *W4.params), W4.extra["tokens_out"][::-1]),
+                                   ((examples.W_2.x, *examples.W_2.params), examples.W_2.y)],
+                   mistakes=mistakes.for_exercise("ffn_per_token"),
+                   about=["W-4's two tokens", "W-4's two tokens, in the other order",
+                          "W-2's single token, X of shape (3,)"])
 checks.ok("ffn_per_token reproduces W-4's two tokens, in either order, and W-2's token.")
 
 # %% [markdown]
@@ -206,7 +209,7 @@ for shape in [(7, d_model), (2, 3, d_model), (1, d_model), (d_model,)]:
     X_test = rng.normal(size=shape)
     checks.check(ffn_per_token, (X_test, W1, b1, W2, b2), ffn_forward(X_test, W1, b1, W2, b2),
                  mistakes=mistakes.for_exercise("ffn_per_token"))
-# Integer tokens and weights whose pre-activations hit exactly 0 (W-3's cell C).
+# Integer tokens and weights whose pre-activations hit exactly 0 (W-3's case C).
 W3 = examples.W_3
 X_test = np.stack([W3.x, 2 * W3.x, -W3.x])
 checks.check(ffn_per_token, (X_test, *W3.params), ffn_forward(X_test, *W3.params),
@@ -440,17 +443,14 @@ def mixes_positions(f, X):
 
 # %% nbgrader={"grade": true, "grade_id": "test_mixes_positions", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 X_check = np.random.default_rng(5).normal(size=(6, 2))
-check_verdict(mixes_positions, (ffn_rows, X_check), False,
-              "W-4's FFN applied row by row (position-wise: no mixing)", mistakes.for_exercise("mixes_positions"))
-check_verdict(mixes_positions, (mean_mixer, X_check), True,
-              "the mean over tokens (every row depends on every token)", mistakes.for_exercise("mixes_positions"))
-check_verdict(mixes_positions, (prefix_sum, X_check), True,
-              "the prefix sum, row i = x_0 + ... + x_i", mistakes.for_exercise("mixes_positions"))
-check_verdict(mixes_positions, (suffix_sum, X_check), True,
-              "the suffix sum, row i = x_i + ... + x_{n-1}", mistakes.for_exercise("mixes_positions"))
-check_verdict(mixes_positions, (positional_offset, X_check), False,
-              "the positional offset x_i + 0.5·i (depends on the position, not on other tokens)",
-              mistakes.for_exercise("mixes_positions"))
+check_verdicts(mixes_positions, [
+    ((ffn_rows, X_check), False, "W-4's FFN applied row by row (position-wise: no mixing)"),
+    ((mean_mixer, X_check), True, "the mean over tokens (every row depends on every token)"),
+    ((prefix_sum, X_check), True, "the prefix sum, row i = x_0 + ... + x_i"),
+    ((suffix_sum, X_check), True, "the suffix sum, row i = x_i + ... + x_{n-1}"),
+    ((positional_offset, X_check), False,
+     "the positional offset x_i + 0.5·i (depends on the position, not on other tokens)"),
+], mistakes.for_exercise("mixes_positions"))
 checks.ok("mixes_positions tells all five functions apart.")
 
 # %% [markdown]
@@ -459,7 +459,8 @@ checks.ok("mixes_positions tells all five functions apart.")
 # map of the features to a different width) and mixers that hide from the naive
 # detectors (a shift of the tokens by one place, a sum pooled into the last row
 # only, a mean over the interior tokens that leaves the first and the last
-# alone, each token plus the feature-wise maximum over tokens); and a sequence of a
+# alone, each token plus the feature-wise maximum over tokens, each token plus the
+# last token, which mixes through the last position only); and a sequence of a
 # single token, which has nothing to mix with.
 
 # %% nbgrader={"grade": true, "grade_id": "test_mixes_positions_hidden", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
@@ -494,10 +495,11 @@ cases = [
     (interior_mean, X_test, True, "a mean over tokens 1..n-2; the first and last tokens pass through"),
     (lambda X: X + X.max(axis=0), X_test, True, "each token plus the feature-wise maximum over tokens"),
     (lambda X: np.cumsum(X, axis=0) @ A, X_test, True, "a prefix sum followed by a change of width"),
+    (lambda X: X + X[-1], X_test, True, "each token plus the last token: only the last token reaches other rows"),
     (mean_mixer, X_test[:1], False, "a single token (nothing to mix with), through the mean mixer"),
 ]
-for f, X_case, truth, case in cases:
-    check_verdict(mixes_positions, (f, X_case), truth, case, mistakes.for_exercise("mixes_positions"))
+check_verdicts(mixes_positions, [((f, X_case), truth, case) for f, X_case, truth, case in cases],
+               mistakes.for_exercise("mixes_positions"))
 checks.ok("mixes_positions is right on every hidden case.")
 ### END HIDDEN TESTS
 

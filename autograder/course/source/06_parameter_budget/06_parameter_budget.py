@@ -2,7 +2,7 @@
 # # 06 · Parameter budget: counts, bytes and FLOPs
 #
 # How big is the feed-forward sublayer, how much memory does it take, and how
-# much arithmetic does one token cost? This notebook (scenario cell H) answers
+# much arithmetic does one token cost? This notebook (scenario H) answers
 # for real models, and shows that the FFN holds about two thirds of a
 # transformer block's parameters.
 #
@@ -27,6 +27,10 @@
 # *dtype*). A *FLOP* is one floating-point operation, an addition or a
 # multiplication; a multiply-add is two of them.
 #
+# **Exercises** (12 points): `ffn_param_count` (2), `param_bytes` (2),
+# `ffn_flops_per_token` (2), `swiglu_param_count` (2), `count_from_shapes` (2),
+# `params_by_part` (2).
+#
 # *Where to run it:* in JupyterLab, in the browser through the **launch binder**
 # badge of the repository's README, or locally after `make lab`. How the checks
 # and their messages work is in [00 · Start here](00_start_here.ipynb).
@@ -47,18 +51,14 @@ MiB = 2**20  # a mebibyte: 1,048,576 bytes
 
 
 def _call_text(fn, args):
-    return f"{fn.__name__}({', '.join(repr(a) for a in args)})"
+    return checks.call_text(fn.__name__, args)
 
 
-def check_int(fn, args, expected, catalogue=(), name=None):
-    """Test cells' helper: fn(*args) must return exactly the integer `expected`."""
-    name = name or _call_text(fn, args)
-    got = checks.call(fn, *args, name=fn.__name__)
-    try:
-        checks.check_equal(got, expected, name=name)
-    except AssertionError as failure:
-        found = checks.diagnose(got, catalogue, args, expected=expected, rtol=0, atol=0)
-        raise checks.failure(str(failure), found, keeps=failure) from None
+def check_ints(fn, cases, catalogue=(), shown=None):
+    """Test cells' helper: fn(*args) must return exactly the integer `expected`, for each (args, expected) of
+    `cases`; on the first wrong count, a catalogued mistake is named where it gives fn's count for every case
+    (checks.check_cases). `shown`: how each case's call is shown, where its arguments are too long to print."""
+    checks.check_cases(fn, cases, exact=True, mistakes=catalogue, shown=shown)
 
 
 def check_raises(fn, args, error, why):
@@ -123,7 +123,7 @@ print(f"One BERT-base FFN layer: {per_layer:,} parameters; the biases are "
 #
 # Write `ffn_param_count(d_model, d_ff, bias=True)`: the number of parameters
 # of one FFN layer, with the two bias vectors when `bias` is true and without
-# them otherwise. Return a Python `int`.
+# them otherwise. Return an integer (a Python `int`; a numpy integer such as `np.int64` passes too).
 #
 # **Forecast.** What does `ffn_param_count(256, 1024, bias=False)` give?
 
@@ -142,11 +142,10 @@ def ffn_param_count(d_model, d_ff, bias=True):
 # biases. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_param_count", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-check_int(ffn_param_count, (768, 3072), W6["bert_base"]["per_layer"], mistakes.for_exercise("ffn_param_count"))
-check_int(ffn_param_count, (256, 1024, True), W6["libtorch_example"]["with_bias"],
-          mistakes.for_exercise("ffn_param_count"))
-check_int(ffn_param_count, (256, 1024, False), W6["libtorch_example"]["without_bias"],
-          mistakes.for_exercise("ffn_param_count"))
+check_ints(ffn_param_count, [((768, 3072), W6["bert_base"]["per_layer"]),
+                             ((256, 1024, True), W6["libtorch_example"]["with_bias"]),
+                             ((256, 1024, False), W6["libtorch_example"]["without_bias"])],
+           mistakes.for_exercise("ffn_param_count"))
 checks.ok("ffn_param_count counts W1, b1, W2 and b2.")
 
 # %% [markdown]
@@ -157,9 +156,8 @@ checks.ok("ffn_param_count counts W1, b1, W2 and b2.")
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_param_count_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-check_int(ffn_param_count, (512, 2048), W6["transformer_base"]["per_layer"], mistakes.for_exercise("ffn_param_count"))
-for args in [(3, 5, True), (3, 5, False), (1000, 7, True), (1, 1, True), (1, 1, False), (4096, 11008, False)]:
-    check_int(ffn_param_count, args, reference_count(*args), mistakes.for_exercise("ffn_param_count"))
+cases = [(512, 2048), (3, 5, True), (3, 5, False), (1000, 7, True), (1, 1, True), (1, 1, False), (4096, 11008, False)]
+check_ints(ffn_param_count, [(args, reference_count(*args)) for args in cases], mistakes.for_exercise("ffn_param_count"))
 by_keyword = checks.call(lambda: ffn_param_count(10, 20, bias=False), name="ffn_param_count")
 checks.check_equal(by_keyword, 400, name="ffn_param_count(10, 20, bias=False)")
 checks.ok("ffn_param_count is right for every size.")
@@ -249,8 +247,8 @@ print(f"{bert_total:,} parameters in float32: {reference_bytes(bert_total):,} by
 # `n_params` parameters stored as `dtype`, one of `"float64"`, `"float32"`,
 # `"float16"`, `"bfloat16"`, `"int8"`. For any other name, raise a `ValueError`
 # whose message names the dtype that came and the five that are allowed: a
-# typo such as `"fp32"` must not turn into a silent wrong answer. Return a
-# Python `int`: a byte count is whole, and the check compares exactly, so
+# typo such as `"fp32"` must not turn into a silent wrong answer. Return
+# an integer (a Python `int`; a numpy integer such as `np.int64` passes too): a byte count is whole, and the check compares exactly, so
 # `n_params * 4.0` (a float) fails even where its value is right.
 #
 # (numpy knows no `bfloat16`, so `np.dtype(dtype).itemsize` is not the way.)
@@ -271,10 +269,9 @@ def param_bytes(n_params, dtype="float32"):
 # and an unknown dtype. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_param_bytes", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-check_int(param_bytes, (W6["bert_base"]["total"], "float32"), W6["bert_base"]["float32_bytes"],
-          mistakes.for_exercise("param_bytes"))
-check_int(param_bytes, (W6["bert_base"]["total"],), W6["bert_base"]["float32_bytes"],
-          mistakes.for_exercise("param_bytes"))
+check_ints(param_bytes, [((W6["bert_base"]["total"], "float32"), W6["bert_base"]["float32_bytes"]),
+                         ((W6["bert_base"]["total"],), W6["bert_base"]["float32_bytes"])],
+           mistakes.for_exercise("param_bytes"))
 check_raises(param_bytes, (1000, "float8"), ValueError, "float8 is not one of the five dtypes")
 checks.ok("param_bytes is right for float32 and rejects an unknown dtype.")
 
@@ -286,9 +283,10 @@ checks.ok("param_bytes is right for float32 and rejects an unknown dtype.")
 # %% nbgrader={"grade": true, "grade_id": "test_param_bytes_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-for n in (1, 1280, W6["transformer_base"]["per_layer"], W6["llama_7b"]["total"]):
-    for dtype in ("float64", "float32", "float16", "bfloat16", "int8"):
-        check_int(param_bytes, (n, dtype), reference_bytes(n, dtype), mistakes.for_exercise("param_bytes"))
+check_ints(param_bytes, [((n, dtype), reference_bytes(n, dtype))
+                         for n in (1, 1280, W6["transformer_base"]["per_layer"], W6["llama_7b"]["total"])
+                         for dtype in ("float64", "float32", "float16", "bfloat16", "int8")],
+           mistakes.for_exercise("param_bytes"))
 for dtype in ("fp32", "int4"):
     check_raises(param_bytes, (1000, dtype), ValueError, f"{dtype} is not one of the five dtypes")
 checks.ok("param_bytes is right for every dtype.")
@@ -336,7 +334,7 @@ print("4·d_model·d_ff FLOPs per token and layer.")
 #
 # Write `ffn_flops_per_token(d_model, d_ff)`: the FLOPs of one token's forward
 # pass through one (plain, two-matrix) FFN layer, biases and activation left out.
-# Return a Python `int`.
+# Return an integer (a Python `int`; a numpy integer such as `np.int64` passes too).
 
 # %% nbgrader={"grade": false, "grade_id": "ffn_flops_per_token", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def ffn_flops_per_token(d_model, d_ff):
@@ -351,7 +349,7 @@ def ffn_flops_per_token(d_model, d_ff):
 # **Verify.** BERT-base's layer. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_flops_per_token", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-check_int(ffn_flops_per_token, (768, 3072), 9_437_184, mistakes.for_exercise("ffn_flops_per_token"))
+check_ints(ffn_flops_per_token, [((768, 3072), 9_437_184)], mistakes.for_exercise("ffn_flops_per_token"))
 checks.ok("ffn_flops_per_token counts 2 FLOPs per multiply-add, in both matrices.")
 
 # %% [markdown]
@@ -360,8 +358,9 @@ checks.ok("ffn_flops_per_token counts 2 FLOPs per multiply-add, in both matrices
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_flops_per_token_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-for args in [(512, 2048), (256, 1024), (4096, 11008), (3, 5), (1, 1), (1000, 7)]:
-    check_int(ffn_flops_per_token, args, reference_flops(*args), mistakes.for_exercise("ffn_flops_per_token"))
+check_ints(ffn_flops_per_token, [(args, reference_flops(*args)) for args in [(512, 2048), (256, 1024), (4096, 11008),
+                                                                            (3, 5), (1, 1), (1000, 7)]],
+           mistakes.for_exercise("ffn_flops_per_token"))
 checks.ok("ffn_flops_per_token is right for every size.")
 ### END HIDDEN TESTS
 
@@ -480,7 +479,8 @@ print(f"One LLaMA-7B FFN layer: {llama_layer:,}; all 32: {llama_total:,}.")
 # ### Exercise: `swiglu_param_count`
 #
 # Write `swiglu_param_count(d_model, d_ff)`: the parameters of one gated FFN
-# layer with three matrices and no biases. Return a Python `int`.
+# layer with three matrices and no biases. Return
+# an integer (a Python `int`; a numpy integer such as `np.int64` passes too).
 
 # %% nbgrader={"grade": false, "grade_id": "swiglu_param_count", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def swiglu_param_count(d_model, d_ff):
@@ -494,7 +494,7 @@ def swiglu_param_count(d_model, d_ff):
 # **Verify.** One LLaMA-7B layer. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_swiglu_param_count", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-check_int(swiglu_param_count, (4096, 11008), W6["llama_7b"]["per_layer"], mistakes.for_exercise("swiglu_param_count"))
+check_ints(swiglu_param_count, [((4096, 11008), W6["llama_7b"]["per_layer"])], mistakes.for_exercise("swiglu_param_count"))
 checks.ok("swiglu_param_count counts three matrices and no biases.")
 
 # %% [markdown]
@@ -503,9 +503,9 @@ checks.ok("swiglu_param_count counts three matrices and no biases.")
 # %% nbgrader={"grade": true, "grade_id": "test_swiglu_param_count_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-for args in [(768, 2048), (3, 5), (1, 1), (5120, 13824), (1000, 7)]:
-    check_int(swiglu_param_count, args, reference_count(*args, bias=False, gated=True),
-              mistakes.for_exercise("swiglu_param_count"))
+check_ints(swiglu_param_count, [(args, reference_count(*args, bias=False, gated=True))
+                                for args in [(768, 2048), (3, 5), (1, 1), (5120, 13824), (1000, 7)]],
+           mistakes.for_exercise("swiglu_param_count"))
 checks.ok("swiglu_param_count is right for every size.")
 ### END HIDDEN TESTS
 
@@ -584,7 +584,7 @@ print(f"fc1.weight is (out, in) = ({fc1_out}, {fc1_in}): d_model = {fc1_in}, d_f
 # Write `count_from_shapes(shapes)`: the total number of parameters in such a
 # list, where each shape is a tuple (or list) of ints. A tensor of shape
 # $(a, b)$ holds $a \cdot b$ numbers, a vector of shape $(a,)$ holds $a$, and a
-# scalar of shape $()$ holds one. Return a Python `int`. (Careful: `np.prod(())`
+# scalar of shape $()$ holds one. Return an integer (a Python `int`; a numpy integer such as `np.int64` passes too). (Careful: `np.prod(())`
 # is `1.0`, a float; `math.prod` returns ints.)
 #
 # **Forecast.** What does the list above give? You have met the number before.
@@ -604,9 +604,8 @@ def count_from_shapes(shapes):
 # **Verify.** The LibTorch-style FFN above. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_count_from_shapes", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-check_int(count_from_shapes, (libtorch_ffn,), W6["libtorch_example"]["with_bias"],
-          mistakes.for_exercise("count_from_shapes"),
-          name="count_from_shapes(libtorch_ffn)")
+check_ints(count_from_shapes, [((libtorch_ffn,), W6["libtorch_example"]["with_bias"])],
+           mistakes.for_exercise("count_from_shapes"), shown=["count_from_shapes(libtorch_ffn)"])
 checks.ok("count_from_shapes reads the LibTorch-style list.")
 
 # %% [markdown]
@@ -620,20 +619,18 @@ checks.ok("count_from_shapes reads the LibTorch-style list.")
 ### BEGIN HIDDEN TESTS
 llama_shapes = [("mlp.gate_proj.weight", (11008, 4096)), ("mlp.up_proj.weight", (11008, 4096)),
                 ("mlp.down_proj.weight", (4096, 11008))]
-check_int(count_from_shapes, (llama_shapes,), W6["llama_7b"]["per_layer"], mistakes.for_exercise("count_from_shapes"),
-          name="count_from_shapes(a LLaMA-7B FFN layer)")
 bert_shapes = [(f"attention.{p}.weight", (768, 768)) for p in ("query", "key", "value", "output")]
 bert_shapes += [(f"attention.{p}.bias", (768,)) for p in ("query", "key", "value", "output")]
 bert_shapes += [("attention.LayerNorm.weight", [768]), ("attention.LayerNorm.bias", [768]),
                 ("intermediate.dense.weight", [3072, 768]), ("intermediate.dense.bias", [3072]),
                 ("output.dense.weight", [768, 3072]), ("output.dense.bias", [768]),
                 ("output.LayerNorm.weight", [768]), ("output.LayerNorm.bias", [768])]
-check_int(count_from_shapes, (bert_shapes,), sum(bert_layer.values()), mistakes.for_exercise("count_from_shapes"),
-          name="count_from_shapes(a BERT-base layer)")
-check_int(count_from_shapes, ([("logit_scale", ()), ("proj.weight", (3, 5))],), 16,
-          mistakes.for_exercise("count_from_shapes"),
-          name="count_from_shapes([('logit_scale', ()), ('proj.weight', (3, 5))])")
-check_int(count_from_shapes, ([],), 0, mistakes.for_exercise("count_from_shapes"), name="count_from_shapes([])")
+small = [("logit_scale", ()), ("proj.weight", (3, 5))]
+check_ints(count_from_shapes, [((llama_shapes,), W6["llama_7b"]["per_layer"]),
+                               ((bert_shapes,), sum(bert_layer.values())), ((small,), 16), (([],), 0)],
+           mistakes.for_exercise("count_from_shapes"),
+           shown=["count_from_shapes(llama_shapes)", "count_from_shapes(bert_shapes)", f"count_from_shapes({small!r})",
+                  "count_from_shapes([])"])
 checks.ok("count_from_shapes is right on every list.")
 ### END HIDDEN TESTS
 
@@ -696,7 +693,8 @@ LLAMA_PARTS = expected_parts(2 * 32000 * 4096, 32 * attention_param_count(4096, 
 
 
 def check_parts(fn, shapes, expected, label):
-    """Test cells' helper: fn(shapes) must be the dict `expected`, with int values."""
+    """Test cells' helper: fn(shapes) must be the dict `expected`, with int values; `label`: how its argument is
+    written, as in the test cell (a call shown as Python reads it: params_by_part(gpt2_list))."""
     got = checks.call(fn, shapes, name="params_by_part")
     if not isinstance(got, dict):
         raise checks.wrong_result(f"params_by_part({label})", f"a dict with the keys {sorted(expected)}", got)
@@ -714,7 +712,8 @@ print(f"... {len(gpt2_list)} and {len(llama_list)} entries")
 # %% [markdown]
 # Write `params_by_part(shapes)`: for a list of `(name, shape)` pairs, return a
 # dict with the keys `"embeddings"`, `"attention"`, `"ffn"` and `"norm"`, each
-# the total number of parameters of that part (a Python `int`; 0 for a part
+# the total number of parameters of that part (an integer: a Python `int`, or a numpy integer such as
+# `np.int64`; 0 for a part
 # that does not occur). Decide each parameter's part from its name, in lower
 # case, by the **first** rule that matches:
 #
@@ -754,8 +753,8 @@ def params_by_part(shapes):
 # LLaMA-7B's FFN layers are W-6's 4,328,521,728. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_params_by_part", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-check_parts(params_by_part, gpt2_list, GPT2_PARTS, "GPT-2 small")
-check_parts(params_by_part, llama_list, LLAMA_PARTS, "LLaMA-7B")
+check_parts(params_by_part, gpt2_list, GPT2_PARTS, "gpt2_list")
+check_parts(params_by_part, llama_list, LLAMA_PARTS, "llama_list")
 checks.ok("params_by_part splits GPT-2 small and LLaMA-7B into their four parts.")
 
 # %% [markdown]
@@ -774,7 +773,7 @@ other_names = [("encoder.layer.0.attention.self.query.weight", [768, 768]),
               ("embeddings.word_embeddings.weight", [30522, 768]),
               ("encoder.layer.0.ATTN.scale", ())]
 check_parts(params_by_part, other_names, expected_parts(30522 * 768, 768 * 768 + 768 + 1, 3072 * 768, 768),
-            "a list in other styles")
+            "other_names")
 check_parts(params_by_part, [], expected_parts(0, 0, 0, 0), "[]")
 check_raises(params_by_part, ([("mlp.fc.weight", (2, 3)), ("pooler.dense.weight", (4, 4))],), ValueError,
              "'pooler.dense.weight' matches no rule, and leaving it out would make every share wrong")

@@ -13,7 +13,7 @@
 #
 # So without $\sigma$, the hidden layer and its $d_\text{ff}$ units add nothing
 # that a single $d_\text{model} \times d_\text{model}$ layer could not do. This
-# notebook (scenario cell I) folds the two maps into one, shows that ReLU
+# notebook (scenario I) folds the two maps into one, shows that ReLU
 # breaks the fold with a concrete input, asks you to write a test of
 # affinity, and counts the linear pieces a ReLU FFN is made of.
 #
@@ -23,6 +23,8 @@
 # | $W_2, b_2$ | $(d_\text{ff}, d_\text{out})$, $(d_\text{out},)$ | the second layer ($d_\text{out} = d_\text{model}$ in a transformer) |
 # | $W, b$ | $(d_\text{model}, d_\text{out})$, $(d_\text{out},)$ | the single affine map they collapse to |
 # | $z = x W_1 + b_1$, $h = \sigma(z)$ | $(d_\text{ff},)$ | pre-activation and hidden values, as before |
+#
+# **Exercises** (10 points): `collapse_linear` (5), `is_affine` (5).
 #
 # *Where to run it:* in JupyterLab, in the browser through the **launch binder**
 # badge of the repository's README, or locally after `make lab`. How the checks
@@ -51,13 +53,14 @@ def check_collapse(fn, args, expected_W, expected_b):
     return W, b
 
 
-def check_verdict(fn, args, expected, case, catalogue=()):
-    """Test cells' helper: `fn(*args)` must answer `expected` (True or False) for `case`."""
-    got = checks.call(fn, *args)
-    try:
-        checks.check_equal(got, expected, name=f"{fn.__name__}(...)")
-    except AssertionError as failure:
-        raise checks.in_case(case, failure, checks.diagnose(got, catalogue, args, expected=expected)) from None
+def check_verdicts(fn, cases, catalogue=()):
+    """Test cells' helper: `fn(*args)` must answer `expected` (True or False) for each (args, expected, case).
+
+    fn answers every case; on the first wrong verdict, a catalogued mistake is named where it gives fn's verdict
+    on every case of the list (checks.check_cases): one verdict alone singles out no mistake.
+    """
+    checks.check_cases(fn, [(args, expected) for args, expected, _ in cases], exact=True, mistakes=catalogue,
+                       about=[case for _, _, case in cases])
 
 
 # %% [markdown]
@@ -300,17 +303,16 @@ def is_affine(f, d_in, n_trials=20, seed=0):
 # W-7's FFN with ReLU (not affine). (2 points.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_is_affine", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
-check_verdict(is_affine, (lambda v: (v @ W7.W1 + W7.b1) @ W7.W2 + W7.b2, 2), True,
-              "W-7's two layers with no activation, (x W1 + b1) W2 + b2", mistakes.for_exercise("is_affine"))
-check_verdict(is_affine, (lambda v: v @ W7.extra["W"] + W7.extra["b"], 2), True,
-              "W-7's collapsed map x W + b, with b = [1, 1]", mistakes.for_exercise("is_affine"))
-check_verdict(is_affine, (lambda v: ffn_forward(v, *W7.params), 2), False,
-              "W-7's FFN with ReLU", mistakes.for_exercise("is_affine"))
+check_verdicts(is_affine, [
+    ((lambda v: (v @ W7.W1 + W7.b1) @ W7.W2 + W7.b2, 2), True, "W-7's two layers with no activation, (x W1 + b1) W2 + b2"),
+    ((lambda v: v @ W7.extra["W"] + W7.extra["b"], 2), True, "W-7's collapsed map x W + b, with b = [1, 1]"),
+    ((lambda v: ffn_forward(v, *W7.params), 2), False, "W-7's FFN with ReLU"),
+], mistakes.for_exercise("is_affine"))
 checks.ok("is_affine tells W-7 with and without ReLU apart.")
 
 # %% [markdown]
 # The grader also checks (3 points): random affine maps (also with a large
-# bias, and to a single number), a constant function, the identity, a random
+# bias, with outputs near $10^{10}$, and to a single number), a constant function, the identity, a random
 # ReLU FFN, a quadratic, and a function that is affine near the origin but bends
 # where $x_0 > 20$; each with a few values of `n_trials` and `seed`.
 
@@ -325,6 +327,8 @@ W2_t, b2_t = rng.normal(size=(8, 3)), rng.normal(size=3)
 cases = [
     (lambda v: v @ A + c, True, "a random affine map x A + c from 3 to 4 numbers"),
     (lambda v: v @ A + 1e6 * c, True, "an affine map with a large bias, x A + 10⁶·c"),
+    (lambda v: 1e7 * (v @ A) + 1e10 * c, True, "an affine map to outputs near 10¹⁰, 10⁷·x A + 10¹⁰·c, whose "
+     "rounding errors alone exceed any fixed atol such as 1e-9"),
     (lambda v: float(v @ w) - 3.0, True, "an affine map to one number, x·w - 3"),
     (lambda v: np.array([2.0, -1.0]), True, "a constant function"),
     (lambda v: np.array(v, dtype=float), True, "the identity"),
@@ -333,10 +337,9 @@ cases = [
     (lambda v: v @ A + c + np.maximum(v[0] - 20.0, 0.0), False,
      "x A + c + ReLU(x_0 - 20): affine near the origin, bends where x_0 > 20"),
 ]
-for n_trials, seed in [(20, 0), (20, 1), (50, 7)]:
-    for f, truth, case in cases:
-        check_verdict(is_affine, (f, 3, n_trials, seed), truth, f"{case} (n_trials={n_trials}, seed={seed})",
-                      mistakes.for_exercise("is_affine"))
+check_verdicts(is_affine, [((f, 3, n_trials, seed), truth, f"{case} (n_trials={n_trials}, seed={seed})")
+                           for n_trials, seed in [(20, 0), (20, 1), (50, 7)] for f, truth, case in cases],
+               mistakes.for_exercise("is_affine"))
 checks.ok("is_affine is right on every hidden case.")
 ### END HIDDEN TESTS
 

@@ -3,7 +3,7 @@
 #
 # An activation $\sigma$ is applied to every pre-activation $z = x W_1 + b_1$,
 # and nothing stops $z$ from being large: a big input, a badly scaled weight or
-# a diverging training run all produce it. This notebook (scenario cell J)
+# a diverging training run all produce it. This notebook (scenario J)
 # looks at the three activations of the course at both ends of the real line:
 #
 # $$\mathrm{ReLU}(z) = \max(0, z),$$
@@ -404,6 +404,9 @@ assert -38.1 < tanh_zero_from < -37.9
 assert 1e-27 < special.expit(-60.0) < 1e-26  # the smallest s(z) in the checked tails
 print("The tanh form meets 1e-10 at z = -10, misses it from z = -20 and returns 0 at z = -40.")
 
+# %% [markdown]
+# Now write `sigmoid(z)`, as the start of this section describes it.
+
 # %% nbgrader={"grade": false, "grade_id": "sigmoid", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def sigmoid(z):
     """The logistic sigmoid 1 / (1 + e^(-z)), elementwise; z: a number or an array of any shape."""
@@ -433,7 +436,8 @@ checks.ok("sigmoid matches W-5 and survives z = ±1e308 without a warning.")
 # %% nbgrader={"grade": true, "grade_id": "test_sigmoid_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-check_quiet(sigmoid, EXTREMES.copy(), special.expit(EXTREMES), mistakes.for_exercise("sigmoid"))
+z_test = np.append(EXTREMES, 2.5)  # not symmetric about 0, so that σ(-z) cannot pass for σ(z) reversed
+check_quiet(sigmoid, z_test, special.expit(z_test), mistakes.for_exercise("sigmoid"))
 rng = checks.hidden_rng(808)
 z_test = rng.normal(scale=500.0, size=(2, 3, 4))
 z_test.flat[::5] = rng.choice(EXTREMES, size=z_test.flat[::5].size)
@@ -442,7 +446,7 @@ for value in (-1e308, -745.0, 0.0, 710.0, 1e308):
     check_quiet(sigmoid, value, special.expit(value), mistakes.for_exercise("sigmoid"))
 check_quiet(sigmoid, np.array(-800.0), special.expit(-800.0), mistakes.for_exercise("sigmoid"))
 check_quiet(sigmoid, [-1000.0, -0.0, 1000.0], special.expit([-1000.0, -0.0, 1000.0]), mistakes.for_exercise("sigmoid"))
-z_test = np.linspace(-60.0, 60.0, 241)  # the tails, where cancellation would show
+z_test = np.linspace(-60.0, 59.5, 240)  # the tails, where cancellation would show (not symmetric: σ(-z) shows)
 check_quiet(sigmoid, z_test, special.expit(z_test), mistakes.for_exercise("sigmoid"))
 checks.ok("sigmoid is right, and quiet, on every kind of finite float64.")
 ### END HIDDEN TESTS

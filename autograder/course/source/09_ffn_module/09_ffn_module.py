@@ -25,7 +25,7 @@
 #    of shapes $(d_\text{model}, d_\text{ff})$, $(d_\text{ff},)$,
 #    $(d_\text{ff}, d_\text{model})$, $(d_\text{model},)$; `b1`, `b2` are `None`
 #    without biases.
-# 2. `count_parameters(W1, b1, W2, b2)`: how many numbers training adjusts, an `int`.
+# 2. `count_parameters(W1, b1, W2, b2)`: how many numbers training adjusts, an integer.
 # 3. `ffn_module_forward(x, W1, b1, W2, b2, activation="relu")`: $\mathrm{FFN}(x)$
 #    for `x` of shape $(\dots, d_\text{model})$; `activation` is `"relu"`,
 #    `"gelu"` or `"silu"`.
@@ -101,6 +101,18 @@ def check_init(fn, d_model, d_ff, use_bias=True, seed=0, name="xavier_init"):
     return params
 
 
+def check_x_kept(x, before):
+    """Test cells' helper: numerical_gradient must leave the caller's x as it was, to the last bit."""
+    if np.array_equal(x, before):
+        return
+    if np.allclose(x, before, rtol=1e-12, atol=0):  # only the last digits moved: the steps were undone by arithmetic
+        raise checks.failure("numerical_gradient changed the caller's x in its last digits: x + h - 2h + h is not "
+                             "exactly x in floating point (rounding). Put each entry back from a saved value "
+                             "(old = x[i], ..., x[i] = old), or perturb a copy of x.", public=True)
+    raise checks.failure("numerical_gradient changed the caller's x: perturb a copy, or restore every entry",
+                         public=True)
+
+
 def check_gradients(grads, expected, call, args, catalogue, names=("W1", "b1", "W2", "b2", "x")):
     """Test cells' helper: grads (a dict from a learner) must hold expected[name] for each name."""
     if not isinstance(grads, dict):
@@ -123,8 +135,8 @@ def check_backward(fn, x, grad_out, params, activation="relu", names=("W1", "b1"
     """Test cells' helper: fn(x, grad_out, W1, b1, W2, b2, activation) against reference.ffn_backward."""
     expected = reference.ffn_backward(x, grad_out, *params, activation)  # first, from the untouched inputs
     grads = checks.call(fn, x, grad_out, *params, activation, name="ffn_module_backward")
-    check_gradients(grads, expected, "ffn_module_backward(x, grad_out, ...)", (x, grad_out, *params, activation),
-                    mistakes.for_exercise("ffn_module_backward"), names)
+    check_gradients(grads, expected, f"ffn_module_backward(x, grad_out, W1, b1, W2, b2, {activation!r})",
+                    (x, grad_out, *params, activation), mistakes.for_exercise("ffn_module_backward"), names)
 
 
 def build(cls, d_model, d_ff, activation="relu", use_bias=True, seed=0, params=None):
@@ -333,12 +345,17 @@ plots.loss_curves(h_spread, title="Spread of the hidden activations h at initial
 # %% [markdown]
 # *Figure: standard deviation of the hidden activations $h$ for 64 tokens with
 # unit-variance features, for four ways of drawing $W_1$ (and $b_1$), as the
-# width grows; the three rules scaled by the fan-in give flat lines, GPT-2's
-# fixed 0.02 a rising one.*
+# width grows. He and PyTorch scale by the fan-in $d_\text{model}$, Xavier by fan-in
+# plus fan-out, $d_\text{model} + d_\text{ff}$, which is a fixed $5\,d_\text{model}$
+# here because $d_\text{ff} = 4\,d_\text{model}$ at every width: the three lines are
+# flat. GPT-2's fixed 0.02 rises.*
 #
 # **Why.** Each entry of $z = x W_1 + b_1$ sums $d_\text{model}$ products, so its
 # variance is $d_\text{model}$ times the weights' variance (plus the bias's).
-# Rules that divide by the fan-in cancel that factor: Xavier gives
+# Rules whose variance falls like $1/d_\text{model}$ cancel that factor: He and
+# PyTorch divide by the fan-in, and Xavier by $d_\text{model} + d_\text{ff} =
+# 5\,d_\text{model}$, since the ratio $d_\text{ff}/d_\text{model}$ is fixed here (at
+# another ratio Xavier's line sits at another height, flat still). Xavier gives
 # $\mathrm{var}(z) = 2/5$, He 2, PyTorch $1/3 + 1/(3 d_\text{model})$, whatever
 # the width; a fixed std of 0.02 gives $0.0004\, d_\text{model}$, which grows with
 # the width (GPT-2 picked 0.02 for its own widths). For a normal $z$ with std
@@ -360,7 +377,7 @@ for rule in RULES[:3]:
     assert max(h_spread[rule]) / min(h_spread[rule]) < 1.1  # flat in the width
 assert h_spread[RULES[3]][-1] / h_spread[RULES[3]][0] > 3  # √(1024 / 64) = 4 in theory
 assert round(0.02 / np.sqrt(2 * gpt2_small_layers), 5) == 0.00408 and round(reference.xavier_std(768, 3072), 5) == 0.02282
-print("The fan-in rules keep h's spread flat in the width; a fixed std 0.02 lets it grow like √d_model.")
+print("The rules scaled by the width keep h's spread flat; a fixed std 0.02 lets it grow like √d_model.")
 
 
 # %% [markdown]
@@ -395,7 +412,7 @@ assert W6["transformer_base"]["published_wrong_sum"] - n_biases == 2_099_200  # 
 # about 0.12 % of the layer. Notebook 06 has the full budget, in bytes and FLOPs.
 #
 # **Step.** Write `count_parameters`: the number of entries of the arrays it is
-# given, a bias that is `None` counting 0. Return a Python `int`.
+# given, a bias that is `None` counting 0. Return an integer (a Python `int`; a numpy integer such as `np.int64` passes too).
 
 # %% nbgrader={"grade": false, "grade_id": "count_parameters", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def count_parameters(W1, b1, W2, b2):
@@ -512,11 +529,11 @@ rng = checks.hidden_rng(909)
 d_model, d_ff = 5, 11
 params = random_params(rng, d_model, d_ff)
 for activation in ("relu", "gelu", "silu"):
-    for shape in [(d_model,), (7, d_model), (2, 3, d_model)]:
+    for shape in [(7, d_model), (d_model,), (2, 3, d_model)]:
         x = rng.normal(size=shape)
         x_before = x.copy()
         checks.check(ffn_module_forward, (x, *params, activation), ffn_forward(x, *params, activation=activation),
-                     name=f"ffn_module_forward(..., activation={activation!r})",
+                     name=f"ffn_module_forward(x, W1, b1, W2, b2, activation={activation!r})",
                      mistakes=mistakes.for_exercise("ffn_module_forward"))
         if not np.array_equal(x, x_before):
             raise checks.failure("ffn_module_forward changed x in place: the forward pass must not modify its input",
@@ -561,8 +578,8 @@ checks.ok("the forward pass is right for every batch shape, activation and bias 
 # like $x$.
 #
 # The activation's derivative $\sigma'(z)$ is where the cells of the course meet:
-# ReLU's is 1 for $z > 0$ and 0 for $z < 0$ (cells A and B); at $z = 0$ it does
-# not exist and frameworks use 0 (cell C). GELU's is
+# ReLU's is 1 for $z > 0$ and 0 for $z < 0$ (cases A and B); at $z = 0$ it does
+# not exist and frameworks use 0 (case C). GELU's is
 # $\Phi(z) + z\,\varphi(z)$, with $\varphi(z) = e^{-z^2/2}/\sqrt{2\pi}$.
 #
 # **Forecast.** In W-2, unit 1 is off ($z_1 = -0.62$). Which entries of
@@ -868,9 +885,7 @@ x = np.array([1.0, -2.0, 0.5])
 x_before = x.copy()
 checks.check(numerical_gradient, (lambda v: np.sum(v**3), x), 3 * x**2, rtol=1e-6, atol=1e-8,
              mistakes=mistakes.for_exercise("numerical_gradient"))
-if not np.array_equal(x, x_before):
-    raise checks.failure("numerical_gradient changed the caller's x: perturb a copy, or restore every entry",
-                         public=True)
+check_x_kept(x, x_before)
 checks.ok("numerical_gradient gives 3x² for Σ x³.")
 
 # %% [markdown]
@@ -896,9 +911,7 @@ checks.check(numerical_gradient, (f_matrix, W), 2 * A.T @ (A @ W), rtol=1e-6, at
              mistakes=mistakes.for_exercise("numerical_gradient"))
 checks.check(numerical_gradient, (f_matrix, W), reference.numerical_gradient(f_matrix, W), rtol=1e-7, atol=1e-9,
              mistakes=mistakes.for_exercise("numerical_gradient"))
-if not np.array_equal(W, W_before):
-    raise checks.failure("numerical_gradient changed the caller's x: perturb a copy, or restore every entry",
-                         public=True)
+check_x_kept(W, W_before)
 checks.check(numerical_gradient, (lambda u: float(np.sum(u**3)), np.array(2.0)), np.array(12.0), rtol=1e-6, atol=1e-8,
              mistakes=mistakes.for_exercise("numerical_gradient"))
 v = np.array([0.5, 1.0, -1.5])
@@ -1005,7 +1018,7 @@ print("The reference passes; the maskless backward fails on W1, b1 and x only.")
 #
 # **Forecast.** For W-2's single token, unit 1 is off. What do the *numerical*
 # gradients of its weights show? And at W-3's input, where two pre-activations
-# are exactly 0 (cell C), what does the centred difference give for $b_1$?
+# are exactly 0 (case C), what does the centred difference give for $b_1$?
 #
 # **Step.** The figure shows the dead unit; the cell below computes both cases.
 
@@ -1060,8 +1073,9 @@ print("The dead unit's gradients are exactly 0 both ways; at z = 0 the centred d
 # - A module owns its parameters: Xavier-normal weights with
 #   $\mathrm{std} = \sqrt{2/(d_\text{model} + d_\text{ff})}$, drawn from a seeded generator
 #   in a fixed order; zero biases or none. Libraries differ (PyTorch's uniform
-#   fan-in rule, GPT-2's fixed 0.02, He for ReLU); the rules scaled by the fan-in
-#   keep the hidden spread the same at every width. 512/2048 has 2,099,712 parameters.
+#   fan-in rule, GPT-2's fixed 0.02, He for ReLU); the rules scaled by the width
+#   (the fan-in, or for Xavier the fan-in plus the fan-out, which moves with it
+#   while $d_\text{ff}/d_\text{model}$ is fixed) keep the hidden spread the same at every width. 512/2048 has 2,099,712 parameters.
 # - The forward pass is two matrix products and an activation, for any batch shape.
 # - The backward pass runs the chain rule in reverse; parameter gradients sum over
 #   tokens, $\sigma'(z)$ gates what reaches $W_1$, $b_1$ and $x$, and a unit that is

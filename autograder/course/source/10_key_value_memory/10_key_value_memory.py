@@ -29,6 +29,8 @@
 # | $\theta$ | number in $[0, 1)$ | the threshold a match must pass to fire: $b_{1,j} = -\theta$ |
 # | $h_j$ | number | how strongly memory $j$ fires for input $x$ (its coefficient), $\mathrm{ReLU}(x \cdot k_j + b_{1,j})$ |
 #
+# **Exercises** (10 points): `kv_ffn` (3), `recall` (4), `top_memories` (3).
+#
 # *Where to run it:* in JupyterLab, in the browser through the **launch binder**
 # badge of the repository's README, or locally after `make lab`. How the checks
 # and their messages work is in [00 · Start here](00_start_here.ipynb).
@@ -44,32 +46,33 @@ W9 = examples.W_9  # worked example W-9: three orthonormal keys, threshold 0.5
 
 
 def check_memory_ffn(fn, args, expected):
-    """Test cells' helper: fn(*args) must return (W1, b1, W2, b2); each is compared on its own."""
+    """Test cells' helper: fn(*args) must return (W1, b1, W2, b2); each is compared on its own, named with the
+    threshold it was built for."""
     result = checks.call(fn, *args)
     try:
         W1, b1, W2, b2 = result
     except (TypeError, ValueError):
         raise checks.wrong_result(fn.__name__, "four arrays (W1, b1, W2, b2)", result) from None
+    threshold = args[2] if len(args) > 2 else 0.5
     for name, got, want in zip(("W1", "b1", "W2", "b2"), (W1, b1, W2, b2), expected, strict=True):
         catalogue = mistakes.for_exercise("kv_ffn", name) if name != "b2" else ()  # b2 = 0: no catalogued mistake
-        checks.assert_close(got, want, name=name, mistakes=catalogue, args=args)
+        checks.assert_close(got, want, name=f"{name} (threshold θ = {threshold:g})", mistakes=catalogue, args=args)
     return W1, b1, W2, b2
 
 
-def check_recall(fn, args, expected):
-    """Test cells' helper: fn(*args) must be close to `expected` and raise no warning (stderr scores 0)."""
+def check_recall(fn, cases):
+    """Test cells' helper: fn(*args) must be close to `expected` for each (args, expected) of `cases`, and raise no
+    warning (stderr scores 0); on the first wrong share, a catalogued mistake is named where it gives fn's share
+    on every case (checks.check_cases)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        got = checks.call(fn, *args)
+        checks.check_cases(fn, cases, mistakes=mistakes.for_exercise("recall"))
     raised = sorted({f"{w.category.__name__}: {w.message}" for w in caught})
     if raised:
         raise checks.failure(
             f"{fn.__name__}(...) raised warnings, which a graded cell prints to stderr (it then scores 0): "
             f"{'; '.join(raised)}.\nSkip outputs of length 0 (no memory fired) before dividing by their "
             "length: their cosines are 0/0.", public=True)  # the warnings' own words: no test data
-    checks.assert_close(got, expected, name=f"{fn.__name__}(...)", mistakes=mistakes.for_exercise("recall"),
-                        args=args)
-    return got
 
 
 # %% [markdown]
@@ -185,12 +188,15 @@ def kv_ffn(keys, values, threshold=0.5):
 
 
 # %% [markdown]
-# **Verify.** W-9, then W-9 with its keys given at length 2. (1 point.)
+# **Verify.** W-9, W-9 with its keys given at length 2, and W-9 at $\theta = 0.2$
+# ($b_1 = -0.2$, $W_2 = V / 0.8$). (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_kv_ffn", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 check_memory_ffn(kv_ffn, (W9.extra["keys"], W9.extra["values"], 0.5), W9.params)
 check_memory_ffn(kv_ffn, (2 * W9.extra["keys"], W9.extra["values"], 0.5), W9.params)
-checks.ok("kv_ffn stores W-9: W1 = I, b1 = -0.5, W2 = 2V, b2 = 0.")
+check_memory_ffn(kv_ffn, (W9.extra["keys"], W9.extra["values"], 0.2),
+                 memory.kv_ffn(W9.extra["keys"], W9.extra["values"], 0.2))
+checks.ok("kv_ffn stores W-9: W1 = I, b1 = -θ, W2 = V / (1 - θ), b2 = 0, at θ = 0.5 and 0.2.")
 
 # %% [markdown]
 # The grader also checks (2 points): random keys of any length, with $n \ne
@@ -292,7 +298,7 @@ print({label: round(float(c), 4) for label, c in cos_to_v0.items()}, "= cosine o
 #
 # **Step.**
 
-# %% nbgrader={"grade": false, "grade_id": "recall", "locked": false, "schema_version": 3, "solution": true, "task": false}
+# %% nbgrader={"grade": false, "grade_id": "recall", "locked": false, "schema_version": 3, "solution": true, "task": false} may_call=["ffn_forward"]
 def recall(W1, b1, W2, b2, keys, values):
     """Share of keys whose FFN output is closest (cosine) to their own value; keys, values: (n, d_model)."""
     ### BEGIN SOLUTION
@@ -310,17 +316,21 @@ def recall(W1, b1, W2, b2, keys, values):
 
 
 # %% [markdown]
-# **Verify.** W-9 with its own keys, with noisy keys, and at $\theta = 0.95$.
-# (2 points.)
+# **Verify.** W-9 with its own keys, with noisy keys, at $\theta = 0.95$ (where
+# only key 0 given exactly fires: a recall of 1/3), and with value 1 made ten
+# times as long, which a dot product would favour. (2 points.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_recall", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 noisy_keys = np.array([[0.9, 0.3, 0.0], [0.3, 0.9, 0.0], [0.0, 0.3, 0.9]])
 V9 = W9.extra["values"]
-check_recall(recall, (*W9.params, W9.extra["keys"], V9), 1.0)
-check_recall(recall, (*W9.params, noisy_keys, V9), 1.0)
 strict = memory.kv_ffn(W9.extra["keys"], V9, W9.extra["high_threshold"])
-check_recall(recall, (*strict, noisy_keys, V9), 0.0)
-checks.ok("recall: W-9 gives back all three values, even from noisy keys; at θ = 0.95 nothing fires.")
+one_exact = np.array([W9.extra["keys"][0], noisy_keys[1], noisy_keys[2]])  # key 0 itself, then two noisy keys
+V_long = V9 * np.array([[1.0], [10.0], [1.0]])  # value 1 ten times as long: key 2's output has a larger dot with it
+check_recall(recall, [((*W9.params, W9.extra["keys"], V9), 1.0), ((*W9.params, noisy_keys, V9), 1.0),
+                      ((*strict, noisy_keys, V9), 0.0), ((*strict, one_exact, V9), 1 / 3),
+                      ((*memory.kv_ffn(W9.extra["keys"], V_long, 0.5), W9.extra["keys"], V_long), 1.0)])
+checks.ok("recall: W-9 gives back its values, even from noisy keys or with a long value; at θ = 0.95 only an exact "
+          "key fires.")
 
 # %% [markdown]
 # The grader also checks (2 points): random memories with crosstalk (more pairs
@@ -333,25 +343,23 @@ checks.ok("recall: W-9 gives back all three values, even from noisy keys; at θ 
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = checks.hidden_rng(2011)
+cases = []
 for n, d_model, threshold in [(24, 8, 0.0), (40, 6, 0.3), (12, 16, 0.0)]:
     K_test = memory.random_unit_vectors(n, d_model, rng)
     V_test = memory.random_unit_vectors(n, d_model, rng) * rng.uniform(0.2, 5.0, size=(n, 1))
     params = memory.kv_ffn(K_test, V_test, threshold)
-    for queries in (K_test, memory.noisy_queries(K_test, 0.8, rng)):
-        check_recall(recall, (*params, queries, V_test), memory.recall(*params, queries, V_test))
+    cases += [((*params, queries, V_test), memory.recall(*params, queries, V_test))
+              for queries in (K_test, memory.noisy_queries(K_test, 0.8, rng))]
 # Orthonormal keys, short and long values, queries at 0.6 of a key: each output is a third of its value.
 K_test = np.eye(4)
 V_test = np.array([[0.1, 0.0, 0.0, 0.1], [3.0, 1.0, 0.0, 0.0], [0.0, 0.2, 0.1, 0.0], [0.0, 0.0, 4.0, 1.0]])
-params = memory.kv_ffn(K_test, V_test, 0.4)
-check_recall(recall, (*params, 0.6 * K_test, V_test), 1.0)
+cases.append(((*memory.kv_ffn(K_test, V_test, 0.4), 0.6 * K_test, V_test), 1.0))
 # Equal values 0 and 2: key 2's output is as close to value 0, and the lower index wins.
 V_tie = np.array([[1.0, 0.0, 0.0, 1.0], [0.0, 1.0, 0.0, 0.0], [1.0, 0.0, 0.0, 1.0], [0.0, 0.0, 2.0, 0.0]])
-params = memory.kv_ffn(K_test, V_tie, 0.5)
-check_recall(recall, (*params, K_test, V_tie), 0.75)
+cases.append(((*memory.kv_ffn(K_test, V_tie, 0.5), K_test, V_tie), 0.75))
 # Queries 1 and 3 are too weak to fire (0.4 < θ = 0.5); the other two are recalled.
-params = memory.kv_ffn(K_test, V_test, 0.5)
-queries = np.diag([1.0, 0.4, 0.8, 0.4])
-check_recall(recall, (*params, queries, V_test), 0.5)
+cases.append(((*memory.kv_ffn(K_test, V_test, 0.5), np.diag([1.0, 0.4, 0.8, 0.4]), V_test), 0.5))
+check_recall(recall, cases)
 checks.ok("recall is right on every hidden memory.")
 ### END HIDDEN TESTS
 
@@ -418,16 +426,18 @@ def top_memories(x, W1, b1, k):
 
 
 # %% [markdown]
-# **Verify.** W-9's noisy key, its three keys as one batch, and the noisy key
-# without a threshold. (1 point.)
+# **Verify.** W-9's noisy key, its three keys as one batch, the noisy key
+# without a threshold, and a batch of three inputs whose coefficients are not
+# symmetric. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_top_memories", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-checks.check(top_memories, (W9.x, W9.W1, W9.b1, 1), np.array([0]), mistakes=mistakes.for_exercise("top_memories"))
-checks.check(top_memories, (W9.x, W9.W1, W9.b1, 3), np.array([0, 1, 2]), mistakes=mistakes.for_exercise("top_memories"))
-checks.check(top_memories, (W9.extra["keys"], W9.W1, W9.b1, 1), np.array([[0], [1], [2]]),
-             mistakes=mistakes.for_exercise("top_memories"))
-checks.check(top_memories, (np.array([0.3, 0.9, 0.0]), W9.W1, np.zeros(3), 3), np.array([1, 0, 2]),
-             mistakes=mistakes.for_exercise("top_memories"))
+x_batch = np.array([[0.9, 0.6, 0.0], [0.2, 0.9, 0.7], [0.0, 0.0, 0.8]])  # h is not symmetric: rows are not columns
+checks.check_cases(top_memories, [((W9.x, W9.W1, W9.b1, 1), np.array([0])),
+                                  ((W9.x, W9.W1, W9.b1, 3), np.array([0, 1, 2])),
+                                  ((W9.extra["keys"], W9.W1, W9.b1, 1), np.array([[0], [1], [2]])),
+                                  ((np.array([0.3, 0.9, 0.0]), W9.W1, np.zeros(3), 3), np.array([1, 0, 2])),
+                                  ((x_batch, W9.W1, W9.b1, 2), memory.top_memories(x_batch, W9.W1, W9.b1, 2))],
+                   mistakes=mistakes.for_exercise("top_memories"))
 checks.ok("top_memories ranks W-9's memories: [0, 1, 2] for the noisy key, each key's own first.")
 
 # %% [markdown]
@@ -442,18 +452,15 @@ checks.ok("top_memories ranks W-9's memories: [0, 1, 2] for the noisy key, each 
 rng = checks.hidden_rng(2012)
 d_model, d_ff = 6, 10
 W1_test, b1_test = rng.normal(size=(d_model, d_ff)), rng.normal(size=d_ff) - 0.5
-for shape in [(d_model,), (5, d_model), (2, 3, d_model)]:
-    x_test = rng.normal(size=shape)
-    for k in (1, 3, d_ff):
-        checks.check(top_memories, (x_test, W1_test, b1_test, k), memory.top_memories(x_test, W1_test, b1_test, k),
-                     mistakes=mistakes.for_exercise("top_memories"))
+inputs = [rng.normal(size=shape) for shape in [(d_model,), (5, d_model), (2, 3, d_model)]]
+cases = [(x_test, W1_test, b1_test, k) for x_test in inputs for k in (1, 3, d_ff)]
 # Units 2 and 7 share a key and a bias: whenever they fire, they tie exactly. Most units do not fire.
 W1_tie = np.array([[1.0, 0.0, 2.0, -1.0, 0.5, 0.0, -3.0, 2.0], [0.0, 1.0, 1.0, 0.0, -0.5, -2.0, 1.0, 1.0]])
 b1_tie = np.array([0.0, -1.0, -0.5, -4.0, 0.0, -1.0, -6.0, -0.5])
-for x_test in (np.array([1.0, 1.0]), np.array([[1.0, 1.0], [-1.0, 0.0], [0.5, -2.0]])):
-    for k in (3, 8):
-        checks.check(top_memories, (x_test, W1_tie, b1_tie, k), memory.top_memories(x_test, W1_tie, b1_tie, k),
-                     mistakes=mistakes.for_exercise("top_memories"))
+cases += [(x_test, W1_tie, b1_tie, k) for x_test in (np.array([1.0, 1.0]), np.array([[1.0, 1.0], [-1.0, 0.0],
+                                                                                     [0.5, -2.0]])) for k in (3, 8)]
+checks.check_cases(top_memories, [(args, memory.top_memories(*args)) for args in cases],
+                   mistakes=mistakes.for_exercise("top_memories"))
 checks.ok("top_memories is right on every hidden memory.")
 ### END HIDDEN TESTS
 

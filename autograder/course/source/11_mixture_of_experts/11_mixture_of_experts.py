@@ -32,6 +32,9 @@
 # section 6 is the loss that keeps the router from sending everything to one
 # expert.
 #
+# **Exercises** (10 points): `router_topk` (3), `moe_forward` (3),
+# `moe_param_count` (2), `load_balancing_loss` (2).
+#
 # *Where to run it:* in JupyterLab, in the browser through the **launch binder**
 # badge of the repository's README, or locally after `make lab`. How the checks
 # and their messages work is in [00 · Start here](00_start_here.ipynb).
@@ -44,40 +47,76 @@ from ffn_helpers import checks, examples, ffn_forward, mistakes, moe, plots, pos
 W10 = examples.W_10  # worked example W-10: d_model = 2, E = 3 ReLU experts, k = 2
 
 
-def check_router(fn, args, case):
-    """Test cells' helper: fn(*args) must return the reference's (indices, gates) for `case`."""
+def check_router(fn, cases):
+    """Test cells' helper: fn(*args) must return the reference's (indices, gates) for each (args, case) of `cases`.
+
+    fn routes every case; on the first wrong one, a catalogued mistake of the part that is wrong is named where it
+    gives that part of fn's result on every case (checks.diagnose_cases).
+    """
+    results, failed = [], None
+    for args, case in cases:
+        got = checks.call(fn, *args) if failed is None else checks.evidence(fn, args)
+        results.append(got)
+        if failed is None:
+            failed = _router_failure(got, args, case)
+    if failed is None:
+        return
+    part, case, failure = failed
+    found = []
+    if part is not None:
+        tolerance = {"rtol": 0, "atol": 0} if part == "indices" else {}
+        position = ("indices", "gates").index(part)
+        found = checks.diagnose_cases(
+            [got[position] if isinstance(got, tuple | list) and len(got) == 2 else checks.NO_RESULT for got in results],
+            mistakes.for_exercise("router_topk", part), [args for args, _ in cases],
+            expected=[moe.router_topk(*args)[position] for args, _ in cases], **tolerance)
+    raise checks.in_case(case, failure, found) from None
+
+
+def _router_failure(got, args, case):
+    """None when fn's `got` is the reference's (indices, gates) for `args`, else (the wrong part or None, case,
+    the failure)."""
     expected_indices, expected_gates = moe.router_topk(*args)
-    got = checks.call(fn, *args)
-    try:
-        if not (isinstance(got, tuple | list) and len(got) == 2):
-            raise checks.wrong_result("router_topk", "a pair (indices, gates)", got)
-        indices, gates = got
-        if np.asarray(indices).dtype.kind not in "iu":
-            said = f"indices should be integers (expert numbers), got dtype {np.asarray(indices).dtype}"
-            raise checks.failure(f"{said}: {indices!r}", public=said)
-        checks.assert_close(indices, expected_indices, name="indices", rtol=0, atol=0,
-                            mistakes=mistakes.for_exercise("router_topk", "indices"), args=args)
-        checks.assert_close(gates, expected_gates, name="gates", mistakes=mistakes.for_exercise("router_topk", "gates"),
-                            args=args)
-    except AssertionError as failure:
-        raise checks.in_case(case, failure) from None
+    if not (isinstance(got, tuple | list) and len(got) == 2):
+        return None, case, checks.wrong_result("router_topk", "a pair (indices, gates)", got)
+    indices, gates = got
+    if np.asarray(indices).dtype.kind not in "iu":
+        said = f"indices should be integers (expert numbers), got dtype {np.asarray(indices).dtype}"
+        return None, case, checks.failure(f"{said}: {indices!r}", public=said)
+    for part, value, want, tolerance in (("indices", indices, expected_indices, {"rtol": 0, "atol": 0}),
+                                         ("gates", gates, expected_gates, {})):
+        try:
+            checks.assert_close(value, want, name=part, **tolerance)
+        except AssertionError as failure:
+            return part, case, failure
+    return None
 
 
-def check_counts(fn, args, gated=None, catalogue=()):
-    """Test cells' helper: fn(*args) (with gated=... by keyword if given) must return the reference's (total, active)."""
-    kwargs = {} if gated is None else {"gated": gated}
-    expected = moe.moe_param_count(*args, **kwargs)
-    got = checks.call(lambda: fn(*args, **kwargs), name=fn.__name__)
-    name = f"{fn.__name__}{args}" if gated is None else f"{fn.__name__}{args[:-1]}, gated={gated})"
-    args = args + ((True if gated is None else gated),)  # the catalogue's functions take gated by position
-    try:
-        if not (isinstance(got, tuple | list) and len(got) == 2):
-            raise checks.wrong_result(name, "a pair (total, active)", got)
-        for part, value, want in zip(("total", "active"), got, expected, strict=True):
-            checks.check_equal(value, want, name=f"{name}: {part}")
-    except AssertionError as failure:
-        found = checks.diagnose(got, catalogue, args, expected=expected, rtol=0, atol=0)
-        raise checks.failure(str(failure), found, keeps=failure) from None
+def check_counts(fn, cases, catalogue=()):
+    """Test cells' helper: fn(*args, **kwargs) must return the reference's (total, active), for each (args, kwargs)
+    of `cases` (gated=... by keyword when kwargs has it); on the first wrong pair, a catalogued mistake is named
+    where it gives fn's pairs on every case (checks.diagnose_cases)."""
+    results, failed = [], None
+    for args, kwargs in cases:
+        call = checks.call_text(fn.__name__, args, kwargs)
+        got = (checks.call(lambda a=args, k=kwargs: fn(*a, **k), name=fn.__name__) if failed is None
+               else checks.evidence(lambda a=args, k=kwargs: fn(*a, **k), (), name=fn.__name__))
+        results.append(got)
+        if failed is None:
+            try:
+                if not (isinstance(got, tuple | list) and len(got) == 2):
+                    raise checks.wrong_result(call, "a pair (total, active)", got)
+                for part, value, want in zip(("total", "active"), got, moe.moe_param_count(*args, **kwargs),
+                                             strict=True):
+                    checks.check_equal(value, want, name=f"{call}: {part}")
+            except AssertionError as failure:
+                failed = failure
+    if failed is not None:
+        # the catalogue's functions take gated by position
+        positional = [(*args, kwargs.get("gated", True)) for args, kwargs in cases]
+        found = checks.diagnose_cases(results, catalogue, positional,
+                                      expected=[moe.moe_param_count(*args) for args in positional], rtol=0, atol=0)
+        raise checks.failure(str(failed), found, keeps=failed) from None
 
 
 # %% [markdown]
@@ -189,9 +228,8 @@ def router_topk(x, W_r, k):
 # **Verify.** W-10's two tokens, one at a time and as a batch. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_router_topk", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-for token in W10.x:
-    check_router(router_topk, (token, W10.W_r, W10.k), f"W-10, token {token.tolist()}")
-check_router(router_topk, (W10.x, W10.W_r, W10.k), "W-10, both tokens as one (2, 2) batch")
+check_router(router_topk, [((token, W10.W_r, W10.k), f"W-10, token {token.tolist()}") for token in W10.x]
+             + [((W10.x, W10.W_r, W10.k), "W-10, both tokens as one (2, 2) batch")])
 checks.ok("router_topk picks W-10's experts, largest first, with gates [0.731059, 0.268941].")
 
 # %% [markdown]
@@ -211,16 +249,16 @@ checks.ok("router_topk picks W-10's experts, largest first, with gates [0.731059
 rng = checks.hidden_rng(2011)
 d_model, E = 5, 8
 W_r = rng.normal(size=(d_model, E))
+cases = []
 for shape in [(d_model,), (7, d_model), (2, 3, d_model)]:
     x_test = rng.normal(size=shape)
-    for k in (1, 2, E):
-        check_router(router_topk, (x_test, W_r, k), f"random router, x of shape {shape}, k = {k}")
+    cases += [((x_test, W_r, k), f"random router, x of shape {shape}, k = {k}") for k in (1, 2, E)]
 # Integer logits with ties: x = e_i reads row i of W_r.
 W_tie = np.array([[1.0, 3.0, 3.0, 0.0, 3.0], [2.0, 2.0, 1.0, 1.0, 0.0], [0.0, 0.0, 0.0, 0.0, 0.0]])
 x_tie = np.eye(3)
-for k in (1, 2, 3, 4):
-    check_router(router_topk, (x_tie, W_tie, k), f"tied logits {W_tie.tolist()} (one token per row), k = {k}")
-check_router(router_topk, (np.array([1.0]), np.array([[800.0, 799.0, 0.0]]), 2), "logits [800, 799, 0], k = 2")
+cases += [((x_tie, W_tie, k), f"tied logits {W_tie.tolist()} (one token per row), k = {k}") for k in (1, 2, 3, 4)]
+cases.append(((np.array([1.0]), np.array([[800.0, 799.0, 0.0]]), 2), "logits [800, 799, 0], k = 2"))
+check_router(router_topk, cases)
 checks.ok("router_topk is right on every shape, k, tie and large logit.")
 ### END HIDDEN TESTS
 
@@ -499,7 +537,8 @@ plots.params_bar({
 #   counts in both: every token is routed.
 # - `total` counts all `n_experts` experts, `active` the `k` a token uses.
 #
-# Return two Python `int`s; the checks compare them exactly.
+# Return two integers (Python `int`s; numpy integers such as `np.int64` pass too); the checks
+# compare them exactly.
 
 # %% nbgrader={"grade": false, "grade_id": "moe_param_count", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def moe_param_count(d_model, d_ff, n_experts, k, gated=True):
@@ -515,7 +554,7 @@ def moe_param_count(d_model, d_ff, n_experts, k, gated=True):
 # **Verify.** One layer of Mixtral 8x7B. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_moe_param_count", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-check_counts(moe_param_count, (4096, 14336, 8, 2), catalogue=mistakes.for_exercise("moe_param_count"))
+check_counts(moe_param_count, [((4096, 14336, 8, 2), {})], mistakes.for_exercise("moe_param_count"))
 checks.ok("moe_param_count gives Mixtral's layer: 1,409,318,912 stored, 352,354,304 active.")
 
 # %% [markdown]
@@ -526,9 +565,9 @@ checks.ok("moe_param_count gives Mixtral's layer: 1,409,318,912 stored, 352,354,
 # %% nbgrader={"grade": true, "grade_id": "test_moe_param_count_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-for args in [(768, 3072, 128, 1), (4096, 14336, 8, 8), (16, 4, 1, 1), (10, 3, 5, 2), (512, 2048, 64, 2)]:
-    check_counts(moe_param_count, args, catalogue=mistakes.for_exercise("moe_param_count"))
-    check_counts(moe_param_count, args, gated=False, catalogue=mistakes.for_exercise("moe_param_count"))
+check_counts(moe_param_count, [(args, kwargs) for args in [(768, 3072, 128, 1), (4096, 14336, 8, 8), (16, 4, 1, 1),
+                                                            (10, 3, 5, 2), (512, 2048, 64, 2)]
+                                for kwargs in ({}, {"gated": False})], mistakes.for_exercise("moe_param_count"))
 checks.ok("moe_param_count is right for gated and plain experts, any k.")
 ### END HIDDEN TESTS
 
@@ -538,18 +577,18 @@ checks.ok("moe_param_count is right for gated and plain experts, any k.")
 # A router is trained along with the experts, and nothing in the layer stops
 # it from sending most tokens to the experts that happen to be best early on;
 # those then train faster and win even more tokens. Switch Transformer adds an
-# auxiliary loss. With $N$ experts, a batch of tokens, each sent to one expert
+# auxiliary loss. With $E$ experts, a batch of tokens, each sent to one expert
 # (top-1), let
 #
 # - $f_i$: the share of the batch's tokens sent to expert $i$;
 # - $P_i$: the mean, over the batch, of the router probability $p_i$ (the
-#   softmax over all $N$ logits);
+#   softmax over all $E$ logits);
 #
-# $$\mathcal{L}_\text{balance} = N \sum_{i=1}^{N} f_i \, P_i,$$
+# $$\mathcal{L}_\text{balance} = E \sum_{i=1}^{E} f_i \, P_i,$$
 #
 # added to the training loss with a small scale $\alpha$ ($0.01$ in the paper).
 #
-# **Forecast.** Uniform routing ($f_i = P_i = 1/N$): what is the loss? Four
+# **Forecast.** Uniform routing ($f_i = P_i = 1/E$): what is the loss? Four
 # tokens, all sent to expert 0 of 2, each with probabilities $[0.9, 0.1]$?
 #
 # **Step.**
@@ -564,11 +603,11 @@ print(f"4 tokens to expert 0 of 2, p = [0.9, 0.1]: f = {moe.expert_shares(np.zer
       f"P = {collapsed_probs.mean(axis=0)}, loss = {loss_collapsed:.6f}")
 
 # %% [markdown]
-# **Why.** Uniform: $N \cdot N \cdot \frac{1}{N} \cdot \frac{1}{N} = 1$. All
-# tokens to expert 0: $2 \cdot (1 \cdot 0.9 + 0 \cdot 0.1) = 1.8$, and $N$ at
+# **Why.** Uniform: $E \cdot E \cdot \frac{1}{E} \cdot \frac{1}{E} = 1$. All
+# tokens to expert 0: $2 \cdot (1 \cdot 0.9 + 0 \cdot 0.1) = 1.8$, and $E$ at
 # worst. The shares $f_i$ are counts and have no gradient; the $P_i$ do, so the
 # loss pushes probability away from the experts that receive the most tokens.
-# The factor $N$ makes the balanced value 1 whatever the number of experts.
+# The factor $E$ makes the balanced value 1 whatever the number of experts.
 #
 # **Verify.**
 
@@ -593,9 +632,9 @@ print("Uniform routing: 1. Everything to one expert with p = 0.9: 1.8.")
 
 # %% nbgrader={"grade": false, "grade_id": "load_balancing_loss", "locked": false, "schema_version": 3, "solution": true, "task": false}
 def load_balancing_loss(router_probs, expert_index, n_experts):
-    """Switch Transformer's N · Σ_i f_i · P_i (before α).
+    """Switch Transformer's E · Σ_i f_i · P_i (before α).
 
-    router_probs: (..., N) probabilities, expert_index: (...) ints, n_experts: N -> float.
+    router_probs: (..., E) probabilities, expert_index: (...) ints, n_experts: E -> float.
     """
     ### BEGIN SOLUTION
     probs = np.asarray(router_probs, dtype=float).reshape(-1, n_experts)
@@ -610,40 +649,37 @@ def load_balancing_loss(router_probs, expert_index, n_experts):
 # **Verify.** The two cases above. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_load_balancing_loss", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-checks.check(load_balancing_loss, (collapsed_probs, np.zeros(4, dtype=int), 2), 1.8,
-             mistakes=mistakes.for_exercise("load_balancing_loss"))
-checks.check(load_balancing_loss, (uniform_probs, np.array([0, 1, 2, 0, 1, 2]), 3), 1.0,
-             mistakes=mistakes.for_exercise("load_balancing_loss"))
+checks.check_cases(load_balancing_loss, [((collapsed_probs, np.zeros(4, dtype=int), 2), 1.8),
+                                         ((uniform_probs, np.array([0, 1, 2, 0, 1, 2]), 3), 1.0)],
+                   mistakes=mistakes.for_exercise("load_balancing_loss"))
 checks.ok("load_balancing_loss gives 1.8 for the collapsed router and 1 for the uniform one.")
 
 # %% [markdown]
 # The grader also checks (1 point): random routers with 8 experts, top-1
-# choices, probabilities of shapes $(n, N)$ and $(b, s, N)$; a batch in which the
+# choices, probabilities of shapes $(n, E)$ and $(b, s, E)$; a batch in which the
 # last experts receive no token; a single token.
 
 # %% nbgrader={"grade": true, "grade_id": "test_load_balancing_loss_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = checks.hidden_rng(2211)
-N = 8
+E = 8
+cases = []
 for shape in [(50,), (3, 7)]:
-    probs = moe.softmax(rng.normal(size=shape + (N,)) * 2)
-    index = probs.argmax(axis=-1)
-    checks.check(load_balancing_loss, (probs, index, N), moe.load_balancing_loss(probs, index, N),
-                 mistakes=mistakes.for_exercise("load_balancing_loss"))
-probs = moe.softmax(rng.normal(size=(10, N)) + np.array([3, 2, 0, 0, 0, 0, -5, -5]))
+    probs = moe.softmax(rng.normal(size=shape + (E,)) * 2)
+    cases.append((probs, probs.argmax(axis=-1), E))
+probs = moe.softmax(rng.normal(size=(10, E)) + np.array([3, 2, 0, 0, 0, 0, -5, -5]))
 index = np.array([0, 1, 0, 0, 2, 1, 0, 3, 0, 1])  # experts 4..7 get no token
-checks.check(load_balancing_loss, (probs, index, N), moe.load_balancing_loss(probs, index, N),
-             mistakes=mistakes.for_exercise("load_balancing_loss"))
-checks.check(load_balancing_loss, (probs[:1], index[:1], N), moe.load_balancing_loss(probs[:1], index[:1], N),
-             mistakes=mistakes.for_exercise("load_balancing_loss"))
+cases += [(probs, index, E), (probs[:1], index[:1], E)]
+checks.check_cases(load_balancing_loss, [(args, moe.load_balancing_loss(*args)) for args in cases],
+                   mistakes=mistakes.for_exercise("load_balancing_loss"))
 checks.ok("load_balancing_loss matches the reference on every batch.")
 ### END HIDDEN TESTS
 
 # %% [markdown]
 # ## 7. How routing concentrates
 #
-# Take $N = 8$ experts, 4000 random tokens in $d_\text{model} = 16$ and a random
+# Take $E = 8$ experts, 4000 random tokens in $d_\text{model} = 16$ and a random
 # router, then give expert 0 a head start: add $\beta$ to its logit for every
 # token, as a router does whose expert 0 has been winning for a while.
 #
@@ -654,16 +690,16 @@ checks.ok("load_balancing_loss matches the reference on every batch.")
 
 # %%
 rng = np.random.default_rng(7)
-N, d_model = 8, 16
+E, d_model = 8, 16
 X_batch = rng.normal(size=(4000, d_model))
-W_route = rng.normal(scale=0.25, size=(d_model, N))
+W_route = rng.normal(scale=0.25, size=(d_model, E))
 loads, losses = {}, {}
 for beta in (0.0, 1.0, 2.0, 4.0):
-    logits = X_batch @ W_route + beta * np.eye(N)[0]
+    logits = X_batch @ W_route + beta * np.eye(E)[0]
     probs = moe.softmax(logits)
     chosen = moe.top_k(logits, 1)[:, 0]  # top-1 routing
-    losses[beta] = moe.load_balancing_loss(probs, chosen, N)
-    loads[f"β = {beta:g}: loss {losses[beta]:.2f}"] = moe.expert_shares(chosen, N)
+    losses[beta] = moe.load_balancing_loss(probs, chosen, E)
+    loads[f"β = {beta:g}: loss {losses[beta]:.2f}"] = moe.expert_shares(chosen, E)
 for label, f in loads.items():
     print(f"{label:<20} shares {f.round(3)}")
 plots.expert_load(loads, title="Top-1 routing as expert 0's logit gets a head start β")
@@ -682,7 +718,7 @@ plots.expert_load(loads, title="Top-1 routing as expert 0's logit gets a head st
 # tokens, the loss lies between the printed 1.38 ($\beta = 1$) and 2.64
 # ($\beta = 2$), up from 1.05 at $\beta = 0$ (an even load gives exactly 1).
 # It rises with the concentration, to 6.09 at $\beta = 4$, towards its maximum
-# $N = 8$ (every token on one expert), and its gradient pulls the favoured
+# $E = 8$ (every token on one expert), and its gradient pulls the favoured
 # expert's probability down.
 #
 # **Verify.**
@@ -710,7 +746,7 @@ print("The more the router favours expert 0, the larger the loss.")
 # - Mixtral 8x7B stores 46,702,792,704 parameters and runs 12,879,925,248 per
 #   token (12,748,857,344 counting one embedding row per token): the experts are
 #   97% of the model, and a token uses 2 of 8.
-# - Switch Transformer's loss $N \sum_i f_i P_i$ is 1 for balanced routing and
+# - Switch Transformer's loss $E \sum_i f_i P_i$ is 1 for balanced routing and
 #   grows as the tokens concentrate on few experts.
 #
 # Next: [12 · Low precision](12_low_precision.ipynb), where the FFN's numbers lose bits; or back to
