@@ -14,6 +14,8 @@ prints a ✔: these are not checks, and earn no points.
 
 import warnings
 
+import numpy as np
+
 from ._arrays import as_float
 from .module import GRAD_CHECK_GOOD, GRAD_CHECK_WRONG, relative_error
 
@@ -75,6 +77,22 @@ def gradient_check(analytic, loss_at, numerical_gradient, at, h=1e-5):
         found[name] = relative_error(as_float(analytic[name], f"your gradient {name}"),
                                      as_float(numeric, f"your numerical gradient of {name}"))
     return found
+
+
+def model_loss_at(model, x, G):
+    """For `gradient_check`: loss_at(name, value) = Σ G ⊙ model(x) with model.<name> (or x itself) set to value; the
+    model's own parameter is put back after each call."""
+    def loss_at(name, value):
+        if name == "x":
+            return float(np.sum(G * model(value)))
+        kept = getattr(model, name)
+        setattr(model, name, value)
+        try:
+            return float(np.sum(G * model(x)))
+        finally:
+            setattr(model, name, kept)
+
+    return loss_at
 
 
 def print_check(errors, subject="your backward pass"):

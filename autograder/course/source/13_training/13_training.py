@@ -175,21 +175,6 @@ def check_fit(fn, params, x, target, case):
                              public=f"after fit, L is not below {training.FIT_LOSS_BOUND:g} on {case}")
 
 
-def module_loss_at(model, x, G):
-    """For the gradient check: loss_at(name, value) = Σ G ⊙ model(x) with model.<name> (or x) set to value."""
-    def loss_at(name, value):
-        if name == "x":
-            return float(np.sum(G * model(value)))
-        kept = getattr(model, name)
-        setattr(model, name, value)
-        try:
-            return float(np.sum(G * model(x)))
-        finally:
-            setattr(model, name, kept)
-
-    return loss_at
-
-
 # %% [markdown]
 # ## 1. Your module, brought over
 #
@@ -392,9 +377,10 @@ def numerical_gradient(f, x, h=1e-5):
 # <details><summary>Hint 2 of 2 for numerical_gradient</summary>
 #
 # If you are writing it afresh: make your own float copy of `x`, and visit every
-# index of it (`np.ndindex(x.shape)` gives them all, whatever the shape). At each
-# one, set the entry to old + h, call `f`, set it to old - h, call `f` again, put
-# the old value back, and store the difference of the two calls over 2h.
+# index of it (`np.ndindex` of the copy's shape gives them all, whatever the
+# shape). At each one, set the entry to old + h, call `f`, set it to old - h,
+# call `f` again, put the old value back, and store the difference of the two
+# calls over 2h.
 #
 # </details>
 # </details>
@@ -466,7 +452,7 @@ with yours.attempt("The gradient check of your module"):
     at = {"W1": model_check.W1, "b1": model_check.b1, "W2": model_check.W2, "b2": model_check.b2, "x": x_check}
     print("your backward against your numerical gradient, W-2 with two tokens:")
     yours.print_check(yours.gradient_check(model_check.backward(x_check, G_check),
-                                           module_loss_at(model_check, x_check, G_check), numerical_gradient, at))
+                                           yours.model_loss_at(model_check, x_check, G_check), numerical_gradient, at))
 
 # %% [markdown]
 # **Why.** Two right functions agree to about $10^{-10}$ or better: the
@@ -646,8 +632,7 @@ def sgd_step(params, grads, lr):
 # <details><summary>Hint 1 of 2 for sgd_step</summary>
 #
 # Each parameter moves against its own gradient, by `lr` times it: the four
-# names are handled alike, and the result is a new dict with the same four
-# keys.
+# names are handled alike, and the result is a new dict with the same four keys.
 #
 # <details><summary>Hint 2 of 2 for sgd_step</summary>
 #
@@ -768,10 +753,9 @@ def train(params, x, target, lr, steps):
 # <details><summary>Hint 3 of 3 for train</summary>
 #
 # Two things make a loop learn: the forward pass runs inside the loop, with the
-# current parameters, and the name `params` is bound to what `sgd_step`
-# returns, so that the next pass uses it. Append each loss before that
-# assignment; after the loop, return `params` and the losses (as a list or an
-# array).
+# current parameters, and the name `params` is bound to what `sgd_step` returns,
+# so that the next pass uses it. Append each loss before that assignment; after
+# the loop, return `params` and the losses (as a list or an array).
 #
 # </details>
 # </details>
@@ -865,14 +849,14 @@ def fit(params, x, target):
 # %% [markdown]
 # <details><summary>Hint 1 of 2 for fit</summary>
 #
-# The three runs above tell you most of it: one rate was too slow for the
-# bound, one too large to learn at all. Your `fit` is one line: a call of
-# `train` with the numbers you chose.
+# The three runs above tell you most of it: one rate was too slow for the bound,
+# one too large to learn at all. Your `fit` is one line: a call of `train` with
+# the numbers you chose.
 #
 # <details><summary>Hint 2 of 2 for fit</summary>
 #
-# Use the whole budget of steps: 2000. For the rate, somewhere between the
-# slow run's and the one that climbed: try a few values in a scratch cell with
+# Use the whole budget of steps: 2000. For the rate, somewhere between the slow
+# run's and the one that climbed: try a few values in a scratch cell with
 # `training.train(START, KEYS, VALUES, lr, 2000)` and look at the last loss and
 # at `training.rises(losses)`. Leave some room on both sides: the check also
 # uses two other draws.
