@@ -141,7 +141,7 @@ def test_attempt_reports_and_goes_on():
         with yours.attempt("A demo"):
             raise ValueError("shapes (2,3) and (4,) not aligned")
         with yours.attempt("A demo") as trial:
-            warnings.warn("overflow encountered in exp", RuntimeWarning)
+            warnings.warn("overflow encountered in exp", RuntimeWarning, stacklevel=1)
         assert trial.done
     assert out.getvalue().splitlines() == [
         "A demo: skipped, `test_attempt_reports_and_goes_on.<locals>.unwritten` is not implemented yet (write it, "
