@@ -24,14 +24,19 @@ def course_run():
 # ---------------------------------------------------------------- the loss, the step, the loop
 
 
-def test_mse_loss_worked_example_1_25():
-    """13's worked example: differences [0, 2] and [1, 0], L = (4 + 1) / (2 · 2), ∂L/∂y = (y - t) / 2."""
-    y, t = np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[1.0, 0.0], [2.0, 4.0]])
+def test_mse_loss_worked_example_0_875():
+    """13's worked example: differences [0, 2, 0], [1, 0, 0], [0, 0, 0], [-1, 1, 0], L = 7 / (2 · 4) = 0.875,
+    ∂L/∂y = (y - t) / 4; a sum, a missing ½ and a mean over entries give 3.5, 1.75 and 7/24 ≈ 0.29."""
+    y = np.array([[1.0, 2.0, 0.0], [3.0, 4.0, 1.0], [0.0, 1.0, 2.0], [2.0, 2.0, 2.0]])
+    t = np.array([[1.0, 0.0, 0.0], [2.0, 4.0, 1.0], [0.0, 1.0, 2.0], [3.0, 1.0, 2.0]])
     loss, grad = training.mse_loss(y, t)
-    assert loss == 1.25 and np.array_equal(grad, [[0.0, 1.0], [0.5, 0.0]])
+    assert loss == 0.875 and np.array_equal(grad, (y - t) / 4) and np.array_equal(grad[0], [0.0, 0.5, 0.0])
     loss2, grad2 = training.mse_loss(np.vstack([y, y]), np.vstack([t, t]))
-    assert loss2 == 1.25 and np.array_equal(grad2, np.vstack([grad, grad]) / 2)  # the same tokens twice
-    assert training.mse_loss(y[None], t[None])[0] == 1.25  # N counts every leading axis
+    assert loss2 == 0.875 and np.array_equal(grad2, np.vstack([grad, grad]) / 2)  # the same tokens twice
+    assert training.mse_loss(y.reshape(2, 2, 3), t.reshape(2, 2, 3))[0] == 0.875  # N counts every leading axis
+    wrong = {m.key: m.compute(y, t) for m in mistakes.for_exercise("mse_loss", "loss")}
+    assert wrong["loss_summed"] == 3.5 and wrong["no_half"] == 1.75
+    assert abs(wrong["averaged_over_entries"] - 7 / 24) < 1e-15 and round(7 / 24, 2) == 0.29
 
 
 def test_mse_loss_gradient_is_the_numerical_one():

@@ -48,6 +48,9 @@ from ffn_helpers import module as reference
 W2_EX = examples.W_2
 PARAMS = training.PARAMS  # ("W1", "b1", "W2", "b2")
 KEYS, VALUES, START = training.the_task()  # 32 unit keys and values in 8 dimensions; 64 units, Xavier-normal
+# 13's worked example of the loss: four tokens of three features (N = 4, L = 7/8).
+Y_EX = np.array([[1.0, 2.0, 0.0], [3.0, 4.0, 1.0], [0.0, 1.0, 2.0], [2.0, 2.0, 2.0]])
+T_EX = np.array([[1.0, 0.0, 0.0], [2.0, 4.0, 1.0], [0.0, 1.0, 2.0], [3.0, 1.0, 2.0]])
 
 
 def with_params(model, params):
@@ -73,13 +76,14 @@ def check_module(cls, params, x, G, activation="relu"):
     """Test cells' helper: the learner's class, built and given `params` (a tuple), against the reference."""
     d_model, d_ff = np.shape(params[0])
     about = f"FeedForwardNetwork({d_model}, {d_ff}, activation={activation!r}) with W1, b1, W2, b2 set"
+    initial = reference.xavier_init(d_model, d_ff, params[1] is not None, 0)  # what a right __init__ draws
     model = checks.call(lambda: cls(d_model, d_ff, activation=activation, use_bias=params[1] is not None, seed=0),
                         name="FeedForwardNetwork")
     with_params(model, params)
     y = checks.call(model, x, name="FeedForwardNetwork.__call__")
     checks.assert_close(y, ffn_forward(x, *params, activation=activation), name=f"{about}: model(x)",
                         mistakes=mistakes.for_exercise("FeedForwardNetwork", "__call__"),
-                        args=(x, params, None, activation))
+                        args=(x, params, initial, activation))
     grads = checks.call(model.backward, x, G, name="FeedForwardNetwork.backward")
     expected = reference.ffn_backward(x, G, *params, activation)
     if not isinstance(grads, dict):
@@ -484,26 +488,31 @@ print("The course's backward pass and numerical gradient agree to better than 1e
 # The gradient has the shape of $y$: it is the `grad_out` your backward pass
 # takes. The $\frac12$ is there so that the 2 of the square's derivative cancels.
 #
-# **Forecast.** For $y = \begin{bmatrix} 1 & 2 \\ 3 & 4 \end{bmatrix}$ and
-# $t = \begin{bmatrix} 1 & 0 \\ 2 & 4 \end{bmatrix}$, what are $L$ and
-# $\partial L/\partial y$? And for the same two tokens given twice, a batch of four?
+# **Forecast.** For the four tokens (rows) of three features
+#
+# $$y = \begin{bmatrix} 1 & 2 & 0 \\ 3 & 4 & 1 \\ 0 & 1 & 2 \\ 2 & 2 & 2 \end{bmatrix},
+# \quad t = \begin{bmatrix} 1 & 0 & 0 \\ 2 & 4 & 1 \\ 0 & 1 & 2 \\ 3 & 1 & 2 \end{bmatrix},$$
+#
+# what are $L$ and $\partial L/\partial y$? And for the same four tokens given
+# twice, a batch of eight?
 #
 # **Step.** The course's `training.mse_loss`, on both batches.
 
 # %%
-y_ex = np.array([[1.0, 2.0], [3.0, 4.0]])
-t_ex = np.array([[1.0, 0.0], [2.0, 4.0]])
-loss_ex, grad_ex = training.mse_loss(y_ex, t_ex)
-loss_twice, grad_twice = training.mse_loss(np.vstack([y_ex, y_ex]), np.vstack([t_ex, t_ex]))
-print(f"two tokens:  L = {loss_ex}, ∂L/∂y =\n{grad_ex}")
-print(f"four tokens: L = {loss_twice}, ∂L/∂y =\n{grad_twice}")
+loss_ex, grad_ex = training.mse_loss(Y_EX, T_EX)
+loss_twice, grad_twice = training.mse_loss(np.vstack([Y_EX, Y_EX]), np.vstack([T_EX, T_EX]))
+print(f"four tokens:  L = {loss_ex}, ∂L/∂y =\n{grad_ex}")
+print(f"eight tokens: L = {loss_twice}, ∂L/∂y, first four rows =\n{grad_twice[:4]}")
 
 # %% [markdown]
-# **Why.** The differences are $[0, 2]$ and $[1, 0]$, squared lengths 4 and 1,
-# so $L = \frac{1}{2 \cdot 2}(4 + 1) = 1.25$ and
-# $\partial L/\partial y = \begin{bmatrix} 0 & 1 \\ 0.5 & 0 \end{bmatrix}$.
+# **Why.** The differences $y_i - t_i$ are $[0, 2, 0]$, $[1, 0, 0]$, $[0, 0, 0]$
+# and $[-1, 1, 0]$, of squared lengths 4, 1, 0 and 2, so
+# $L = \frac{1}{2 \cdot 4}(4 + 1 + 0 + 2) = 0.875$, and $\partial L/\partial y$ is
+# the differences divided by 4: its first row is $[0, 0.5, 0]$.
 # The same tokens twice give the same $L$, and a gradient half as large per
-# token: it is shared among twice as many. Because the loss is a mean, its size
+# token: it is shared among twice as many. (With $N = 4$ and three features,
+# each slip of a factor gives another number: the sum instead of the mean
+# gives 3.5, a missing $\frac12$ gives 1.75, a mean over all 12 entries 0.29.) Because the loss is a mean, its size
 # and its gradient's do not grow with the batch, and one learning rate suits
 # any batch size; a gradient left as the sum $y - t$ would grow with $N$.
 #
@@ -533,8 +542,8 @@ def mse_loss(y, target):
 #
 # $N$ counts tokens whatever the leading axes are: for `y` of shape
 # $(b, s, d_\text{model})$ it is $b \cdot s$, which is the array's size over the
-# length of its last axis. Check yours on the worked example above: $N = 2$,
-# $L = 1.25$.
+# length of its last axis. Check yours on the worked example above: $N = 4$,
+# $L = 0.875$.
 #
 # <details><summary>Hint 3 of 3 for mse_loss</summary>
 #
@@ -548,13 +557,13 @@ def mse_loss(y, target):
 # </details>
 
 # %% [markdown]
-# **Verify.** The worked example, and the same two tokens as a batch of shape
-# $(1, 2, 2)$. (1 point here, 1 from the grader.)
+# **Verify.** The worked example, and the same four tokens as a batch of shape
+# $(2, 2, 3)$. (1 point here, 1 from the grader.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_mse_loss", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-check_loss(mse_loss, np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([[1.0, 0.0], [2.0, 4.0]]))
-check_loss(mse_loss, np.array([[[1.0, 2.0], [3.0, 4.0]]]), np.array([[[1.0, 0.0], [2.0, 4.0]]]))
-checks.ok("mse_loss gives L = 1.25 and ∂L/∂y = (y - t)/2 for the worked example.")
+check_loss(mse_loss, Y_EX, T_EX)
+check_loss(mse_loss, Y_EX.reshape(2, 2, 3), T_EX.reshape(2, 2, 3))
+checks.ok("mse_loss gives L = 0.875 and ∂L/∂y = (y - t)/4 for the worked example.")
 
 # %% [markdown]
 # The grader also checks (1 point): random outputs and targets of shapes
