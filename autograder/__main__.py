@@ -63,7 +63,8 @@ def main(argv=None):
 def _parser():
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{build,lab,carry-over,grade,check,export,report}")
+    sub = parser.add_subparsers(dest="command", required=True,
+                                metavar="{build,lab,carry-over,grade,check,export,report}")
     p_build = sub.add_parser("build", help="generate notebooks/ and solutions/ from autograder/course/source/")
     p_build.add_argument("--check", action="store_true",
                          help="write nothing; fail if the committed files differ from a fresh build")

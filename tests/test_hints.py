@@ -144,3 +144,24 @@ def test_the_hints_check_finds_a_copied_answer_line():
                               "<details><summary>Hint 2 of 2 for f</summary>\n\ntwo\n\n</details>\n</details>")
     assert [(h["depth"], h["summary"]) for h in found] == [(1, "Hint 1 of 2 for f"), (2, "Hint 2 of 2 for f")]
     assert left_open == 0
+
+
+def test_the_feedback_page_shows_the_course_hints_folded_and_a_learners_tags_as_text():
+    """The course's hints reach the student's feedback page as <details> (sanitise.course_markdown_html, for text
+    the course's notebook has word for word); the same tags in a learner's markdown stay escaped text."""
+    from autograder import mathml, sanitise
+    from autograder.grading.gate_out import feedback
+
+    hint = hint_cells("02_forward_pass")["ffn_forward"]
+    page = feedback._course_cell_html(hint)
+    assert page.count("<details>") == page.count("</details>") == 3
+    assert "<summary>Hint 1 of 3 for ffn_forward</summary>" in page and "&lt;details" not in page
+    assert page == mathml.with_math(hint, sanitise.course_markdown_html)
+    learner = sanitise.markdown_html(hint)
+    assert "<details>" not in learner and "&lt;details&gt;" in learner
+    assert sanitise.course_markdown_html('<details open onclick="x()"><summary>s</summary></details>').strip() == \
+        "<details><summary>s</summary></details>"  # no attribute passes
+    for aid in GRADED:  # every other cell of the course reads as before
+        for cell in nbtools.solution(aid).cells:
+            if cell.cell_type == "markdown" and cell.source not in set(hint_cells(aid).values()):
+                assert sanitise.course_markdown_html(cell.source) == sanitise.markdown_html(cell.source), aid

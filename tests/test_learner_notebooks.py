@@ -10,8 +10,8 @@
 import contextlib
 import functools
 import importlib
-import io
 import importlib.util
+import io
 import json
 import re
 import subprocess
