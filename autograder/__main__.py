@@ -1,4 +1,4 @@
-"""Command line of the course tools: `python -m autograder {build,lab,grade,check,export,report} ...`."""
+"""Command line of the course tools: `python -m autograder {build,lab,carry-over,grade,check,export,report} ...`."""
 
 import argparse
 import sys
@@ -63,7 +63,8 @@ def main(argv=None):
 def _parser():
     parser = argparse.ArgumentParser(prog="python -m autograder", description=__doc__)
     parser.add_argument("--version", action="version", version=f"%(prog)s {_version()}")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{build,lab,grade,check,export,report}")
+    sub = parser.add_subparsers(dest="command", required=True,
+                                metavar="{build,lab,carry-over,grade,check,export,report}")
     p_build = sub.add_parser("build", help="generate notebooks/ and solutions/ from autograder/course/source/")
     p_build.add_argument("--check", action="store_true",
                          help="write nothing; fail if the committed files differ from a fresh build")
@@ -74,6 +75,9 @@ def _parser():
     p_lab.add_argument("--port", type=int, help="port to listen on (default: 8888 or the next free one)")
     p_lab.add_argument("--no-browser", action="store_true", help="print the URL instead of opening a browser")
     p_lab.add_argument("--allow-root", action="store_true", help="run even as root (containers)")
+    p_carry = sub.add_parser("carry-over", help="take the course's newer version of your notebook, with your "
+                                                "answers carried over (yours is kept as <name>-mine.ipynb)")
+    p_carry.add_argument("notebook", help="your notebook, e.g. my-notebooks/02_forward_pass.ipynb")
     p_grade = sub.add_parser("grade", help="grade every submission of an assignment (sandboxed, in parallel)")
     p_grade.add_argument("assignment", help="assignment id, e.g. 02_forward_pass")
     p_grade.add_argument("submitted", help="folder <student>/<assignment>/<notebook>.ipynb, or an LMS .zip")
@@ -129,6 +133,10 @@ def _run(args):
         from .authoring import lab
 
         return lab.main(args.instructor, args.port, not args.no_browser, args.allow_root)
+    if args.command == "carry-over":
+        from .authoring import lab
+
+        return lab.carry_over(args.notebook)
     if args.command == "build":
         from .authoring import build
 

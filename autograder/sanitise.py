@@ -223,7 +223,8 @@ def _markdown():
 
 
 _ALLOWED = {"p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "em", "strong", "del", "code", "pre", "blockquote",
-            "ul", "ol", "li", "a", "img", "table", "thead", "tbody", "tr", "th", "td", "span", "div", "sup", "sub"}
+            "ul", "ol", "li", "a", "img", "table", "thead", "tbody", "tr", "th", "td", "span", "div", "sup", "sub",
+            "details", "summary"}  # the course's hints: a learner's markdown never brings raw tags this far
 _VOID = {"br", "hr", "img"}
 _DROP_WITH_CONTENT = {"script", "style", "iframe", "object", "embed", "template", "noscript", "svg", "math",
                       "textarea", "select", "title", "head", "xmp", "noembed", "noframes", "plaintext"}
@@ -369,6 +370,20 @@ def clean_html(fragment):
 def markdown_html(source):
     """A learner's markdown as safe HTML."""
     return clean_html(_markdown()(plain(source, MAX_MARKDOWN_CHARS)))
+
+
+@functools.cache
+def _course_markdown():
+    import mistune
+
+    return mistune.create_markdown(escape=False, plugins=["table", "strikethrough"])
+
+
+def course_markdown_html(source):
+    """The course's own markdown (a cell of the course's notebook, word for word) as safe HTML. Unlike a learner's,
+    whose raw HTML is escaped into text, its raw tags reach the whitelist, which keeps the hints' <details> and
+    <summary> (and no attribute of theirs)."""
+    return clean_html(_course_markdown()(plain(source, MAX_MARKDOWN_CHARS)))
 
 
 _BLOCK = ('<div class="learner-markdown">', "</div>")

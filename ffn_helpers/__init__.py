@@ -10,6 +10,7 @@ examples W-1 ... W-10), `checks` and `mistakes` (feedback on learners' code),
 `rounding` (float64 sums in a stated order, and every value any order can give),
 `precision` (bfloat16 rounding, int8 quantisation, float16 forward passes),
 `memory` (the FFN read as a key-value memory: storing pairs, recall, the units that fire),
+`training` (notebook 13: the loss, a gradient-descent step, the loop, the memorising task),
 `plots` and `widgets` (figures and the interactive view; imported on first use so
 that `import ffn_helpers` stays fast and never loads matplotlib).
 """
@@ -33,7 +34,7 @@ from .norm import layer_norm, post_ln, pre_ln
 __version__ = "1.0.0"
 
 _LAZY = ("plots", "checks", "mistakes", "examples", "widgets", "module", "rounding", "memory", "moe",
-         "positions", "precision")
+         "positions", "precision", "training")
 
 
 def __getattr__(name):

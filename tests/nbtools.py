@@ -166,6 +166,34 @@ def names_used(cell_source):
     return found
 
 
+def _is_attempt(node):
+    """A `with yours.attempt(...)` block: a demonstration that runs the learner's code (ffn_helpers.yours)."""
+    return isinstance(node, ast.With) and any(
+        isinstance(item.context_expr, ast.Call) and isinstance(item.context_expr.func, ast.Attribute)
+        and item.context_expr.func.attr == "attempt" and isinstance(item.context_expr.func.value, ast.Name)
+        and item.context_expr.func.value.id == "yours" for item in node.items)
+
+
+def names_used_outside_attempts(cell_source):
+    """`names_used`, leaving out the bodies of `with yours.attempt(...)` blocks."""
+    found, pending = set(), [ast.parse(python_source(cell_source))]
+    while pending:
+        node = pending.pop()
+        if _is_attempt(node):
+            continue
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.add(node.name)
+        pending.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def attempts(cell_source):
+    """How many `with yours.attempt(...)` blocks a code cell holds."""
+    return sum(_is_attempt(node) for node in ast.walk(ast.parse(python_source(cell_source))))
+
+
 def top_level_definitions(cell_source):
     tree = ast.parse(python_source(cell_source))
     return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}

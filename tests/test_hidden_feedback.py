@@ -181,7 +181,7 @@ def _helper_failures():
         ("12 int8", lambda: _helper("12_low_precision", "check_quantized")(
             lambda W: (np.zeros(W.shape, np.int8), np.ones(W.shape[0])), z), [z]),
     ]
-    for name, run, drawn in cases + _helper_failures_09(z) + _helper_failures_10_11(z):
+    for name, run, drawn in cases + _helper_failures_09(z) + _helper_failures_10_11(z) + _helper_failures_13(z):
         with np.errstate(all="ignore"):
             yield name, _failure(run), drawn
 
@@ -227,6 +227,25 @@ def _helper_failures_10_11(z):
     ]
 
 
+def _helper_failures_13(z):
+    """13's helpers: a result that is not a pair, a missing key, a bias that should be None, a run that ends high."""
+    from ffn_helpers import training
+
+    def helper(name):
+        return _helper("13_training", name)
+
+    keys, values, start = training.the_task()
+    drawn = {"W1": z, "b1": z[0], "W2": z.T, "b2": z[1]}
+    high = {name: np.zeros_like(start[name]) for name in training.PARAMS}
+    return [
+        ("13 loss pair", lambda: helper("check_loss")(lambda y, t: z, z, z), [z]),
+        ("13 params key", lambda: helper("check_params")({"W1": z}, drawn, "sgd_step(params, grads, lr=0.5)"), [z]),
+        ("13 params None", lambda: helper("check_params")(drawn, {**drawn, "b1": None}, "train(...)'s params"), [z]),
+        ("13 fit", lambda: helper("check_fit")(lambda p, x, t: (high, z.ravel()), start, keys, values,
+                                               "a drawn task"), [z]),
+    ]
+
+
 def test_each_notebooks_own_check_helper_says_what_failed_without_the_numbers():
     """01, 05, 07, 08 and 12 word their failures themselves: each gives a public text that names what failed."""
     saw = {}
@@ -255,6 +274,11 @@ def test_each_notebooks_own_check_helper_says_what_failed_without_the_numbers():
     assert saw["11 router dtype"].endswith("indices should be integers (expert numbers), got dtype float64")
     assert saw["11 counts"].endswith("should return a pair (total, active), got an ndarray of shape (3, 4) and dtype "
                                      "float64")
+    assert saw["13 loss pair"].endswith("should return a pair (L, ∂L/∂y), got an ndarray of shape (3, 4) and dtype "
+                                        "float64")
+    assert saw["13 params key"].startswith("AssertionError: sgd_step(params, grads, lr=0.5) has no key 'b1'")
+    assert saw["13 params None"].endswith("['b1'] should be None, got an ndarray of shape (4,) and dtype float64")
+    assert saw["13 fit"].startswith("AssertionError: after fit, L is not below 0.01 on a drawn task")
 
 
 def _failure_calls(path):

@@ -7,9 +7,11 @@
   names the dtype before anything else.
 """
 
+import contextlib
 import functools
 import importlib
 import importlib.util
+import io
 import json
 import re
 import subprocess
@@ -111,24 +113,25 @@ def test_a_course_change_of_cell_tags_reaches_an_unchanged_copy(tmp_path):
     assert lab.sync_learner_copy(source, dest).updated == ["02.ipynb"]
 
 
-def test_a_changed_notebook_is_kept_and_the_printed_command_takes_the_courses_version(tmp_path, monkeypatch):
+def test_a_changed_notebook_is_kept_and_the_printed_command_takes_the_courses_version(tmp_path):
     source, dest = tmp_path / "notebooks", tmp_path / "my-notebooks"
     source.mkdir()
-    (source / "02_forward_pass.ipynb").write_text(_notebook("def f():\n    raise NotImplementedError()"))
+    (source / "02_forward_pass.ipynb").write_text(_answered(("f", "def f():\n    raise NotImplementedError()")))
     lab.sync_learner_copy(source, dest)
-    mine = _notebook("def f():\n    return 1", outputs=True)
+    mine = _answered(("f", "def f():\n    return 1"))
     (dest / "02_forward_pass.ipynb").write_text(mine)
-    (source / "02_forward_pass.ipynb").write_text(_notebook("def f():\n    raise NotImplementedError()", "new"))
+    (source / "02_forward_pass.ipynb").write_text(_answered(("f", "def f():\n    raise NotImplementedError()"),
+                                                            (None, "new")))
     report = lab.sync_learner_copy(source, dest)
     assert report.kept == ["02_forward_pass.ipynb"] and not report.updated
     command = lab.take_command("02_forward_pass.ipynb", "my-notebooks")
-    assert command == ("mv my-notebooks/02_forward_pass.ipynb my-notebooks/02_forward_pass-mine.ipynb "
-                       "&& make lab")
-    subprocess.run(command.split(" && ")[0], shell=True, cwd=tmp_path, check=True)  # what the learner types
-    report = lab.sync_learner_copy(source, dest)
-    assert report.added == ["02_forward_pass.ipynb"]
-    assert (dest / "02_forward_pass.ipynb").read_text() == (source / "02_forward_pass.ipynb").read_text()
+    assert command.endswith(" -m autograder carry-over my-notebooks/02_forward_pass.ipynb")
+    assert lab.carry_over(dest / "02_forward_pass.ipynb", source) == 0  # what the command runs
     assert (dest / "02_forward_pass-mine.ipynb").read_text() == mine
+    assert _sources(dest / "02_forward_pass.ipynb") == ["def f():\n    return 1", "new"]
+    report = lab.sync_learner_copy(source, dest)  # the learner's copy now starts from the course's version
+    assert not report.kept and not report.updated and report.added == []
+    assert _sources(dest / "02_forward_pass.ipynb") == ["def f():\n    return 1", "new"]
 
 
 def test_a_manifest_of_byte_digests_still_tells_unchanged_copies(tmp_path):
@@ -143,6 +146,163 @@ def test_a_manifest_of_byte_digests_still_tells_unchanged_copies(tmp_path):
     (dest / "a.ipynb").write_text(old)
     (dest / lab.MANIFEST).write_text(json.dumps({"a.ipynb": hashlib.sha256(old.encode()).hexdigest()}))
     assert lab.sync_learner_copy(source, dest).updated == ["a.ipynb"]
+
+
+# ---------------------------------------------------------------- carrying answers over to a new version
+
+
+def _answered(*cells, markdown=()):
+    """A learner notebook: (grade_id or None, source) code cells, answer cells where a grade_id is given; then
+    (grade_id, text) markdown answer cells."""
+    def meta(gid):
+        return {"nbgrader": {"grade": False, "grade_id": gid, "locked": False, "schema_version": 3,
+                             "solution": True, "task": False}} if gid else {}
+
+    nb = {"cells": [{"cell_type": "code", "source": src, "metadata": meta(gid), "execution_count": None,
+                     "outputs": []} for gid, src in cells]
+          + [{"cell_type": "markdown", "source": src, "metadata": meta(gid)} for gid, src in markdown],
+          "metadata": {"kernelspec": {"name": "python3"}}, "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(nb, indent=1)
+
+
+def _sources(path):
+    return ["".join(c["source"]) if isinstance(c["source"], list) else c["source"]
+            for c in json.loads(path.read_text())["cells"]]
+
+
+STUB = '    """{doc}"""\n    # YOUR CODE HERE\n    raise NotImplementedError()'
+V1 = _answered(
+    (None, "import numpy as np"),
+    ("f", "def f(x):\n" + STUB.format(doc="Twice x.")),
+    ("g", "def g(x):\n" + STUB.format(doc="x squared.")),
+    ("Model", "class Model:\n    def __init__(self):\n" + STUB.format(doc="Set up.").replace("\n    ", "\n        ")
+     .replace('    """', '        """', 1) + "\n\n    def run(self):\n"
+     + STUB.format(doc="Run.").replace("\n    ", "\n        ").replace('    """', '        """', 1)),
+    ("old", "def old():\n" + STUB.format(doc="Gone in version 2.")),
+    ("unanswered", "def unanswered():\n" + STUB.format(doc="Left as it was.")),
+    markdown=[("essay", "YOUR ANSWER HERE")])
+
+
+def _version_2():
+    """The course's next version: f's docstring changed, g takes a new argument, old is gone, h is new, and the
+    stub of `unanswered` says more."""
+    return _answered(
+        (None, "import numpy as np\nimport math"),
+        ("f", "def f(x):\n" + STUB.format(doc="Twice x, for any shape.")),
+        ("g", "def g(x, power=2):\n" + STUB.format(doc="x to a power.")),
+        ("Model", json.loads(V1)["cells"][3]["source"]),
+        ("h", "def h():\n" + STUB.format(doc="New in version 2.")),
+        ("unanswered", "def unanswered():\n" + STUB.format(doc="Left as it was; now with more to read.")),
+        markdown=[("essay", "YOUR ANSWER HERE")])
+
+
+def test_carry_over_keeps_every_answer_across_an_update(tmp_path):
+    """Version 1 answered (the class half-way, one exercise untouched, a scratch cell added), version 2 released:
+    every answer comes over by grade_id, untouched stubs take the new text, and what version 2 no longer has is
+    listed, never dropped: the learner's file is kept whole as -mine."""
+    source, dest = tmp_path / "notebooks", tmp_path / "my-notebooks"
+    source.mkdir()
+    (source / "03_x.ipynb").write_text(V1)
+    lab.sync_learner_copy(source, dest)
+    nb = json.loads(V1)
+    answers = {"f": "def f(x):\n    return 2 * x", "g": "def g(x):\n    return x * x",
+               "Model": nb["cells"][3]["source"].replace("raise NotImplementedError()", "self.ready = True", 1),
+               "old": "def old():\n    return 'mine'"}
+    for cell in nb["cells"]:
+        gid = cell["metadata"].get("nbgrader", {}).get("grade_id")
+        cell["source"] = answers.get(gid, cell["source"])
+    nb["cells"].insert(2, {"cell_type": "code", "source": "print(f(3))  # trying it", "metadata": {},
+                           "execution_count": 1, "outputs": []})
+    mine = json.dumps(nb, indent=1)
+    (dest / "03_x.ipynb").write_text(mine)
+    (source / "03_x.ipynb").write_text(_version_2())
+    assert lab.sync_learner_copy(source, dest).kept == ["03_x.ipynb"]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert lab.carry_over(dest / "03_x.ipynb", source) == 0
+    new = dict(zip(["setup", "f", "g", "Model", "h", "unanswered", "essay"], _sources(dest / "03_x.ipynb"),
+                   strict=True))
+    assert {k: new[k] for k in answers if k in new} == {k: v for k, v in answers.items() if k != "old"}
+    v2 = dict(zip(new, _sources(source / "03_x.ipynb"), strict=True))
+    assert new["setup"] == v2["setup"] and new["h"] == v2["h"] and new["essay"] == "YOUR ANSWER HERE"
+    assert new["unanswered"] == v2["unanswered"]  # an untouched stub takes the new version's text
+    assert (dest / "03_x-mine.ipynb").read_text() == mine
+    said = out.getvalue()
+    assert "carried over: f, g, Model" in said
+    assert "NOT carried (the new version has no such exercise; they are in 03_x-mine.ipynb): old" in said
+    assert "the first line of these changed in the new version; compare yours with it: g" in said
+    assert "'print(f(3))  # trying it'" in said
+    assert lab.sync_learner_copy(source, dest).kept == []
+
+
+def test_carry_over_never_overwrites_an_earlier_mine_and_changes_nothing_it_cannot_read(tmp_path):
+    source, dest = tmp_path / "notebooks", tmp_path / "my-notebooks"
+    source.mkdir()
+    dest.mkdir()
+    (source / "03_x.ipynb").write_text(_version_2())
+    (dest / "03_x.ipynb").write_text(_answered(("f", "def f(x):\n    return 2 * x")))
+    (dest / "03_x-mine.ipynb").write_text("an earlier -mine")
+    assert lab.carry_over(dest / "03_x.ipynb", source) == 0
+    assert (dest / "03_x-mine.ipynb").read_text() == "an earlier -mine"
+    assert "return 2 * x" in (dest / "03_x-mine-2.ipynb").read_text()
+    (dest / "04_y.ipynb").write_text("{not json")
+    (source / "04_y.ipynb").write_text(_version_2())
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert lab.carry_over(dest / "04_y.ipynb", source) == 2
+        assert lab.carry_over(dest / "05_z.ipynb", source) == 2  # no such notebook of the learner's
+        (dest / "05_z.ipynb").write_text(_version_2())
+        assert lab.carry_over(dest / "05_z.ipynb", source) == 2  # nor of the course's
+    assert "your notebook" in err.getvalue() and "the course's version" in err.getvalue()
+    assert (dest / "04_y.ipynb").read_text() == "{not json" and not (dest / "04_y-mine.ipynb").exists()
+    assert (dest / "05_z.ipynb").exists() and not (dest / "05_z-mine.ipynb").exists()
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("def f(x):\n    \"\"\"Doc.\"\"\"\n    # YOUR CODE HERE\n    raise NotImplementedError()", True),
+    ("class C:\n    def a(self):\n        raise NotImplementedError()\n\n    def b(self):\n        pass", False),
+    ("class C:\n    def a(self):\n        raise NotImplementedError()", True),
+    ("def f(x):\n    return x", False),
+    ("import numpy as np\n\ndef f(x):\n    raise NotImplementedError()", False),
+    ("YOUR ANSWER HERE", True),
+    ("My answer: it overflows.", False),
+    ("def f(x) return", False),  # unparsable: the learner's text
+])
+def test_an_untouched_answer_is_only_what_the_course_released(source, expected):
+    from autograder.authoring import carry
+
+    assert carry.untouched(source) is expected
+
+
+def test_carry_over_takes_a_real_course_notebook_with_the_answers_of_an_older_copy(tmp_path):
+    """`python -m autograder carry-over` on 13's learner notebook from before its hints (an older version), answered
+    with the worked solution: the course's current version comes back with every answer in it."""
+    learner = json.loads((nbtools.NOTEBOOKS_DIR / "13_training.ipynb").read_text(encoding="utf-8"))
+    solution = nbtools.cells_by_id(nbtools.solution("13_training"))
+    older = [c for c in learner["cells"] if not "".join(c["source"]).startswith("<details>")]
+    for cell in older:
+        gid = cell["metadata"].get("nbgrader", {}).get("grade_id")
+        if cell["metadata"].get("nbgrader", {}).get("solution"):
+            cell["source"] = solution[gid].source
+    mine = tmp_path / "my-notebooks" / "13_training.ipynb"
+    mine.parent.mkdir()
+    mine.write_text(json.dumps({**learner, "cells": older}, indent=1))
+    run = subprocess.run([sys.executable, "-m", "autograder", "carry-over", str(mine)], cwd=nbtools.REPO_ROOT,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    carried = nbtools.cells_by_id(nbformat_read(mine))
+    answers = nbtools.answer_ids(nbtools.learner("13_training"))
+    assert all(carried[gid].source == solution[gid].source for gid in answers)
+    assert len(nbformat_read(mine).cells) == len(learner["cells"])  # the hints are back
+    assert f"carried over: {', '.join(answers)}" in run.stdout
+    assert json.loads((mine.parent / lab.MANIFEST).read_text())["13_training.ipynb"] == lab._content(
+        nbtools.NOTEBOOKS_DIR / "13_training.ipynb")
+
+
+def nbformat_read(path):
+    import nbformat
+
+    return nbformat.read(path, as_version=4)
 
 
 def test_learner_lab_opens_the_learners_copy_and_git_ignores_it():
@@ -254,14 +414,14 @@ def _rtols(aid, exercise=None):
 
 def test_the_dtypes_00_states_are_the_ones_the_checks_use():
     text = " ".join(_start_here_text().split())
-    assert "In notebooks 01 to 11 the arrays of numbers are **float64**" in text
+    assert "In notebooks 01 to 11 and 13 the arrays of numbers are **float64**" in text
     # The exceptions it names, as (exercise, "args" or "expected"): integer indices.
     named = {("top_memories", "expected"), ("router_topk", "expected"), ("load_balancing_loss", "args")}
     assert all(f"`{exercise}`" in text for exercise, _ in named)
     assert "01's hidden tests also pass single numpy numbers (`np.float32`, `np.int64`)" in text
     integer_arrays, scalars = set(), set()
     for (aid, cell), kinds in what_the_checks_do().items():
-        if aid >= "12":
+        if aid.startswith("12"):  # 12 is about lower precision itself (00 says so)
             continue
         exercise = cell.removeprefix("test_").removesuffix("_hidden")
         for role in ("args", "expected"):

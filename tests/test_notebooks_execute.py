@@ -10,6 +10,7 @@ Wall times are recorded in `SECONDS` and reported, never asserted: the targets
 """
 
 import os
+import re
 
 import nbtools
 import pytest
@@ -142,6 +143,26 @@ def test_a_failed_check_shows_its_message_first(aid):
             if not first or shown.splitlines()[0] != first or "ffn_helpers" in shown or "Traceback" in shown:
                 bad.append(f"{nbtools.describe(cell, i)} shows:\n{shown[:600]}")
     assert not bad, f"notebooks/{aid}.ipynb:\n" + "\n".join(bad)
+
+
+@pytest.mark.learner_version
+@pytest.mark.parametrize("aid", per_assignment())
+def test_a_demonstration_of_your_own_code_says_what_is_missing(aid):
+    """A `with yours.attempt(...)` cell (09's and 13's gradient check, 13's run) runs the learner's code: in the
+    unfinished notebook it says in a line which function is not written yet, raising nothing. Reuses the run."""
+    run = executed("notebooks", aid)
+    exercises = set(nbtools.answer_ids(run.nb))
+    silent = []
+    for i, cell in enumerate(run.nb.cells):
+        if cell.cell_type != "code" or not nbtools.attempts(cell.source):
+            continue
+        text = nbtools.output_text(cell)
+        said = re.findall(r"skipped, `([\w.]+)` is not implemented yet", text)
+        if "PyTorch cross-check skipped: " in text and not said:
+            continue  # no torch here: that cell's other one line (tests/test_your_own_code.py)
+        if not said or not all(name.split(".")[0] in exercises for name in said) or nbtools.errors(cell):
+            silent.append(f"{nbtools.describe(cell, i)} printed {nbtools.output_text(cell)[:300]!r}")
+    assert not silent, f"notebooks/{aid}.ipynb:\n" + "\n".join(silent)
 
 
 # Ticks that are true in an unmodified learner notebook: 00's `add_bias` is written for the

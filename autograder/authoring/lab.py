@@ -9,7 +9,7 @@ fail and `git pull` conflict with the learner's work. `sync_learner_copy` makes
 the copy on the first run; later runs add the course's new notebooks, bring
 copies whose cells the learner never changed up to date, and never overwrite a
 notebook the learner changed (for one the course changed too, they print the
-command that takes the course's version).
+command that takes the course's version with the learner's answers carried over: carry.py).
 
 The server binds to 127.0.0.1 and keeps token authentication. Which nbgrader
 parts each role sees is configured in jupyter/<role>/ (also used by Binder's
@@ -24,8 +24,10 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .. import COURSE_ROOT, NOTEBOOKS_DIR, REPO_ROOT
+from . import carry
 
 CONFIG_DIRS = {role: REPO_ROOT / "jupyter" / role for role in ("learner", "instructor")}
 LEARNER_COPY = REPO_ROOT / "my-notebooks"
@@ -82,6 +84,21 @@ def _unchanged(target, recorded):
     return recorded is not None and recorded in (_content(target), _bytes_digest(target))
 
 
+def _manifest(dest):
+    """What the course last copied into `dest`: {notebook name: content digest}; {} when there is no record."""
+    try:
+        copied = json.loads((dest / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return copied if isinstance(copied, dict) else {}
+
+
+def _write_manifest(dest, copied):
+    tmp = dest / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(copied, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, dest / MANIFEST)
+
+
 def sync_learner_copy(source=NOTEBOOKS_DIR, dest=LEARNER_COPY):
     """Bring the learner's folder `dest` up to date with the course's notebooks in `source`.
 
@@ -90,13 +107,7 @@ def sync_learner_copy(source=NOTEBOOKS_DIR, dest=LEARNER_COPY):
     replaced by a newer course version. Anything else is the learner's work and stays.
     """
     dest.mkdir(parents=True, exist_ok=True)
-    manifest_path = dest / MANIFEST
-    try:
-        copied = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        copied = {}
-    if not isinstance(copied, dict):
-        copied = {}
+    copied = _manifest(dest)
     report = SyncReport()
     for src in sorted(source.glob("*.ipynb")):
         target, new = dest / src.name, _content(src)
@@ -116,18 +127,30 @@ def sync_learner_copy(source=NOTEBOOKS_DIR, dest=LEARNER_COPY):
                 report.kept.append(src.name)
             continue  # the manifest keeps the version the learner started from
         copied[src.name] = new
-    tmp = manifest_path.with_name(MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(copied, indent=1, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, manifest_path)
+    _write_manifest(dest, copied)
     return report
 
 
 def take_command(name, where="my-notebooks"):
-    """The command that takes the course's version of `name`, keeping the learner's under another name."""
-    mine = name.removesuffix(".ipynb") + "-mine.ipynb"
-    if os.name == "nt":  # cmd.exe's rename, and the set-up without make (lab.py at the repository's top)
-        return f"move {where}\\{name} {where}\\{mine} && python lab.py"
-    return f"mv {where}/{name} {where}/{mine} && make lab"
+    """The command that takes the course's version of `name` with the learner's answers carried over
+    (carry.py), keeping the learner's file under another name: run by the Python running now."""
+    python = "python"
+    if Path(os.path.abspath(sys.executable)).is_relative_to(Path(os.path.abspath(REPO_ROOT))):  # the course's .venv
+        python = os.path.relpath(sys.executable, REPO_ROOT)
+    sep = "\\" if os.name == "nt" else "/"
+    return f"{python} -m autograder carry-over {where}{sep}{name}"
+
+
+def carry_over(path, source=NOTEBOOKS_DIR):
+    """`python -m autograder carry-over PATH`: carry.main, then the manifest records that the learner's copy now
+    starts from the course's current version, so that `make lab` no longer reports it."""
+    status = carry.main(path, source)
+    path = Path(path)
+    if status == 0:
+        copied = _manifest(path.parent)
+        copied[path.name] = _content(Path(source) / path.name)
+        _write_manifest(path.parent, copied)
+    return status
 
 
 def lab_command(role, port=None, open_browser=True, allow_root=False, extra=(), root=None):
@@ -195,7 +218,8 @@ def main(instructor=False, port=None, open_browser=True, allow_root=False):
             print(f"  updated to the course's newer version (you had not changed them): {', '.join(report.updated)}")
         for name in report.kept:
             print(f"  kept your {where}/{name}, which you changed; the course's version (notebooks/{name}) "
-                  f"differs. To take it and keep yours as {name.removesuffix('.ipynb')}-mine.ipynb:\n"
+                  f"differs. To take it with your answers carried over (yours is kept as "
+                  f"{name.removesuffix('.ipynb')}-mine.ipynb; close it in JupyterLab first):\n"
                   f"      {take_command(name, where)}")
     print(f"Opening the {role} JupyterLab on {root} (127.0.0.1, token required; Ctrl-C to stop).", flush=True)
     os.chdir(root)

@@ -24,11 +24,13 @@ from . import (
     position_wise,
     relu_sign_cases,
     residual_layernorm,
+    training,
 )
 from .mistake import Mistake
 
 _NOTEBOOKS = (relu_sign_cases, forward_pass, residual_layernorm, activations, position_wise, parameter_budget,
-              collapse_to_linear, limiting_behaviour, ffn_module, key_value_memory, mixture_of_experts, low_precision)
+              collapse_to_linear, limiting_behaviour, ffn_module, key_value_memory, mixture_of_experts, low_precision,
+              training)
 
 CATALOGUE = {exercise: mistakes for notebook in _NOTEBOOKS for exercise, mistakes in notebook.CATALOGUE.items()}
 

@@ -32,7 +32,15 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from ... import sanitise
 from ...sanitise import ANSI as _ANSI
 from ...sanitise import ID as _ID
-from ...sanitise import MAX_MESSAGE_CHARS, MAX_OUTPUT_CHARS, image_alt, markdown_html, md_text, safe_outputs
+from ...sanitise import (
+    MAX_MESSAGE_CHARS,
+    MAX_OUTPUT_CHARS,
+    course_markdown_html,
+    image_alt,
+    markdown_html,
+    md_text,
+    safe_outputs,
+)
 from ...sanitise import joined as _text
 from ..course import strip_hidden_tests
 
@@ -76,7 +84,7 @@ def course_markdown_block(source):
     on as it is (as sanitise.markdown_as_html_block does a learner's)."""
     from ... import mathml
 
-    body = mathml.with_math(source, markdown_html)
+    body = mathml.with_math(source, course_markdown_html)
     return '<div class="course-markdown">' + body.replace("\r", "").replace("\n", "&#10;").replace("$", "&#36;") + \
         "</div>"
 
@@ -254,7 +262,7 @@ def _markdown_cell_html(source, course_markdown):
 def _course_cell_html(source):
     from ... import mathml
 
-    return mathml.with_math(source, markdown_html)
+    return mathml.with_math(source, course_markdown_html)
 
 
 def _page_cell(cell, first, budget, course_markdown=frozenset()):

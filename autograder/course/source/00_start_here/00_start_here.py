@@ -23,7 +23,7 @@
 # Vectors are rows and the weights multiply from the right (`x @ W1`), as in numpy.
 # PyTorch's `nn.Linear` stores its weight the other way round; notebook 02 shows both.
 #
-# In notebooks 01 to 11 the arrays of numbers are **float64**, numpy's default:
+# In notebooks 01 to 11 and 13 the arrays of numbers are **float64**, numpy's default:
 # the arrays the checks give your functions, and the ones they expect back.
 # The exceptions are indices, which are integers: `top_memories` (10) and
 # `router_topk` (11) return them, and `load_balancing_loss` (11) takes them as
@@ -61,13 +61,14 @@
 # | [08 · Limiting behaviour](08_limiting_behaviour.ipynb) | J: $z \to \pm\infty$ | overflow, underflow, tails |
 # | [09 · The FFN module](09_ffn_module.ipynb) | all of them | a complete module, its gradients, a gradient check |
 #
-# Three more go beyond the scenarios, to questions today's models raise:
+# Four more go beyond the scenarios, to questions today's models raise:
 #
 # | notebook | question | what to watch |
 # |---|---|---|
 # | [10 · Key-value memory](10_key_value_memory.ipynb) | what do the FFN's weights store? | keys (columns of $W_1$), values (rows of $W_2$); how many pairs fit, and what the threshold buys |
 # | [11 · Mixture of experts](11_mixture_of_experts.ipynb) | how do Mixtral and Switch run many FFNs per layer? | a router picks k of E experts per token; total against active parameters; load balancing |
 # | [12 · Low precision](12_low_precision.ipynb) | what do float16, bfloat16 and int8 do to an FFN? | overflow in the hidden layer, rounding to even, one scale per column |
+# | [13 · Training](13_training.ipynb) | how does an FFN learn its weights, and what does it store? | your module trained on 32 pairs; the learning rate; many units per key; more pairs than it holds |
 
 # %% [markdown]
 # ## How to work in a notebook
@@ -89,6 +90,12 @@
 # carry the tag `raises-exception`, which tells JupyterLab to go on.) A failed
 # check shows its message first; when your code crashed, the lines of your code
 # that raised follow it.
+#
+# **Hints.** Under each exercise's cell, a cell holds two or three hints, each
+# folded away: select **Hint 1** (click it, or Tab to it and press Enter) to
+# open it, and the next hint shows inside it, to open only if you need it. The
+# first points at the idea; the last comes as close to the answer as it can
+# without writing its code. Opening a hint changes nothing in your grade.
 #
 # **Check a whole notebook as the grader would.** Save it (Ctrl+S), then run
 # this in a cell of any notebook in the same folder:

@@ -102,6 +102,23 @@ def preactivation(x, w, b):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Hint 1 of 2 for preactivation</summary>
+#
+# A pre-activation is a dot product over the last axis plus a number. numpy's
+# matrix product `@` does that dot product for one input and for a whole batch
+# at once.
+#
+# <details><summary>Hint 2 of 2 for preactivation</summary>
+#
+# With `x` of shape $(\dots, d)$ and `w` of shape $(d,)$, `x @ w` has shape
+# $(\dots)$: one number per input, a 0-d array for one input. Make `x` and `w`
+# float arrays first (`np.asarray(..., dtype=float)`), so that lists and
+# integers work too; then add `b`, which broadcasts over every input.
+#
+# </details>
+# </details>
+
 # %% nbgrader={"grade": true, "grade_id": "test_preactivation", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Worked example W-1: each input alone, then all three as a (3, 4) batch.
 checks.check_cases(preactivation, [((W_1.cases[c].x, W_1.w, W_1.b), W_1.cases[c].z) for c in "ABC"],
@@ -270,6 +287,23 @@ def sign_case(z):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 2 for sign_case</summary>
+#
+# Three cases, told apart by two comparisons with 0, in order: greater than 0,
+# smaller than 0, and what is left is exactly 0. `-0.0` lands in the last case
+# by itself, since `-0.0 == 0.0`.
+#
+# <details><summary>Hint 2 of 2 for sign_case</summary>
+#
+# Turn `z` into one float first: `np.asarray(z, dtype=float)` accepts a Python
+# number, a numpy scalar and a 0-d array alike. Then return the letter of the
+# first comparison that holds, written as a string literal (`"A"`), so that the
+# result is a plain Python `str` whatever `z` was.
+#
+# </details>
+# </details>
+
+# %% [markdown]
 # The checks below compare labels rather than numbers. When a label is wrong,
 # they also name any known mistake that gives the same labels on every input
 # checked so far.
@@ -364,6 +398,24 @@ def relu(z):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Hint 1 of 2 for relu</summary>
+#
+# ReLU keeps a positive number and replaces anything else by 0, entry by entry.
+# numpy has an elementwise maximum of two arrays that does exactly that when one
+# of them is 0.
+#
+# <details><summary>Hint 2 of 2 for relu</summary>
+#
+# Convert `z` with `np.asarray(z, dtype=float)` (it makes a new array for a list
+# or a number, and never changes the caller's), then take the elementwise
+# maximum of it and `0.0` with `np.maximum`. That returns a new array of the
+# same shape, and treats the edge cases the checks try (`-0.0`, the tiniest
+# numbers) as ReLU should.
+#
+# </details>
+# </details>
+
 # %% nbgrader={"grade": true, "grade_id": "test_relu", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # W-1's pre-activations one at a time, then together with an exact zero.
 for case in "ABC":
@@ -444,6 +496,21 @@ def relu_grad(z):
     return (np.asarray(z, dtype=float) > 0).astype(float)
     ### END SOLUTION
 
+
+# %% [markdown]
+# <details><summary>Hint 1 of 2 for relu_grad</summary>
+#
+# The slope of ReLU is 1 where $z > 0$ and 0 everywhere else, including $z = 0$
+# (the convention). So the answer is a comparison, turned into numbers.
+#
+# <details><summary>Hint 2 of 2 for relu_grad</summary>
+#
+# `z > 0` on a float array gives an array of booleans of the same shape;
+# `.astype(float)` turns `True` into 1.0 and `False` into 0.0. Convert `z` to a
+# float array first, so that a plain number works too.
+#
+# </details>
+# </details>
 
 # %% nbgrader={"grade": true, "grade_id": "test_relu_grad", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # W-1's pre-activations and an exact zero (case C: the slope is 0 by convention).

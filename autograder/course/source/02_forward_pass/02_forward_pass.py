@@ -170,6 +170,29 @@ def ffn_forward(x, W1, b1, W2, b2):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Hint 1 of 3 for ffn_forward</summary>
+#
+# Follow the formula from the inside out: the pre-activation $z = x W_1 + b_1$,
+# then $h = \mathrm{ReLU}(z)$, then $y = h W_2 + b_2$. Each is one line of
+# numpy.
+#
+# <details><summary>Hint 2 of 3 for ffn_forward</summary>
+#
+# `@` multiplies the last axis of `x` by $W_1$ whatever the leading axes are,
+# and `b1` broadcasts over them, so the same three lines serve one token and any
+# batch. ReLU is `np.maximum(..., 0.0)`. Turn `x` into a float array first.
+#
+# <details><summary>Hint 3 of 3 for ffn_forward</summary>
+#
+# Three names, in order: `z` from `x` (as a float array) matrix-multiplied by
+# `W1`, plus `b1`; `h` the elementwise maximum of `z` and `0.0`; the result `h`
+# matrix-multiplied by `W2`, plus `b2`. No loop is needed.
+#
+# </details>
+# </details>
+# </details>
+
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_forward", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Worked examples W-2 and W-3, each one token, then W-2 on a batch of two tokens.
 checks.check(ffn_forward, (W_2.x, *W_2.params), W_2.y, mistakes=mistakes.for_exercise("ffn_forward"))
@@ -314,6 +337,23 @@ def linear_torch(x, weight, bias):
     ### END SOLUTION
 
 
+# %% [markdown]
+# <details><summary>Hint 1 of 2 for linear_torch</summary>
+#
+# PyTorch keeps the weight as `(out_features, in_features)`, the transpose of
+# this course's layout. So the layer multiplies by the weight's transpose, then
+# adds the bias.
+#
+# <details><summary>Hint 2 of 2 for linear_torch</summary>
+#
+# `weight.T` has shape `(in_features, out_features)`, so `x @ weight.T` maps the
+# last axis of `x` to `out_features`, for any leading axes. When `bias` is
+# `None` (a layer made with `bias=False`), there is nothing to add: test for it
+# before adding.
+#
+# </details>
+# </details>
+
 # %% nbgrader={"grade": true, "grade_id": "test_linear_torch", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # W-7's square first layer, then W-2, both stored the PyTorch way: W-2's first layer gives
 # its pre-activation, and two layers with ReLU between them give its output.
@@ -449,6 +489,29 @@ def dead_fraction(x, W1, b1):
     return float(np.mean(z <= 0))
     ### END SOLUTION
 
+
+# %% [markdown]
+# <details><summary>Hint 1 of 3 for dead_fraction</summary>
+#
+# A hidden output is 0 exactly when its pre-activation is not positive:
+# $z \le 0$. The share of them is a mean of a comparison, over every token and
+# every unit together.
+#
+# <details><summary>Hint 2 of 3 for dead_fraction</summary>
+#
+# Compute $z = x W_1 + b_1$ for the whole batch at once; its shape is
+# $(\dots, d_\text{ff})$ with one entry per (token, unit) pair. The mean of a
+# boolean array is the share of `True`s. Remember W-3: a pre-activation of
+# exactly 0 gives $h = 0$ too, so use `<=`, not `<`.
+#
+# <details><summary>Hint 3 of 3 for dead_fraction</summary>
+#
+# The answer is one number: take `np.mean` of `z <= 0` over the whole array (no
+# `axis`), then make it a Python float with `float(...)`.
+#
+# </details>
+# </details>
+# </details>
 
 # %% nbgrader={"grade": true, "grade_id": "test_dead_fraction", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # W-2 (1 of 4 units off), W-3 (2 of 4, both exact zeros), and W-3 on a batch of two tokens.

@@ -313,6 +313,32 @@ def layer_norm(x, gamma=None, beta=None, eps=1e-5):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 3 for layer_norm</summary>
+#
+# Normalise each token on its own: subtract its mean, divide by its standard
+# deviation, both taken over the token's features, the last axis. Then scale by
+# `gamma` and shift by `beta` if they are given.
+#
+# <details><summary>Hint 2 of 3 for layer_norm</summary>
+#
+# A mean over the last axis with `keepdims=True` gives each token's mean as
+# shape $(\dots, 1)$, which broadcasts back over the features. The variance is
+# the mean of the squared deviations, divided by $d$ (the biased one, `np.var`'s
+# default `ddof=0`). `eps` goes inside the square root, added to the variance.
+#
+# <details><summary>Hint 3 of 3 for layer_norm</summary>
+#
+# In order: the means; the variances from `x` minus the means, squared, averaged
+# over the last axis with `keepdims=True`; the normalised array, `x` minus the
+# means over the square root of variance plus `eps`. Then, only if
+# `gamma is not None`, multiply by it; only if `beta is not None`, add it. Work
+# on a new array: never assign into `x`.
+#
+# </details>
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** W-4's token with $\varepsilon = 0$ and $\varepsilon = 10^{-5}$,
 # then the same with a $\gamma$ and $\beta$. (2 points.)
 
@@ -473,6 +499,21 @@ def post_ln_block(x, sublayer, eps=1e-5):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 2 for post_ln_block</summary>
+#
+# Post-LN adds first and normalises last: the residual $x + \text{sublayer}(x)$,
+# then LayerNorm of that sum.
+#
+# <details><summary>Hint 2 of 2 for post_ln_block</summary>
+#
+# `sublayer` is a function: call it on `x`, add its result to `x`, and hand the
+# sum to your `layer_norm`, passing `eps` on by keyword (`eps=eps`), with no
+# `gamma` or `beta`.
+#
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** W-4 through post-LN, $\varepsilon = 0$ and the default. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_post_ln_block", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -525,6 +566,21 @@ def pre_ln_block(x, sublayer, eps=1e-5):
     return x + sublayer(layer_norm(x, eps=eps))
     ### END SOLUTION
 
+
+# %% [markdown]
+# <details><summary>Hint 1 of 2 for pre_ln_block</summary>
+#
+# Pre-LN normalises first, and only on the sublayer's path: the sublayer sees
+# $\mathrm{LN}(x)$, and its result is added to the original, unnormalised $x$.
+#
+# <details><summary>Hint 2 of 2 for pre_ln_block</summary>
+#
+# Call your `layer_norm` on `x` (with `eps=eps`), give that to `sublayer`, and
+# add the result to `x` itself. The block's output is never normalised as a
+# whole: that is the difference from post-LN.
+#
+# </details>
+# </details>
 
 # %% [markdown]
 # **Verify.** W-4 through pre-LN, $\varepsilon = 0$ and the default. (1 point.)

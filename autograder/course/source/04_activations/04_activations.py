@@ -188,6 +188,22 @@ def gelu(z):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 2 for gelu</summary>
+#
+# GELU weighs its input by the chance that a standard normal variable lies below
+# it: $z\,\Phi(z)$, with $\Phi$ the normal CDF.
+#
+# <details><summary>Hint 2 of 2 for gelu</summary>
+#
+# `scipy.special` (imported as `special`) has $\Phi$ itself as `special.ndtr`;
+# or use $\Phi(z) = \tfrac12\,(1 + \operatorname{erf}(z/\sqrt2))$ with
+# `special.erf`. Convert `z` to a float array first, so that a plain number
+# works too.
+#
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** The W-5 inputs $-0.5$, $2$, $10$, and $z = 0$. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_gelu", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -303,6 +319,22 @@ def gelu_tanh(z):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 2 for gelu_tanh</summary>
+#
+# Write the formula of the introduction as it reads:
+# $\tfrac12 z\,(1 + \tanh(\sqrt{2/\pi}\,(z + 0.044715\, z^3)))$.
+#
+# <details><summary>Hint 2 of 2 for gelu_tanh</summary>
+#
+# Build it from the inside out, on a float array: the cubic term
+# `z + 0.044715 * z**3`, times the constant `np.sqrt(2 / np.pi)`, through
+# `np.tanh`, plus 1, times `0.5 * z`. Mind the brackets: the $\tfrac12 z$
+# multiplies the whole sum.
+#
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** The W-5 inputs $-0.5$, $2$, $10$. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_gelu_tanh", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -353,6 +385,20 @@ def silu(z):
     return z * special.expit(z)
     ### END SOLUTION
 
+
+# %% [markdown]
+# <details><summary>Hint 1 of 2 for silu</summary>
+#
+# SiLU gates $z$ by the sigmoid: $z \cdot s(z)$ with $s(z) = 1/(1 + e^{-z})$.
+#
+# <details><summary>Hint 2 of 2 for silu</summary>
+#
+# Multiply `z` (as a float array) by its sigmoid. `special.expit` is the sigmoid
+# and never overflows; `1 / (1 + np.exp(-z))` is also fine for the inputs of
+# this notebook.
+#
+# </details>
+# </details>
 
 # %% [markdown]
 # **Verify.** All four W-5 inputs. (1 point.)
@@ -465,6 +511,29 @@ def swiglu_ffn(x, W_gate, W_up, W_down):
     return (silu(x @ W_gate) * (x @ W_up)) @ W_down
     ### END SOLUTION
 
+
+# %% [markdown]
+# <details><summary>Hint 1 of 3 for swiglu_ffn</summary>
+#
+# Two projections of the same input, one through SiLU (the gate) and one left as
+# it is (the value), multiplied entry by entry, then projected back down.
+#
+# <details><summary>Hint 2 of 3 for swiglu_ffn</summary>
+#
+# `x @ W_gate` and `x @ W_up` both have shape $(\dots, d_\text{ff})$. Apply your
+# `silu` to the first only, multiply the two with `*` (elementwise, not `@`),
+# and multiply the product by `W_down` with `@`.
+#
+# <details><summary>Hint 3 of 3 for swiglu_ffn</summary>
+#
+# The whole answer is one expression after converting `x` to floats: the `silu`
+# of `x` times `W_gate`, elementwise-times `x` times `W_up`, the product
+# matrix-multiplied by `W_down`. Call it by the name `silu`, so that the check
+# can put the course's in its place.
+#
+# </details>
+# </details>
+# </details>
 
 # %% [markdown]
 # **Verify.** The example above, for one token and for a batch of two. (1 point.)

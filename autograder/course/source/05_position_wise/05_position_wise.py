@@ -180,6 +180,31 @@ def ffn_per_token(X, W1, b1, W2, b2):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 3 for ffn_per_token</summary>
+#
+# Make an output array first, then fill it one token at a time: for each index
+# into the leading axes, run the FFN on that one vector and store the result at
+# the same index.
+#
+# <details><summary>Hint 2 of 3 for ffn_per_token</summary>
+#
+# `np.ndindex(X.shape[:-1])` yields every index into the leading axes (for a
+# single token, the empty index `()` once), and `X[index]` is then one token of
+# shape $(d_\text{model},)$. The output's shape is the leading axes,
+# `X.shape[:-1]`, plus one more axis as long as the output width, the number of
+# columns of `W2`; `np.empty` makes an array of a given shape to fill.
+#
+# <details><summary>Hint 3 of 3 for ffn_per_token</summary>
+#
+# Inside the loop, two lines: the hidden vector, the maximum of 0 and that one
+# token times `W1` plus `b1`; then the output row, the hidden vector times `W2`
+# plus `b2`, assigned into the output at `index`. Return the filled array.
+#
+# </details>
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** The two tokens of W-4, in both orders, then the single token of
 # W-2 from notebook 02, whose output has a negative entry. (2 points.)
 
@@ -437,6 +462,33 @@ def mixes_positions(f, X):
     return False
     ### END SOLUTION
 
+
+# %% [markdown]
+# <details><summary>Hint 1 of 3 for mixes_positions</summary>
+#
+# Change one token, and look at every *other* output row: if one of them
+# changed, `f` mixes positions. Do that for each token in turn; if none ever
+# moves another row, it does not.
+#
+# <details><summary>Hint 2 of 3 for mixes_positions</summary>
+#
+# Compute `f(X)` once as the baseline. For each token `j`, copy `X`, add a
+# random vector (from a seeded generator) to row `j` of the copy, and compute
+# `f` again. Compare the rows other than `j` with a boolean mask such as
+# `np.arange(n) != j`; compare with `np.allclose` and tolerances far below your
+# step (a relative $10^{-9}$ and an absolute $10^{-12}$ will do), never with
+# `==`.
+#
+# <details><summary>Hint 3 of 3 for mixes_positions</summary>
+#
+# Return `True` the moment some other row is not close to its baseline, and
+# `False` after the loop. Turn what `f` returns into a float array before
+# comparing, and remember that the output's rows may have another width than the
+# input's: only the first axis lines up.
+#
+# </details>
+# </details>
+# </details>
 
 # %% [markdown]
 # **Verify.** The five functions of the table above. (2 points.)

@@ -138,6 +138,22 @@ def ffn_param_count(d_model, d_ff, bias=True):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 2 for ffn_param_count</summary>
+#
+# Count each piece of the layer: two weight matrices of
+# $d_\text{model} \times d_\text{ff}$ entries each, and, when `bias` is true,
+# one bias of $d_\text{ff}$ entries and one of $d_\text{model}$.
+#
+# <details><summary>Hint 2 of 2 for ffn_param_count</summary>
+#
+# Compute the weights' count and the biases' count separately; the biases count
+# 0 when `bias` is false. Everything is an integer product or sum, so the result
+# is a Python `int` as long as nothing is divided.
+#
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** BERT-base's layer, and the $256/1024$ layer with and without
 # biases. (1 point.)
 
@@ -265,6 +281,24 @@ def param_bytes(n_params, dtype="float32"):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 2 for param_bytes</summary>
+#
+# A dtype stores each parameter in a fixed number of bytes: 8, 4, 2, 2 and 1 for
+# the five names. Look the size up by name, and refuse a name that is not one of
+# them.
+#
+# <details><summary>Hint 2 of 2 for param_bytes</summary>
+#
+# A dict from the five names to their sizes does both jobs: `in` tells whether a
+# name is known, and indexing gives the size. For an unknown name, raise
+# `ValueError` with a message that repeats the name received (`{dtype!r}`) and
+# lists the five allowed. Multiply `n_params` by the integer size: never by a
+# float.
+#
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** BERT-base's FFNs in float32, with the dtype given and by default,
 # and an unknown dtype. (1 point.)
 
@@ -344,6 +378,21 @@ def ffn_flops_per_token(d_model, d_ff):
     return 2 * multiply_adds
     ### END SOLUTION
 
+
+# %% [markdown]
+# <details><summary>Hint 1 of 2 for ffn_flops_per_token</summary>
+#
+# Each of the two matrices costs one multiply-add per weight for one token, and
+# one multiply-add is two FLOPs (a multiplication and an addition).
+#
+# <details><summary>Hint 2 of 2 for ffn_flops_per_token</summary>
+#
+# One matrix has $d_\text{model} \cdot d_\text{ff}$ weights, the layer two such
+# matrices: count the multiply-adds of both, then double for FLOPs. Keep it in
+# integers.
+#
+# </details>
+# </details>
 
 # %% [markdown]
 # **Verify.** BERT-base's layer. (1 point.)
@@ -491,6 +540,21 @@ def swiglu_param_count(d_model, d_ff):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 2 for swiglu_param_count</summary>
+#
+# A gated FFN has three weight matrices and no biases: the gate and the up
+# projection, each $d_\text{model} \times d_\text{ff}$, and the down projection,
+# $d_\text{ff} \times d_\text{model}$.
+#
+# <details><summary>Hint 2 of 2 for swiglu_param_count</summary>
+#
+# All three matrices have the same number of entries, so the count is that
+# number taken three times; an integer expression, nothing more.
+#
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** One LLaMA-7B layer. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_swiglu_param_count", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -599,6 +663,22 @@ def count_from_shapes(shapes):
     return total
     ### END SOLUTION
 
+
+# %% [markdown]
+# <details><summary>Hint 1 of 2 for count_from_shapes</summary>
+#
+# A tensor holds the product of its shape's numbers. Add that product up over
+# every `(name, shape)` pair of the list; the names do not matter here.
+#
+# <details><summary>Hint 2 of 2 for count_from_shapes</summary>
+#
+# `math.prod(shape)` multiplies the entries of a tuple or a list, gives 1 for
+# the empty shape `()` (a scalar is one number), and returns an `int`, unlike
+# `np.prod(())`, which is `1.0`. Start a total at 0 and add one product per
+# pair; an empty list then gives 0.
+#
+# </details>
+# </details>
 
 # %% [markdown]
 # **Verify.** The LibTorch-style FFN above. (1 point.)
@@ -745,6 +825,32 @@ def params_by_part(shapes):
     return totals
     ### END SOLUTION
 
+
+# %% [markdown]
+# <details><summary>Hint 1 of 3 for params_by_part</summary>
+#
+# Decide each parameter's part by its lower-cased name, trying the four rules in
+# their order and taking the first that matches; then add its count (the product
+# of its shape) to that part's total.
+#
+# <details><summary>Hint 2 of 3 for params_by_part</summary>
+#
+# Keep the rules as an ordered list of (part, substrings), and start a dict with
+# all four parts at 0, so that a part that never occurs still reports 0. For
+# each pair: lower-case the name, find the first rule with any substring in it
+# (`any(... in name for ...)`), and raise `ValueError` naming the parameter when
+# none does.
+#
+# <details><summary>Hint 3 of 3 for params_by_part</summary>
+#
+# The count of one parameter is `math.prod(shape)`, an int; add it to
+# `totals[part]`. Return the dict after the loop. The order of the rules is what
+# makes `post_attention_layernorm` a norm: the norm rule is tried before the
+# attention rule.
+#
+# </details>
+# </details>
+# </details>
 
 # %% [markdown]
 # **Verify.** GPT-2 small and LLaMA-7B against counts made from their sizes

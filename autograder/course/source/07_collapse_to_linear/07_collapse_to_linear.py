@@ -144,6 +144,23 @@ def collapse_linear(W1, b1, W2, b2):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 2 for collapse_linear</summary>
+#
+# Substitute the first map into the second: $(x W_1 + b_1) W_2 + b_2$ and
+# multiply out the brackets. What multiplies $x$ is $W$; what is left over is
+# $b$.
+#
+# <details><summary>Hint 2 of 2 for collapse_linear</summary>
+#
+# Multiplying out gives $x (W_1 W_2) + (b_1 W_2 + b_2)$. With `@` for every
+# matrix product, $W = W_1 W_2$ has shape $(d_\text{model}, d_\text{out})$, and
+# $b_1 W_2$ is a row vector times a matrix, shape $(d_\text{out},)$. Order
+# matters: $W_2 W_1$ is not the same map.
+#
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** W-7, and its input $x = [3, -1]$ through your map. (2 points.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_collapse_linear", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
@@ -297,6 +314,34 @@ def is_affine(f, d_in, n_trials=20, seed=0):
     return True
     ### END SOLUTION
 
+
+# %% [markdown]
+# <details><summary>Hint 1 of 3 for is_affine</summary>
+#
+# An affine map sends a mixture of two points to the same mixture of their
+# images: $f(a x + (1 - a) y) = a f(x) + (1 - a) f(y)$. Test that equation on
+# random $x$, $y$ and $a$, `n_trials` times, and answer `False` as soon as it
+# fails once.
+#
+# <details><summary>Hint 2 of 3 for is_affine</summary>
+#
+# Make one generator from `seed` before the loop. In each trial draw a scale
+# (ten to a power drawn uniformly from $-2$ to $3$, say), two random points of
+# that scale with `d_in` entries, and an $a$ that can fall outside $[0, 1]$ (say
+# from $-1$ to 2). Evaluate `f` three times: at $x$, at $y$ and at the mixture,
+# each turned into a float array.
+#
+# <details><summary>Hint 3 of 3 for is_affine</summary>
+#
+# Compare the value at the mixture with $a f(x) + (1 - a) f(y)$ using
+# `np.allclose` with `rtol=1e-9` and an `atol` scaled by the largest absolute
+# value involved, `1e-9 * (1 + size)`: outputs of size $10^6$ carry rounding far
+# above a fixed `1e-9`. Return `False` on the first trial that fails, `True`
+# after all of them.
+#
+# </details>
+# </details>
+# </details>
 
 # %% [markdown]
 # **Verify.** W-7's two layers without σ and their collapsed map (affine), and

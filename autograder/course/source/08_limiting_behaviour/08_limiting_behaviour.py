@@ -418,6 +418,23 @@ def sigmoid(z):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 2 for sigmoid</summary>
+#
+# $e^{-z}$ overflows for very negative $z$, and $e^{z}$ for very positive $z$.
+# Use two formulas, each on the side where its exponential is small:
+# $1/(1 + e^{-z})$ for $z \ge 0$, and $e^{z}/(1 + e^{z})$ for $z < 0$.
+#
+# <details><summary>Hint 2 of 2 for sigmoid</summary>
+#
+# Both formulas need only $e^{-|z|}$, which lies in $(0, 1]$ and never
+# overflows: compute it once for the whole array, then choose per entry with
+# `np.where(z >= 0, ..., ...)`. Since both branches are then finite everywhere,
+# `np.where` evaluating both gives no warning.
+#
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** W-5's inputs, then the far ends of float64. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_sigmoid", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -474,6 +491,22 @@ def silu_stable(z):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 2 for silu_stable</summary>
+#
+# SiLU is $z$ times the sigmoid, so a stable SiLU is $z$ times a stable sigmoid:
+# the overflow lives in the exponential, never in the product.
+#
+# <details><summary>Hint 2 of 2 for silu_stable</summary>
+#
+# Reuse your `sigmoid` from section 5, or write its two branches again with
+# $e^{-|z|}$: multiply `z` (as a float array) by it. The product cannot
+# overflow: the sigmoid is at most 1, and it underflows to 0 only where the
+# exact product is below every float64 anyway.
+#
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** W-5 and W-8's values, then the far ends. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_silu_stable", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -527,6 +560,24 @@ def gelu_exact(z):
     return 0.5 * z * special.erfc(-z / np.sqrt(2.0))
     ### END SOLUTION
 
+
+# %% [markdown]
+# <details><summary>Hint 1 of 2 for gelu_exact</summary>
+#
+# $1 + \operatorname{erf}(z/\sqrt2)$ cancels for very negative $z$: 1 plus
+# almost $-1$ leaves nothing. The complementary error function gives the same
+# quantity without that subtraction:
+# $1 + \operatorname{erf}(u) = \operatorname{erfc}(-u)$.
+#
+# <details><summary>Hint 2 of 2 for gelu_exact</summary>
+#
+# Write $\mathrm{GELU}(z) = \tfrac12 z\, \operatorname{erfc}(-z/\sqrt2)$ with
+# `special.erfc` on a float array. Multiply by 0.5 first (`0.5 * z`, not `z / 2`
+# after a product): near the largest float64, doubling overflows, halving does
+# not.
+#
+# </details>
+# </details>
 
 # %% [markdown]
 # **Verify.** W-5's inputs, including $\mathrm{GELU}(-10) = -7.61985302416 \times

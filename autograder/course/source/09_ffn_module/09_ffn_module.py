@@ -246,6 +246,34 @@ def xavier_init(d_model, d_ff, use_bias=True, seed=None):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 3 for xavier_init</summary>
+#
+# Two draws from one generator, in a fixed order: $W_1$, then $W_2$, both normal
+# with mean 0 and the Xavier standard deviation
+# $\sqrt{2/(d_\text{model} + d_\text{ff})}$. The biases are zeros, or `None`
+# without biases.
+#
+# <details><summary>Hint 2 of 3 for xavier_init</summary>
+#
+# Make the generator once from the seed, `np.random.default_rng(seed)`, and draw
+# with `rng.normal(0.0, std, size=(rows, columns))`: first the
+# $(d_\text{model}, d_\text{ff})$ matrix, then the
+# $(d_\text{ff}, d_\text{model})$ one. Without biases, return `None` in their
+# places and draw nothing for them: the weights then stay the same as with
+# biases.
+#
+# <details><summary>Hint 3 of 3 for xavier_init</summary>
+#
+# Return a tuple of four: the first matrix, zeros of length $d_\text{ff}$, the
+# second matrix, zeros of length $d_\text{model}$ (or the two matrices with
+# `None` in the bias places). The std is the square root of 2 over the sum of
+# the two sizes.
+#
+# </details>
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** The draws for $3 \to 4$ with seed 0, the biases, the seed's effect,
 # and the sample std of a $512 \times 2048$ layer. (2 points here, 2 more from
 # the grader.)
@@ -423,6 +451,21 @@ def count_parameters(W1, b1, W2, b2):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 2 for count_parameters</summary>
+#
+# The number of parameters is the number of entries of the arrays, added up; a
+# bias that is `None` has none.
+#
+# <details><summary>Hint 2 of 2 for count_parameters</summary>
+#
+# `np.size(a)` counts the entries of an array of any shape. Add it up over the
+# four arguments, skipping those that are `None`, and make the total a Python
+# `int` (`int(...)`).
+#
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** 512/2048 with and without biases. (1 point here, 1 from the grader.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_count_parameters", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -506,6 +549,31 @@ def ffn_module_forward(x, W1, b1, W2, b2, activation="relu"):
     return y if b2 is None else y + b2
     ### END SOLUTION
 
+
+# %% [markdown]
+# <details><summary>Hint 1 of 3 for ffn_module_forward</summary>
+#
+# The same three stages as 02's forward pass, with two choices to make: whether
+# each bias is there (`None` means leave it out), and which $\sigma$ the
+# `activation` names.
+#
+# <details><summary>Hint 2 of 3 for ffn_module_forward</summary>
+#
+# Compute $z = x W_1$, and add `b1` only if it is not `None`. Then pick $h$ by
+# the name: ReLU is the maximum of $z$ and 0, GELU is $z\,\Phi(z)$ with
+# `special.ndtr`, SiLU is $z\,s(z)$ with `special.expit`. Finish with $h W_2$,
+# plus `b2` if it is not `None`.
+#
+# <details><summary>Hint 3 of 3 for ffn_module_forward</summary>
+#
+# Use an `if`/`elif` chain on the activation's name, and raise a `ValueError`
+# for any other name rather than falling through to one of the three. Never
+# assign into `x`: a matrix product makes a new array, and so does adding a bias
+# with `+`.
+#
+# </details>
+# </details>
+# </details>
 
 # %% [markdown]
 # **Verify.** W-2's token and W-4's two tokens. (2 points here, 2 from the grader.)
@@ -642,6 +710,37 @@ def ffn_module_backward(x, grad_out, W1, b1, W2, b2, activation="relu"):
     }
     ### END SOLUTION
 
+
+# %% [markdown]
+# <details><summary>Hint 1 of 3 for ffn_module_backward</summary>
+#
+# Redo the forward pass to get $z$ and $h$, then apply the chain rule backwards
+# through $y = h W_2 + b_2$, $h = \sigma(z)$, $z = x W_1 + b_1$: the formulas
+# are in the cell above the exercise.
+#
+# <details><summary>Hint 2 of 3 for ffn_module_backward</summary>
+#
+# The one new quantity is
+# $\partial L/\partial z = (G\, W_2^\top) \odot \sigma'(z)$, with $\sigma'(z)$
+# the mask `z > 0` as floats for ReLU and $\Phi(z) + z\,\varphi(z)$ for GELU.
+# Every parameter gradient sums over tokens: flatten the leading axes first
+# (reshape `x` and $G$ to $(-1, d_\text{model})$, $h$ and
+# $\partial L/\partial z$ to $(-1, d_\text{ff})$), so that one matrix product
+# adds them all.
+#
+# <details><summary>Hint 3 of 3 for ffn_module_backward</summary>
+#
+# With the flattened arrays: $\partial L/\partial W_1$ is the flattened `x`
+# transposed, times the flattened $\partial L/\partial z$;
+# $\partial L/\partial W_2$ is the flattened `h` transposed, times the flattened
+# `G`; each bias gradient is the sum over axis 0 of the matching flattened array
+# (or `None` without that bias); $\partial L/\partial x$ is the unflattened
+# $\partial L/\partial z$ times $W_1^\top$, so it keeps `x`'s shape. Return them
+# in a dict under `"W1" "b1" "W2" "b2" "x"`.
+#
+# </details>
+# </details>
+# </details>
 
 # %% [markdown]
 # **Verify.** The checks compare each gradient with the reference, in three
@@ -789,6 +888,31 @@ class FeedForwardNetwork:
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 3 for FeedForwardNetwork</summary>
+#
+# The class only keeps state and passes it on: each method is a call of one of
+# your four functions with the model's own attributes.
+#
+# <details><summary>Hint 2 of 3 for FeedForwardNetwork</summary>
+#
+# In `__init__`, unpack what `xavier_init` returns for the four arguments
+# straight into the four attributes, `self.W1` to `self.b2`, and keep
+# `activation` as an attribute too. The methods read `self.W1` and the others
+# every time they run, never copies made in `__init__`.
+#
+# <details><summary>Hint 3 of 3 for FeedForwardNetwork</summary>
+#
+# `num_parameters` returns `count_parameters` of the four attributes; `__call__`
+# returns `ffn_module_forward` of `x`, the four attributes and the kept
+# activation; `backward` returns `ffn_module_backward` of `x`, `grad_out`, the
+# four attributes and the activation. Call the functions by these names, so that
+# the checks can put the course's in their place.
+#
+# </details>
+# </details>
+# </details>
+
+# %% [markdown]
 # **Why.** The copy still holds the parameters drawn at construction, so the
 # model would compute the FFN of the old weights and ignore every update: a
 # network that never learns, with no error anywhere. Reading `self.W1` and the
@@ -877,6 +1001,31 @@ def numerical_gradient(f, x, h=1e-5):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 3 for numerical_gradient</summary>
+#
+# Nudge one entry at a time, up by $h$ and down by $h$, call `f` each time, and
+# divide the difference of the two values by $2h$. Do this for every entry,
+# whatever the shape.
+#
+# <details><summary>Hint 2 of 3 for numerical_gradient</summary>
+#
+# Work on your own float copy of `x` (`np.array(x, dtype=float)` copies), so
+# that the caller's array is left as it was, and make a result of zeros of the
+# same shape. `np.ndindex(x.shape)` yields every index of an array of any shape,
+# a 0-d one included.
+#
+# <details><summary>Hint 3 of 3 for numerical_gradient</summary>
+#
+# For each index: remember the old value, set the entry to old + h, call `f` on
+# the whole copy, set it to old - h, call `f` again, put the old value back, and
+# store the difference over `2 * h` at that index of the result. Use the `h` you
+# are given, not `1e-5`.
+#
+# </details>
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** $f(x) = \sum_i x_i^3$ at $x = [1, -2, 0.5]$ against $3x^2$.
 # (1 point here, 2 from the grader.)
 
@@ -955,8 +1104,27 @@ checks.ok("numerical_gradient works for any shape and step.")
 # **Forecast.** Run on W-2's network with two tokens, will the check pass? And
 # for a backward pass that forgot ReLU's mask?
 #
-# **Step.** The reference `backward` against `reference.numerical_gradients`,
-# then a backward pass without the mask, written out.
+# **Step.** First yours: your model's `backward` against your own
+# `numerical_gradient` of $L = \sum G \odot \mathrm{model}(x)$, parameter by
+# parameter, on W-2's network with two tokens. (Until both are written, the cell
+# says which one is missing.)
+
+# %%
+from ffn_helpers import yours
+
+x_yours = np.stack([W2_EX.x, [-0.6, 0.2, 0.9]])
+G_yours = np.array([[1.0, -2.0, 0.5], [0.5, 1.0, -1.0]])
+with yours.attempt("The gradient check of your module"):
+    your_model = with_params(FeedForwardNetwork(3, 4), W2_EX.params)
+    at = {"W1": your_model.W1, "b1": your_model.b1, "W2": your_model.W2, "b2": your_model.b2, "x": x_yours}
+    print("your backward against your numerical gradient, W-2 with two tokens:")
+    yours.print_check(yours.gradient_check(your_model.backward(x_yours, G_yours),
+                                           yours.model_loss_at(your_model, x_yours, G_yours), numerical_gradient, at))
+
+# %% [markdown]
+# **Step.** The same check with the course's `backward` and
+# `reference.numerical_gradients`, whose numbers the text below quotes, then a
+# backward pass without the mask, written out.
 
 # %%
 def verdict(rel):
@@ -1001,9 +1169,10 @@ for name in broken:
 # layer's gradients, which do not involve $\sigma'$, still pass: a gradient
 # check tells you *which* parameter to look at.
 #
-# To check your own class, run `reference.gradient_check(model, x, G)` in a
-# scratch cell with your `model`: it works with any object that has `W1`, `b1`,
-# `W2`, `b2` and `backward`.
+# Your table, the first above, ran the same check on your class with your own
+# numerical gradient. Where it reads WRONG, the check cannot say which of your
+# two functions is wrong, only that they disagree: each has its own checks
+# (sections 4 and 6), and the course's pair here shows what two right ones give.
 #
 # **Verify.**
 
@@ -1066,6 +1235,31 @@ assert np.all(a3[zero_units] == 0) and np.allclose(n3[zero_units], 0.5 * (W3_EX.
 assert np.all(reference.relative_error(a3, n3, elementwise=True)[zero_units] == 1.0)
 assert reference.relative_error(a3, n3) > reference.GRAD_CHECK_WRONG
 print("The dead unit's gradients are exactly 0 both ways; at z = 0 the centred difference gives half the slope.")
+
+# %% [markdown]
+# ### Optional: PyTorch's autograd, as a second opinion
+#
+# If PyTorch is installed where this notebook runs, the cell below computes the
+# gradients of $L = \sum G \odot \mathrm{FFN}(x)$ with autograd, in float64,
+# for W-2's network with the two tokens above, with ReLU and with GELU, and
+# compares them with your model's `backward`. torch is not part of the course's
+# environment; without it the cell says so in one line and moves on.
+
+# %%
+from ffn_helpers import torch_check
+
+torch, why_not = torch_check.load()
+if torch is None:
+    print(torch_check.skipped(why_not))
+else:
+    with yours.attempt("The PyTorch cross-check"):
+        print(f"PyTorch {torch.__version__}: autograd's gradients against your model's backward (float64)")
+        agreed = []
+        for activation in ("relu", "gelu"):
+            model_torch = with_params(FeedForwardNetwork(3, 4, activation=activation), W2_EX.params)
+            agreed += torch_check.compare(model_torch.backward(x_check, G_check), torch_check.autograd_ffn(
+                torch, x_check, G_check, *W2_EX.params, activation), f"{activation} ").values()
+        print("all agree" if all(agreed) else "some differ: see the lines above")
 
 # %% [markdown]
 # ## Summary

@@ -188,6 +188,31 @@ def kv_ffn(keys, values, threshold=0.5):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 3 for kv_ffn</summary>
+#
+# Follow the recipe's four lines: unit keys as columns of $W_1$, $-\theta$ in
+# every entry of $b_1$, the values divided by $1 - \theta$ as $W_2$, and zeros
+# for $b_2$.
+#
+# <details><summary>Hint 2 of 3 for kv_ffn</summary>
+#
+# Normalise each key (each row of `keys`) by its own length: `np.linalg.norm`
+# along axis 1, with `keepdims=True`, gives the lengths as a column that divides
+# row by row. The keys are rows, and the FFN multiplies `x @ W1`, so $W_1$ is
+# the transpose of the unit-key matrix, of shape $(d_\text{model}, n)$.
+#
+# <details><summary>Hint 3 of 3 for kv_ffn</summary>
+#
+# $b_1$ is $-\theta$ repeated $n$ times (`np.full` makes it) and $b_2$ is
+# $d_\text{model}$ zeros, where $n$ and $d_\text{model}$ are the two sizes of
+# the keys' array. $W_2$ is `values` (as floats) divided by `1 - threshold`, not
+# by `threshold`. Return the four as a tuple.
+#
+# </details>
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** W-9, W-9 with its keys given at length 2, and W-9 at $\theta = 0.2$
 # ($b_1 = -0.2$, $W_2 = V / 0.8$). (1 point.)
 
@@ -316,6 +341,31 @@ def recall(W1, b1, W2, b2, keys, values):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 3 for recall</summary>
+#
+# For each key: run it through the FFN, find the value whose direction is
+# closest to the output (the largest cosine), and count a hit when that value is
+# the key's own. The recall is the number of hits over the number of keys.
+#
+# <details><summary>Hint 2 of 3 for recall</summary>
+#
+# Compute all outputs at once, $Y = \mathrm{ReLU}(K W_1 + b_1) W_2 + b_2$, then
+# go through the rows. For a row of length 0 (nothing fired), skip it before any
+# division: it recalls nothing, and dividing by its length would warn. For the
+# others, the cosines with every value are `V @ y` divided by the values'
+# lengths and by the row's length.
+#
+# <details><summary>Hint 3 of 3 for recall</summary>
+#
+# `np.argmax` of a row's cosines gives the first of the largest, which is the
+# tie rule you need: a hit when it equals the row's index. Return hits divided
+# by the number of keys, a float.
+#
+# </details>
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** W-9 with its own keys, with noisy keys, at $\theta = 0.95$ (where
 # only key 0 given exactly fires: a recall of 1/3), and with value 1 made ten
 # times as long, which a dot product would favour. (2 points.)
@@ -424,6 +474,29 @@ def top_memories(x, W1, b1, k):
     return np.argsort(-h, axis=-1, kind="stable")[..., :k]
     ### END SOLUTION
 
+
+# %% [markdown]
+# <details><summary>Hint 1 of 3 for top_memories</summary>
+#
+# Compute the coefficients $h = \mathrm{ReLU}(x W_1 + b_1)$ for every unit, then
+# sort the units by $h$, largest first, and keep the first `k`.
+#
+# <details><summary>Hint 2 of 3 for top_memories</summary>
+#
+# Sorting `-h` ascending puts the largest $h$ first.
+# `np.argsort(..., axis=-1, kind="stable")` sorts along the units for every
+# input of a batch and keeps equal values in index order, so ties (all the units
+# at 0, too) go to the lower index.
+#
+# <details><summary>Hint 3 of 3 for top_memories</summary>
+#
+# Slice the last axis to the first `k` indices, `[..., :k]`: the result has
+# shape $(\dots, k)$ and integer dtype. Sort $h$ after the ReLU, not $z$: units
+# that do not fire all tie at 0.
+#
+# </details>
+# </details>
+# </details>
 
 # %% [markdown]
 # **Verify.** W-9's noisy key, its three keys as one batch, the noisy key

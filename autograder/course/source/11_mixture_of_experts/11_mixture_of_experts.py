@@ -225,6 +225,30 @@ def router_topk(x, W_r, k):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 3 for router_topk</summary>
+#
+# The router's scores are the logits $r = x W_r$. Pick the $k$ largest per token
+# (ties to the lower expert), and turn just those $k$ logits into gates with a
+# softmax.
+#
+# <details><summary>Hint 2 of 3 for router_topk</summary>
+#
+# Sorting `-r` with `np.argsort(..., axis=-1, kind="stable")` and keeping the
+# first `k` columns gives the indices, largest first, ties in index order.
+# `np.take_along_axis` then gathers the chosen logits from `r` along the last
+# axis, in the same order, for any batch shape.
+#
+# <details><summary>Hint 3 of 3 for router_topk</summary>
+#
+# For the gates: subtract the largest chosen logit (the first one, `[..., :1]`
+# keeps the axis) before `np.exp`, then divide by the sum over the last axis
+# with `keepdims=True`. Return the pair `(indices, gates)`.
+#
+# </details>
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** W-10's two tokens, one at a time and as a batch. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_router_topk", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -344,6 +368,34 @@ def moe_forward(x, W_r, experts, k):
     return y.reshape(x.shape)
     ### END SOLUTION
 
+
+# %% [markdown]
+# <details><summary>Hint 1 of 3 for moe_forward</summary>
+#
+# For each token, the output is the gate-weighted sum of the outputs of the
+# experts its router chose. Route all tokens first with `router_topk`, then add
+# each chosen expert's contribution.
+#
+# <details><summary>Hint 2 of 3 for moe_forward</summary>
+#
+# Flatten the tokens to rows (`x.reshape(-1, d_model)`) and the routing to
+# `(number of tokens, k)`, start an output of zeros, and loop over the experts.
+# For expert `e`, `np.nonzero` of the comparison of the indices with `e` gives
+# two arrays: the rows that chose it, and the slot (0 to k - 1) where, so you
+# know which gate to use.
+#
+# <details><summary>Hint 3 of 3 for moe_forward</summary>
+#
+# For those rows, add the gate of that slot (as a column, so that it scales a
+# whole output row) times the expert's output into the output rows; the expert's
+# output is `ffn_forward` of those tokens with the expert's four arrays, the
+# course function this exercise may call. Reshape the result back to `x`'s
+# shape. (Running every expert on every token and masking also works, but does
+# $E/k$ times the work.)
+#
+# </details>
+# </details>
+# </details>
 
 # %% [markdown]
 # **Verify.** W-10's two tokens, one at a time and as a batch. (1 point.)
@@ -551,6 +603,22 @@ def moe_param_count(d_model, d_ff, n_experts, k, gated=True):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 2 for moe_param_count</summary>
+#
+# One expert's weights, times the number of experts stored (total) or used per
+# token (active), plus the router, which every token uses, in both.
+#
+# <details><summary>Hint 2 of 2 for moe_param_count</summary>
+#
+# An expert has $3\, d_\text{model}\, d_\text{ff}$ parameters when gated and
+# $2\, d_\text{model}\, d_\text{ff}$ when not; the router has
+# $d_\text{model} \cdot n_\text{experts}$. Compute those two numbers first, as
+# integers.
+#
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** One layer of Mixtral 8x7B. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_moe_param_count", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -644,6 +712,23 @@ def load_balancing_loss(router_probs, expert_index, n_experts):
     return float(n_experts * np.sum(f * P))
     ### END SOLUTION
 
+
+# %% [markdown]
+# <details><summary>Hint 1 of 2 for load_balancing_loss</summary>
+#
+# Two shares per expert, averaged over all tokens: $f_i$, the fraction of tokens
+# sent to it, and $P_i$, its mean router probability. The loss is
+# $N \sum_i f_i P_i$.
+#
+# <details><summary>Hint 2 of 2 for load_balancing_loss</summary>
+#
+# Flatten first: probabilities to shape `(tokens, n_experts)`, indices to one
+# dimension. `np.bincount` with `minlength` set to the number of experts counts
+# the tokens per expert, zeros included; divide by the number of tokens for $f$.
+# $P$ is the mean of the probabilities over axis 0.
+#
+# </details>
+# </details>
 
 # %% [markdown]
 # **Verify.** The two cases above. (1 point.)

@@ -271,6 +271,32 @@ def ffn_forward_float16(x, W1, b1, W2, b2, fix=False):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 3 for ffn_forward_float16</summary>
+#
+# Three kinds of array, one per stage: float16 for storage (every input, rounded
+# first), float32 for the sums inside the matrix products, and, for what is kept
+# between the stages ($z$, $h$, $y$), float16 without the fix and float32 with
+# it.
+#
+# <details><summary>Hint 2 of 3 for ffn_forward_float16</summary>
+#
+# Round each of the five inputs with `.astype(np.float16)` first. For each
+# matrix product, cast both float16 operands to float32 and use `@`; then cast
+# the product to the dtype that is kept (float16, or float32 with `fix=True`)
+# and add the bias cast to that same dtype. ReLU is `np.maximum(z, 0)`, which
+# keeps the dtype.
+#
+# <details><summary>Hint 3 of 3 for ffn_forward_float16</summary>
+#
+# Choose the kept dtype once, from `fix`, and use it for both layers; the output
+# is the second layer's result in that dtype, so its dtype is float16 without
+# the fix and float32 with it.
+#
+# </details>
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** The example above, without and with the fix. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_forward_float16", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -398,6 +424,30 @@ def to_bfloat16(x):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 3 for to_bfloat16</summary>
+#
+# Rounding to bfloat16 keeps the upper 16 bits of a float32. Work on the bits as
+# integers: add a rounding constant (0x7FFF, plus 1 when the lowest kept bit is
+# set, for ties to even), then clear the low 16 bits.
+#
+# <details><summary>Hint 2 of 3 for to_bfloat16</summary>
+#
+# `np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)` gives the bits;
+# move them to `np.uint64` before adding, so that nothing wraps around. The
+# lowest kept bit is bit 16: shift right by 16 and keep the last bit with a mask
+# of 1. A mask with the upper 16 bits set clears the lower half.
+#
+# <details><summary>Hint 3 of 3 for to_bfloat16</summary>
+#
+# Turn the result back into 32-bit integers, view those bits as float32, then
+# put NaN back wherever the input was NaN (`np.where(np.isnan(x), ...)`): the
+# bare rule can carry a NaN's payload into an infinity.
+#
+# </details>
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** The five values above. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_to_bfloat16", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -505,6 +555,30 @@ def quantize_int8(W):
 
 
 # %% [markdown]
+# <details><summary>Hint 1 of 3 for quantize_int8</summary>
+#
+# One scale per column: the column's largest absolute value divided by 127. Then
+# each weight is divided by its column's scale, rounded to the nearest integer,
+# clipped to $[-127, 127]$ and stored as int8.
+#
+# <details><summary>Hint 2 of 3 for quantize_int8</summary>
+#
+# The largest absolute value down each column (over axis 0) gives the columns'
+# magnitudes; a column of zeros gets the scale 1.0 instead (`np.where`), so that
+# nothing divides by zero. Dividing `W` by the scales row vector broadcasts over
+# the columns.
+#
+# <details><summary>Hint 3 of 3 for quantize_int8</summary>
+#
+# Round with `np.rint` (ties to even), then clip to $[-127, 127]$ with
+# `np.clip`, then cast to int8, in that order. Return the pair `(q, scale)`, the
+# scales as float64.
+#
+# </details>
+# </details>
+# </details>
+
+# %% [markdown]
 # **Verify.** The worked example. (1 point.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_quantize_int8", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
@@ -539,6 +613,21 @@ def dequantize(q, scale):
     return np.asarray(q, dtype=float) * np.asarray(scale, dtype=float)
     ### END SOLUTION
 
+
+# %% [markdown]
+# <details><summary>Hint 1 of 2 for dequantize</summary>
+#
+# Undo the division: multiply every entry of column $j$ of $q$ by `scale[j]`, in
+# float64.
+#
+# <details><summary>Hint 2 of 2 for dequantize</summary>
+#
+# Convert `q` to a float64 array before multiplying (int8 arithmetic would
+# overflow and round), then multiply by the scales as a row: broadcasting lines
+# `scale` up with the last axis, which is the columns.
+#
+# </details>
+# </details>
 
 # %% [markdown]
 # **Verify.** The worked example's $q$ and scales give back $W$ to within half
@@ -632,6 +721,29 @@ def ffn_forward_int8(x, q1, s1, b1, q2, s2, b2):
     return (h @ q2.astype(float)) * s2 + b2
     ### END SOLUTION
 
+
+# %% [markdown]
+# <details><summary>Hint 1 of 3 for ffn_forward_int8</summary>
+#
+# Multiplying by $q$ and then scaling each output column is the same as
+# multiplying by the dequantised weights, but cheaper:
+# $x W \approx (x\, q) \odot s$, column by column.
+#
+# <details><summary>Hint 2 of 3 for ffn_forward_int8</summary>
+#
+# For each layer: cast the int8 matrix to float64, multiply, then multiply the
+# product elementwise by that layer's scales (they broadcast over the last
+# axis), and add the bias. ReLU between the two layers, as always.
+#
+# <details><summary>Hint 3 of 3 for ffn_forward_int8</summary>
+#
+# Two lines after converting `x` to floats: $h$ is the maximum of 0 and `x`
+# times `q1` as floats, times `s1`, plus `b1`; the output is `h` times `q2` as
+# floats, times `s2`, plus `b2`.
+#
+# </details>
+# </details>
+# </details>
 
 # %% [markdown]
 # **Verify.** The random FFN above. (1 point.)
