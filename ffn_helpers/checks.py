@@ -254,8 +254,11 @@ def diagnose_cases(results, mistakes, cases, *, expected, rtol=DEFAULT_RTOL, ato
         return len(a) == len(b) and all(x is NO_RESULT or y is NO_RESULT or _agree(same, x, y)
                                         for x, y in zip(a, b, strict=True))
 
+    # As in `diagnose`: where the mistakes explain one part of a result, that part may be an argument as it came.
+    given = [() for _ in cases] if any(getattr(m, "part", None) for m in mistakes) else cases
+
     def nothing(vector, expected):
-        known = [(r, args, e) for r, args, e in zip(vector, cases, expected, strict=True) if r is not NO_RESULT]
+        known = [(r, args, e) for r, args, e in zip(vector, given, expected, strict=True) if r is not NO_RESULT]
         constant = len(known) > 1 and all(_agree(same, r, known[0][0]) for r, _, _ in known)
         alone = len(known) == 1  # one input's result is all the evidence: judged as `diagnose` judges it
         return constant or all(_computes_nothing(r, args, same, e, alone=alone) for r, args, e in known)

@@ -27,7 +27,7 @@ import pytest
 from scipy import special
 
 import ffn_helpers as fh
-from ffn_helpers import checks, memory, mistakes, moe
+from ffn_helpers import checks, memory, mistakes, moe, training
 from ffn_helpers import module as reference
 
 GRADED = nbtools.graded_assignments()
@@ -155,8 +155,47 @@ def mistake_answer(aid, exercise, mistake):
         return _network(call=compute) if mistake.part == "__call__" else _network(backward=compute)
     if exercise == "count_parameters":
         return named(_count_parameters(compute), exercise)
+    if exercise in TRAINING:
+        return named(TRAINING[exercise](mistake.key), exercise)
     assert callable(right)
     return named(compute, exercise)
+
+
+def _parts(exercise, key):
+    """part -> the computation of the catalogued mistake `key` of `exercise` in that part of the result."""
+    return {m.part: m.compute for m in mistakes.CATALOGUE[exercise] if m.key == key}
+
+
+def _mse_loss(key):
+    """mse_loss making the mistake `key` in every part of its pair where the catalogue has it."""
+    parts = _parts("mse_loss", key)
+
+    def answer(y, target):
+        return tuple(parts[part](y, target) if part in parts else right
+                     for part, right in zip(("loss", "grad"), training.mse_loss(y, target), strict=True))
+
+    return answer
+
+
+def _sgd_step(key):
+    compute = _parts("sgd_step", key)[None]
+    return lambda params, grads, lr: {name: compute(name, params, grads, lr) for name in training.PARAMS}
+
+
+def _train(key):
+    """train making the mistake `key` in its parameters and its losses, where the catalogue has it."""
+    parts = _parts("train", key)
+
+    def answer(params, x, target, lr, steps):
+        trained, losses = training.train(params, x, target, lr, steps)
+        if "params" in parts:
+            trained = {name: parts["params"](name, params, x, target, lr, steps) for name in training.PARAMS}
+        return trained, parts["losses"](params, x, target, lr, steps) if "losses" in parts else losses
+
+    return answer
+
+
+TRAINING = {"mse_loss": _mse_loss, "sgd_step": _sgd_step, "train": _train}  # 13's answers, by the mistake's key
 
 
 # ---------------------------------------------------------------- a corpus of other wrong answers

@@ -127,7 +127,8 @@ def test_nothing_reached_the_local_server(batches):
 
 def test_grades_csv_has_the_class_with_status_and_exercises(batches):
     lines = (batches["base"] / "results" / "grades.csv").read_text().splitlines()
-    assert lines[0].startswith("student_id,status,score,max_score,late_penalty,grade,timestamp,ffn_forward")
+    assert lines[0].startswith("student_id,status,score,max_score,late_penalty,grade,timestamp,lms_marked_late,"
+                               "ffn_forward")
     assert len(lines) == 1 + len(batches["graded"])
 
 

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -1096,3 +1097,26 @@ def test_a_worker_setup_with_an_unknown_or_missing_field_is_refused_naming_them(
     assert WorkerSetup.from_dict(setup.to_dict()) == setup  # what crosses the pipe as JSON comes back the same
     with pytest.raises(ValueError, match=r"unknown: \['seed'\], missing: \['template_db'\]"):
         WorkerSetup.from_dict({**{k: v for k, v in setup.to_dict().items() if k != "template_db"}, "seed": 1})
+
+
+def test_release_feedback_gives_the_student_a_page_to_read_and_the_course_keeps_its_own_private(tmp_path):
+    """The course writes feedback pages 0600; nbgrader's release_feedback copies a page's mode into the exchange,
+    where the student (another account) could not read it. The course's config names ReleaseFeedback: the page
+    in the exchange is 0644, found only by its secret name in a folder nobody may list, as nbgrader's own are."""
+    root = nbtools.scratch_course(tmp_path / "course", "02_forward_pass")
+    exchange = tmp_path / "exchange"
+    exchange.mkdir()
+    folder = root / "feedback" / "s1" / "02_forward_pass"
+    folder.mkdir(parents=True)
+    page = folder / "02_forward_pass.html"
+    page.write_text("<p>feedback</p>")
+    (folder / "timestamp.txt").write_text("2026-12-01 10:00:00.000000 UTC")
+    (folder / "submission_secret.txt").write_text("3f1c9a2b7d5e4f60a1b2c3d4e5f6a7b8")
+    page.chmod(0o600)
+    done = nbtools.nbgrader("release_feedback", "02_forward_pass", f"--Exchange.root={exchange}",
+                            "--CourseDirectory.course_id=ffn", cwd=root)
+    assert done.returncode == 0, done.stderr
+    released = list((exchange / "ffn" / "feedback").glob("*.html"))
+    assert [p.read_text() for p in released] == ["<p>feedback</p>"], done.stderr
+    assert stat.S_IMODE(released[0].stat().st_mode) == 0o644
+    assert stat.S_IMODE(page.stat().st_mode) == 0o600

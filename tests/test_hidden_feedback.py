@@ -238,7 +238,7 @@ def _helper_failures_13(z):
     drawn = {"W1": z, "b1": z[0], "W2": z.T, "b2": z[1]}
     high = {name: np.zeros_like(start[name]) for name in training.PARAMS}
     return [
-        ("13 loss pair", lambda: helper("check_loss")(lambda y, t: z, z, z), [z]),
+        ("13 loss pair", lambda: helper("check_loss")(lambda y, t: z, [(z, z)]), [z]),
         ("13 params key", lambda: helper("check_params")({"W1": z}, drawn, "sgd_step(params, grads, lr=0.5)"), [z]),
         ("13 params None", lambda: helper("check_params")(drawn, {**drawn, "b1": None}, "train(...)'s params"), [z]),
         ("13 fit", lambda: helper("check_fit")(lambda p, x, t: (high, z.ravel()), start, keys, values,

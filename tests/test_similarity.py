@@ -53,6 +53,9 @@ def test_a_renamed_reformatted_copy_of_the_solution_is_reported(aid):
         copy = renamed(solution, "x9")
         assert _body(copy) != _body(solution)  # really renamed
         matches, notes = similarity.compare_cell(grade_id, {"copier": copy}, solution, starters[grade_id])
+        if grade_id in similarity.DICTATED:
+            assert (matches, notes) == ([], [f"{grade_id}: not compared: {similarity.DICTATED[grade_id]}"])
+            continue
         if not similarity.answer(solution).reportable:
             assert matches == []  # too short to say anything
             continue
@@ -67,6 +70,8 @@ def test_a_classmates_renamed_copy_is_reported_and_independent_answers_are_not(a
     solutions, starters = _cells(aid)
     pairs = 0
     for grade_id, solution in solutions.items():
+        if grade_id in similarity.DICTATED:
+            continue  # never compared (the test above)
         independent = _independent(aid, grade_id, solution)
         answers = dict(independent)
         matches, _ = similarity.compare_cell(grade_id, answers, solution, starters[grade_id])
@@ -79,6 +84,18 @@ def test_a_classmates_renamed_copy_is_reported_and_independent_answers_are_not(a
             assert [(m.student, m.other) for m in matches] == [(name, "copier")], (grade_id, name)
             pairs += 1
     assert pairs >= 1, f"{aid} has no independent alternative answer long enough to compare"
+
+
+def test_a_dictated_cell_is_not_compared_because_an_independent_answer_scores_like_a_copy():
+    """13's train: the matrix-style answer, written from the text's four numbered calls, shares REPORT_AT of its
+    fingerprints with the solution, so a report on it would accuse honest learners (similarity.DICTATED)."""
+    solutions, starters = _cells("13_training")
+    starter = similarity.fingerprints(similarity.normalise(starters["train"])[0])
+    sol = similarity.answer(solutions["train"], starter)
+    scores = {name: similarity._score(similarity.answer(code, starter).fingerprints, sol.fingerprints)
+              for name, code in _independent("13_training", "train", solutions["train"]).items()}
+    assert max(scores.values()) >= similarity.REPORT_AT, scores
+    assert set(similarity.DICTATED) == {"train"}
 
 
 TARGETS = {  # share of disguised copies reported, at least (the issue's targets)

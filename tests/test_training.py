@@ -193,6 +193,8 @@ def test_a_learners_sgd_step_mistake_is_named(key):
     rng = np.random.default_rng(5)
     params, grads = training.initial_params(3, 4, 1), training.initial_params(3, 4, 2)
     grads["b1"], grads["b2"] = rng.normal(size=4), rng.normal(size=3)
+    # Biases of zero would leave biases_not_updated's result zeros, which an answer computing nothing gives too.
+    params["b1"], params["b2"] = rng.normal(size=4), rng.normal(size=3)
     got, want = STEPS[key](params, grads, 0.3), training.sgd_step(params, grads, 0.3)
     with pytest.raises(AssertionError) as failure:
         for name in training.PARAMS:

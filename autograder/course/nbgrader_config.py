@@ -76,6 +76,8 @@ from autograder.grading.gate_out.feedback import private_feedback  # noqa: E402
 
 c.GenerateFeedback.permissions = 600
 c.GenerateFeedback.post_convert_hook = private_feedback(here)
+# ...while the copy release_feedback puts in the exchange is the student's to read, as nbgrader's own pages are.
+c.ExchangeFactory.release_feedback = "autograder.grading.gate_out.release_feedback.ReleaseFeedback"
 
 # Late work (autograder/README.md, "Late work"): the due date is the gradebook's (`nbgrader db assignment add
 # 02_forward_pass --duedate="2026-12-01 17:00:00 Europe/Berlin"`); nbgrader's own plugin gives no penalty, the

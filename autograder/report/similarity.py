@@ -39,6 +39,10 @@ REPORT_AT = 0.8  # share of the smaller answer's fingerprints found in the other
 COMMON = 20  # a fingerprint more than this many classmates share is an idiom (MOSS's -m), not a copy
 MIN_FINGERPRINTS = round((MIN_TOKENS - K + 1) * 2 / (WINDOW + 1))  # what an answer of MIN_TOKENS has, on average
 # (winnowing keeps 2 / (WINDOW + 1) of the k-grams): with idioms left out, a pair's score is never judged on fewer
+# Answer cells whose code the notebook dictates line by line: honest answers are alike by nature, as short formulas
+# are, so they are not compared at all (a note says so). 13's `train` is four calls in the order its text numbers
+# them; an independent answer written from the hints scores REPORT_AT against the solution (tests/test_similarity.py).
+DICTATED = {"train": "the notebook dictates its loop call by call, so honest answers look alike"}
 MAX_CHARS = 60_000  # a cell is read up to here; the course's longest solution cell has about 4,200 characters
 MAX_TOKENS = 3_000  # normalised tokens considered per cell; the longest solution has about 600
 
@@ -352,8 +356,10 @@ def compare_cell(grade_id, answers, solution, starter_code=""):
     answers: {student: code}; solution: the published solution's code. Two students who both match the
     solution are not listed again as a pair unless they share more with each other. Pairs are found through an
     index from fingerprint to students, never one by one, and a fingerprint more than COMMON students share is
-    not counted, on either side.
+    not counted, on either side. A cell of DICTATED is not compared: no matches, and a note that says why.
     """
+    if grade_id in DICTATED:
+        return [], [f"{grade_id}: not compared: {DICTATED[grade_id]}"]
     starter = fingerprints(normalise(starter_code)[0])
     sol = answer(solution, starter)
     cells = {s: answer(c, starter) for s, c in answers.items()}

@@ -57,9 +57,11 @@ EXTRA_REFERENCES = {
 # Every module of ffn_helpers that holds reference answers (tests/test_grader_units.py checks none is missing).
 REFERENCE_MODULES = ("ffn_helpers", "ffn_helpers.activations", "ffn_helpers.ffn", "ffn_helpers.norm",
                      "ffn_helpers.budgets", "ffn_helpers.module", "ffn_helpers.positions", "ffn_helpers.memory",
-                     "ffn_helpers.moe", "ffn_helpers.precision")
+                     "ffn_helpers.moe", "ffn_helpers.precision", "ffn_helpers.training")
+# Feedback, figures and worked examples; `yours` runs the learner's own functions in demonstrations, and
+# `torch_check` needs torch, which the grader's environment does not have.
 NOT_REFERENCES = ("ffn_helpers.checks", "ffn_helpers.mistakes", "ffn_helpers.plots", "ffn_helpers.widgets",
-                  "ffn_helpers.examples", "ffn_helpers.rounding")  # feedback, figures and worked examples
+                  "ffn_helpers.examples", "ffn_helpers.rounding", "ffn_helpers.yours", "ffn_helpers.torch_check")
 # Code that computes answers under names no exercise has: the catalogue of mistakes (forward_pass.ffn_variant with
 # its defaults is the FFN). No answer has a reason to call it, and no reference calls it: each of its functions is
 # a reference of every exercise. (ffn_helpers' private modules are not listed: ffn.ffn_forward calls _fast's FFN

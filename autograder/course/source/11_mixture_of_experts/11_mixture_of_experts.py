@@ -718,7 +718,7 @@ def load_balancing_loss(router_probs, expert_index, n_experts):
 #
 # Two shares per expert, averaged over all tokens: $f_i$, the fraction of tokens
 # sent to it, and $P_i$, its mean router probability. The loss is
-# $N \sum_i f_i P_i$.
+# $E \sum_i f_i P_i$.
 #
 # <details><summary>Hint 2 of 2 for load_balancing_loss</summary>
 #

@@ -106,17 +106,16 @@ def pair(result, call, what):
     return result
 
 
-def check_loss(fn, y, target):
-    """Test cells' helper: fn(y, target) must give the reference's (L, ∂L/∂y), each compared on its own."""
-    want_loss, want_grad = training.mse_loss(y, target)
-    loss, grad = pair(checks.call(fn, y, target), "mse_loss(y, target)", "a pair (L, ∂L/∂y)")
-    checks.assert_close(loss, want_loss, name="mse_loss(y, target)'s L",
-                        mistakes=mistakes.for_exercise("mse_loss", "loss"), args=(y, target))
-    checks.assert_close(grad, want_grad, name="mse_loss(y, target)'s ∂L/∂y",
-                        mistakes=mistakes.for_exercise("mse_loss", "grad"), args=(y, target))
+def same_result(a, b):
+    """Whether two results agree within the checks' tolerances: arrays, numbers, None, or parameter dicts."""
+    if isinstance(a, dict) or isinstance(b, dict):
+        return isinstance(a, dict) and isinstance(b, dict) and all(same_result(a.get(n), b.get(n)) for n in PARAMS)
+    if a is None or b is None:
+        return a is None and b is None
+    return np.shape(a) == np.shape(b) and checks.compare(a, b).ok
 
 
-def check_params(got, expected, call, catalogue=(), args=()):
+def check_params(got, expected, call):
     """Test cells' helper: a learner's parameter dict against the reference's, name by name."""
     if not isinstance(got, dict):
         raise checks.wrong_result(call, "a dict with keys 'W1' 'b1' 'W2' 'b2'", got)
@@ -128,32 +127,111 @@ def check_params(got, expected, call, catalogue=(), args=()):
                 raise checks.failure(f"{call}[{name!r}] should be {checks.describe(expected[name])}, got "
                                      f"{checks.describe(got[name])}", public=True)
             continue
-        checks.assert_close(got[name], expected[name], name=f"{call}[{name!r}]", mistakes=catalogue,
-                            args=(name, *args))
+        checks.assert_close(got[name], expected[name], name=f"{call}[{name!r}]")
 
 
-def check_step(fn, params, grads, lr):
-    """Test cells' helper: fn(params, grads, lr) against the reference's step."""
-    expected = training.sgd_step(params, grads, lr)
-    given = copied(grads) | {"x": np.array(grads.get("x", np.ones((3, np.shape(params["W1"])[0]))), dtype=float)}
-    got = checks.call(fn, copied(params), given, lr, name="sgd_step")
-    check_params(got, expected, f"sgd_step(params, grads, lr={lr:g})", mistakes.for_exercise("sgd_step"),
-                 (params, grads, lr))
+def as_dicts(catalogue):
+    """Mistakes computed one parameter at a time (args (name, *args)), as computing the whole dict (args (*args))."""
+    return [m.computing(lambda *args, m=m: {name: m.compute(name, *args) for name in PARAMS}) for m in catalogue]
 
 
-def check_train(fn, params, x, target, lr, steps):
-    """Test cells' helper: fn(...) against the reference's loop, with the course's forward, backward, loss and step
-    in place of the learner's, so that only the loop is graded here."""
-    expected, expected_losses = training.train(params, x, target, lr, steps)
-    with checks.substitute(ffn_module_forward=ffn_forward, ffn_module_backward=reference.ffn_backward,
-                           mse_loss=training.mse_loss, sgd_step=training.sgd_step):
-        result = checks.call(fn, copied(params), x, target, lr, steps, name="train")
-    call = f"train(params, x, target, lr={lr:g}, steps={steps})"
-    trained, losses = pair(result, call, "a pair (params, losses)")
-    check_params(trained, expected, f"{call}'s params", mistakes.for_exercise("train", "params"),
-                 (params, x, target, lr, steps))
-    checks.assert_close(losses, expected_losses, name=f"{call}'s losses",
-                        mistakes=mistakes.for_exercise("train", "losses"), args=(params, x, target, lr, steps))
+def check_runs(run, cases, parts, catalogue):
+    """Test cells' helper: run(*args) is the learner's result (through checks.call) on each case of `cases`, a list
+    of (args, the reference's result, judge); judge(got) raises at the first wrong case, marking the part of the
+    result it found wrong (`in_part`; `parts` lists the parts, None where the result is one whole). The learner's
+    code still runs on the other cases, and a catalogued mistake of that part (`catalogue(part)`) is named only where
+    it gives that part of the learner's result on every case (checks.diagnose_cases)."""
+    results, failed = [], None
+    for args, expected, judge in cases:
+        if failed is not None:
+            results.append(checks.evidence(run, args))
+            continue
+        got = run(*args)
+        results.append(got)
+        try:
+            judge(got)
+        except AssertionError as failure:
+            failed = failure
+    if failed is None:
+        return
+    part = getattr(failed, "part", None)
+    index = None if part is None else parts.index(part)
+
+    def piece(result):
+        if index is None:
+            return result
+        return result[index] if isinstance(result, tuple | list) and len(result) == len(parts) else checks.NO_RESULT
+
+    found = [] if parts is not None and part is None else checks.diagnose_cases(  # not a pair: no part to explain
+        [piece(r) for r in results], catalogue(part), [args for args, _, _ in cases],
+        expected=[piece(e) for _, e, _ in cases], same=same_result)
+    raise checks.failure(str(failed), found, keeps=failed) from None
+
+
+def in_part(part, check):
+    """Run `check`; a failure it raises is marked as one of the result's `part`."""
+    try:
+        check()
+    except AssertionError as failure:
+        failure.part = part
+        raise
+
+
+def check_loss(fn, cases):
+    """Test cells' helper: fn(y, target) must give the reference's (L, ∂L/∂y), each compared on its own, for each
+    (y, target) of `cases`."""
+    def judge(got, want):
+        loss, grad = pair(got, "mse_loss(y, target)", "a pair (L, ∂L/∂y)")
+        in_part("loss", lambda: checks.assert_close(loss, want[0], name="mse_loss(y, target)'s L"))
+        in_part("grad", lambda: checks.assert_close(grad, want[1], name="mse_loss(y, target)'s ∂L/∂y"))
+
+    runs = []
+    for y, target in cases:
+        want = training.mse_loss(y, target)
+        runs.append(((y, target), want, lambda got, want=want: judge(got, want)))
+    check_runs(lambda y, target: checks.call(fn, y, target, name="mse_loss"), runs, ("loss", "grad"),
+               lambda part: mistakes.for_exercise("mse_loss", part))
+
+
+def check_step(fn, cases):
+    """Test cells' helper: fn(params, grads, lr) against the reference's step, for each (params, grads, lr) of
+    `cases`; fn gets copies, and grads with a key "x" as a backward pass gives it."""
+    def run(params, grads, lr):
+        given = copied(grads) | {"x": np.array(grads.get("x", np.ones((3, np.shape(params["W1"])[0]))), dtype=float)}
+        return checks.call(fn, copied(params), given, lr, name="sgd_step")
+
+    runs = []
+    for params, grads, lr in cases:
+        want = training.sgd_step(params, grads, lr)
+        runs.append(((params, grads, lr), want,
+                     lambda got, want=want, lr=lr: check_params(got, want, f"sgd_step(params, grads, lr={lr:g})")))
+    check_runs(run, runs, None, lambda part: as_dicts(mistakes.for_exercise("sgd_step")))
+
+
+def check_train(fn, cases):
+    """Test cells' helper: fn(params, x, target, lr, steps) against the reference's loop, for each such tuple of
+    `cases`, with the course's forward, backward, loss and step in place of the learner's, so that only the loop
+    is graded here."""
+    def run(params, x, target, lr, steps):
+        with checks.substitute(ffn_module_forward=ffn_forward, ffn_module_backward=reference.ffn_backward,
+                               mse_loss=training.mse_loss, sgd_step=training.sgd_step):
+            return checks.call(fn, copied(params), x, target, lr, steps, name="train")
+
+    def judge(got, want, call):
+        trained, losses = pair(got, call, "a pair (params, losses)")
+        in_part("params", lambda: check_params(trained, want[0], f"{call}'s params"))
+        in_part("losses", lambda: checks.assert_close(losses, want[1], name=f"{call}'s losses"))
+
+    runs = []
+    for params, x, target, lr, steps in cases:
+        want, call = training.train(params, x, target, lr, steps), f"train(params, x, target, lr={lr:g}, steps={steps})"
+        runs.append(((params, x, target, lr, steps), want, lambda got, want=want, call=call: judge(got, want, call)))
+
+    def catalogue(part):
+        found = mistakes.for_exercise("train", part)
+        return as_dicts(found) if part == "params" else found
+
+    check_runs(run, runs, ("params", "losses"), catalogue)
 
 
 def check_fit(fn, params, x, target, case):
@@ -561,8 +639,7 @@ def mse_loss(y, target):
 # $(2, 2, 3)$. (1 point here, 1 from the grader.)
 
 # %% nbgrader={"grade": true, "grade_id": "test_mse_loss", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
-check_loss(mse_loss, Y_EX, T_EX)
-check_loss(mse_loss, Y_EX.reshape(2, 2, 3), T_EX.reshape(2, 2, 3))
+check_loss(mse_loss, [(Y_EX, T_EX), (Y_EX.reshape(2, 2, 3), T_EX.reshape(2, 2, 3))])
 checks.ok("mse_loss gives L = 0.875 and ∂L/∂y = (y - t)/4 for the worked example.")
 
 # %% [markdown]
@@ -574,10 +651,9 @@ checks.ok("mse_loss gives L = 0.875 and ∂L/∂y = (y - t)/4 for the worked exa
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = checks.hidden_rng(1303)
-for shape in [(5,), (7, 3), (2, 4, 6)]:
-    check_loss(mse_loss, rng.normal(size=shape), rng.normal(size=shape))
+cases = [(rng.normal(size=shape), rng.normal(size=shape)) for shape in [(5,), (7, 3), (2, 4, 6)]]
 same = rng.normal(size=(4, 3))
-check_loss(mse_loss, same, same.copy())
+check_loss(mse_loss, [*cases, (same, same.copy())])
 checks.ok("mse_loss is right for every batch shape.")
 ### END HIDDEN TESTS
 
@@ -662,8 +738,8 @@ tiny = {"W1": np.array([[1.0, -2.0]]), "b1": np.array([0.5, 0.0]), "W2": np.arra
         "b2": np.array([0.0])}
 tiny_grads = {"W1": np.array([[0.5, 1.0]]), "b1": np.array([1.0, -2.0]), "W2": np.array([[2.0], [0.0]]),
               "b2": np.array([-1.0]), "x": np.array([[0.25]])}
-check_step(sgd_step, tiny, tiny_grads, 0.1)
-check_step(sgd_step, tiny | {"b1": None, "b2": None}, tiny_grads | {"b1": None, "b2": None}, 0.1)
+no_biases = {"b1": None, "b2": None}
+check_step(sgd_step, [(tiny, tiny_grads, 0.1), (tiny | no_biases, tiny_grads | no_biases, 0.1)])
 checks.ok("sgd_step moves each parameter by -lr times its gradient.")
 
 # %% [markdown]
@@ -674,9 +750,7 @@ checks.ok("sgd_step moves each parameter by -lr times its gradient.")
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = checks.hidden_rng(1304)
-for lr in (0.01, 0.5, 3.0, 2):
-    params, grads = random_params(rng, 8, 16), random_params(rng, 8, 16)
-    check_step(sgd_step, params, grads, lr)
+check_step(sgd_step, [(random_params(rng, 8, 16), random_params(rng, 8, 16), lr) for lr in (0.01, 0.5, 3.0, 2)])
 checks.ok("sgd_step is right for every size and learning rate.")
 ### END HIDDEN TESTS
 
@@ -777,7 +851,7 @@ def train(params, x, target, lr, steps):
 # %% nbgrader={"grade": true, "grade_id": "test_train", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 w2_params = dict(zip(PARAMS, W2_EX.params, strict=True))
 x_two = np.stack([W2_EX.x, [-0.6, 0.2, 0.9]])
-check_train(train, w2_params, x_two, np.array([[0.0, 1.0, 0.0], [1.0, 0.0, -1.0]]), 0.1, 5)
+check_train(train, [(w2_params, x_two, np.array([[0.0, 1.0, 0.0], [1.0, 0.0, -1.0]]), 0.1, 5)])
 checks.ok("train runs the loop: forward, loss, backward, step, with the losses before each step.")
 
 # %% [markdown]
@@ -789,11 +863,12 @@ checks.ok("train runs the loop: forward, loss, backward, step, with the losses b
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 rng = checks.hidden_rng(1305)
-check_train(train, random_params(rng, 8, 16), rng.normal(size=(12, 8)), rng.normal(size=(12, 8)), 0.5, 20)
-check_train(train, random_params(rng, 3, 5), rng.normal(size=(2, 3, 3)), rng.normal(size=(2, 3, 3)), 0.2, 4)
-check_train(train, random_params(rng, 4, 6, use_bias=False), rng.normal(size=(5, 4)), rng.normal(size=(5, 4)), 0.3,
-            3)
-check_train(train, random_params(rng, 2, 3), rng.normal(size=(4, 2)), rng.normal(size=(4, 2)), 1.0, 1)
+check_train(train, [
+    (random_params(rng, 8, 16), rng.normal(size=(12, 8)), rng.normal(size=(12, 8)), 0.5, 20),
+    (random_params(rng, 3, 5), rng.normal(size=(2, 3, 3)), rng.normal(size=(2, 3, 3)), 0.2, 4),
+    (random_params(rng, 4, 6, use_bias=False), rng.normal(size=(5, 4)), rng.normal(size=(5, 4)), 0.3, 3),
+    (random_params(rng, 2, 3), rng.normal(size=(4, 2)), rng.normal(size=(4, 2)), 1.0, 1),
+])
 checks.ok("train is right for every size, batch shape and bias option.")
 ### END HIDDEN TESTS
 
