@@ -12,8 +12,6 @@
     schema.py    the result records grading writes (<student>.json, "schema": 1) and the report reads
 """
 
-import json
-import re
 import sys
 from pathlib import Path
 
@@ -37,22 +35,18 @@ def assignments():
     return sorted(p.parent.name for p in SOURCE_DIR.glob("*/*.py") if p.stem == p.parent.name)
 
 
-_CELL_HEADER = re.compile(r"^# %%(?P<rest>.*)$")
-_NBGRADER_META = re.compile(r"\bnbgrader=(?P<json>\{.*\})\s*$")
+def authored(path):
+    """A jupytext percent source (`source/<id>/<id>.py`) as jupytext reads it: the one reading of the course's
+    sources, which the build, the report and `check` share. A cell's header, `# %% nbgrader={...} may_call=[...]`,
+    is jupytext's to parse (jupytext.cell_metadata.text_to_metadata), whatever follows its nbgrader JSON."""
+    import jupytext  # imported here: most commands never read a source
+
+    return jupytext.read(path, fmt="py:percent")
 
 
 def source_metadata(path):
-    """The nbgrader metadata of each cell of a jupytext percent source, read from its `# %%` header lines.
-
-    (Reading the headers directly avoids importing jupytext and nbformat, which costs seconds.)
-    """
-    metas = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        header = _CELL_HEADER.match(line)
-        if header:
-            meta = _NBGRADER_META.search(header["rest"])
-            metas.append(json.loads(meta["json"]) if meta else {})
-    return metas
+    """The nbgrader metadata of each cell of a jupytext percent source, in order ({} for a cell without)."""
+    return [dict(cell.metadata.get("nbgrader", {})) for cell in authored(path).cells]
 
 
 def assignment_of_answers(answer_ids):

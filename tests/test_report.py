@@ -539,10 +539,15 @@ def test_course_layout_matches_jupytext_for_every_assignment():
 
     for aid in assignments():
         nb = jupytext.read(SOURCE_DIR / aid / f"{aid}.py", fmt="py:percent")
-        metas = [c.metadata.get("nbgrader", {}) for c in nb.cells]
-        expected = [(m["grade_id"], float(m.get("points", 0)))
-                    for m in metas if m.get("grade") and not m.get("solution")]
-        assert [(g, p) for g, _, p in course_layout(aid).cells] == expected, aid
+        expected, answer = [], None
+        for meta in (c.metadata.get("nbgrader", {}) for c in nb.cells):
+            if meta.get("solution"):
+                answer = meta["grade_id"]
+            elif meta.get("grade"):  # every test cell of the course grades the answer cell above it
+                expected.append((meta["grade_id"], answer, float(meta.get("points", 0))))
+        # On main, 11's moe_forward header (nbgrader's JSON, then may_call=[...]) read as no metadata at all, and its
+        # tests were given to router_topk above it.
+        assert list(course_layout(aid).cells) == expected, aid
     assert course_layout("no_such_assignment") is None and course_layout("../etc") is None
 
 

@@ -18,21 +18,20 @@ import sys
 import tempfile
 from pathlib import Path
 
-import jupytext
 import nbformat
 from nbgrader.converters import GenerateAssignment
 from nbgrader.coursedir import CourseDirectory
 from nbgrader.preprocessors import ClearMarkScheme, ClearOutput, LockCells
 from traitlets.config.loader import PyFileConfigLoader
 
-from .. import COURSE_ROOT, NOTEBOOKS_DIR, REPO_ROOT, SOLUTIONS_DIR, SOURCE_DIR, assignments, may_call
+from .. import COURSE_ROOT, NOTEBOOKS_DIR, REPO_ROOT, SOLUTIONS_DIR, SOURCE_DIR, assignments, authored, may_call
 from ..cells import MAY_CALL
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
 def _authored(assignment_id):
-    return jupytext.read(SOURCE_DIR / assignment_id / f"{assignment_id}.py", fmt="py:percent")
+    return authored(SOURCE_DIR / assignment_id / f"{assignment_id}.py")
 
 
 def read_source(assignment_id):
