@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 READY  := $(VENV)/.installed
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help setup lab instructor test lint course check-course bench clean
+.PHONY: help setup lab instructor test test-fast test-under-load lint course check-course bench clean
 
 $(READY): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed, found " + sys.version.split()[0])'
@@ -36,6 +36,19 @@ instructor: $(READY)  ## open JupyterLab with nbgrader's formgrader on the cours
 	$(BIN)/python -m autograder lab --instructor $(ARGS)
 
 test: $(READY)  ## run the whole test suite
+	$(BIN)/python -m pytest -n 2 --dist loadgroup
+
+# The fast layer: the reference code, the checks and their diagnoses, the course's build; no sandbox, no browser.
+FAST_TESTS := tests/test_examples.py tests/test_activations.py tests/test_ffn.py tests/test_norm.py \
+	tests/test_budgets.py tests/test_module.py tests/test_properties.py tests/test_checks.py tests/test_mistakes.py \
+	tests/test_bad_input.py tests/test_memory.py tests/test_moe.py tests/test_precision.py tests/test_training.py \
+	tests/test_course_build.py tests/test_diagnoses.py
+test-fast: $(READY)  ## run the fast layer of the tests (reference code, checks, mistakes, course build): minutes
+	$(BIN)/python -m pytest -n 2 --dist loadgroup $(FAST_TESTS)
+
+# The whole suite beside two CPU-bound processes: no test may depend on how busy the machine is.
+test-under-load: $(READY)  ## run the whole test suite with two CPU-bound processes beside it
+	@pids=; for i in 1 2; do $(BIN)/python -c 'while True: pass' & pids="$$pids $$!"; done; trap "kill $$pids" EXIT; \
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
 
 lint: $(READY)  ## check the code's style (ruff) and its architecture (lint-imports: pyproject.toml's contracts)
