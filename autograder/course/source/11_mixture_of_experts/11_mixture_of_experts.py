@@ -270,7 +270,7 @@ checks.ok("router_topk picks W-10's experts, largest first, with gates [0.731059
 # %% nbgrader={"grade": true, "grade_id": "test_router_topk_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(2011)
+rng = checks.hidden_rng(2311)
 d_model, E = 5, 8
 W_r = rng.normal(size=(d_model, E))
 cases = []
