@@ -51,10 +51,13 @@ def source_metadata(path):
 
 def assignment_of_answers(answer_ids):
     """The course assignment whose source has these answer cells (most of them), or None."""
+    from .cells import role_of_metadata  # cells imports this module
+
     wanted = {a for a in answer_ids if a}
     best, most = None, 0
     for aid in assignments():
-        ours = {m.get("grade_id") for m in source_metadata(SOURCE_DIR / aid / f"{aid}.py") if m.get("solution")}
+        ours = {m.get("grade_id") for m in source_metadata(SOURCE_DIR / aid / f"{aid}.py")
+                if role_of_metadata(m) == "answer"}
         if len(wanted & ours) > most:
             best, most = aid, len(wanted & ours)
     return best

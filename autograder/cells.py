@@ -1,12 +1,15 @@
 """The code cells of a graded notebook: who wrote each one, what it defines and uses, which exercise it is.
 
 Roles, from nbgrader's cell metadata (after its OverwriteCells step has put
-the course's locked cells back):
+the course's locked cells back), by nbgrader's own predicates (is_solution, is_grade, is_locked below):
 
-- `instructor`: a locked cell of the course that is not a test (the setup cell, demonstrations);
-- `test`: a graded, locked test cell (its source includes the hidden tests);
 - `answer`: a learner's answer cell (`"solution": true`), its `grade_id` names the exercise;
+- `test`: a graded cell that is not an answer (nbgrader locks every one; its source includes the hidden tests);
+- `instructor`: any other locked cell of the course with a grade_id (the setup cell, demonstrations);
 - `learner`: any other code cell (cells the learner added or could edit).
+
+`role_of` is the one rule: the grader, `check`, the report, the feedback page, the build and the tests read a
+cell's role through it, or through the three predicates.
 """
 
 import ast
@@ -162,18 +165,44 @@ def _may_call(cell, role):
 
 
 def _nbgrader(cell):
-    return cell.get("metadata", {}).get("nbgrader", {}) or {}
+    meta = cell.get("metadata", {}).get("nbgrader", {}) or {}
+    return meta if isinstance(meta, dict) else {}
+
+
+# nbgrader's predicates (nbgrader/utils.py: is_solution, is_grade, is_locked), read here on plain dicts and notebook
+# nodes alike: importing nbgrader costs seconds that `report` and the build need not pay. tests/test_cell_roles.py
+# holds each to nbgrader's own on every combination of the flags.
+def is_solution(cell):
+    """nbgrader's is_solution: a cell the learner writes."""
+    return bool(_nbgrader(cell).get("solution", False))
+
+
+def is_grade(cell):
+    """nbgrader's is_grade: a cell that carries points."""
+    return bool(_nbgrader(cell).get("grade", False))
+
+
+def is_locked(cell):
+    """nbgrader's is_locked: never a solution cell, always a grade cell, else as its metadata says."""
+    if is_solution(cell):
+        return False
+    return is_grade(cell) or bool(_nbgrader(cell).get("locked", False))
 
 
 def role_of(cell):
-    meta = _nbgrader(cell)
-    if meta.get("solution"):
+    """answer, test, instructor or learner (the module's docstring): the one rule for a cell's role."""
+    if is_solution(cell):
         return "answer"
-    if meta.get("grade") and meta.get("locked", True):
+    if is_grade(cell):
         return "test"
-    if meta.get("locked") and meta.get("grade_id"):
+    if is_locked(cell) and _nbgrader(cell).get("grade_id"):
         return "instructor"
     return "learner"
+
+
+def role_of_metadata(meta):
+    """role_of for a cell known only by its nbgrader metadata (a source's header)."""
+    return role_of({"metadata": {"nbgrader": meta}})
 
 
 def code_cells(nb):

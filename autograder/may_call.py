@@ -16,7 +16,7 @@ The build refuses a name that is no function of ffn_helpers (`problems`).
 import importlib
 import inspect
 
-from .cells import MAY_CALL
+from .cells import MAY_CALL, is_solution
 
 PACKAGE = "ffn_helpers"
 
@@ -50,7 +50,7 @@ def cell_problems(assignment_id, cell):
     meta = cell.metadata.get("nbgrader", {})
     where = f"{assignment_id}: cell {meta.get('grade_id') or cell.get('id')}"
     names = cell.metadata[MAY_CALL]
-    if cell.cell_type != "code" or not meta.get("solution"):
+    if cell.cell_type != "code" or not is_solution(cell):
         return [f"{where} has {MAY_CALL}, which only an answer cell may have"]
     if not isinstance(names, list) or len(set(map(str, names))) != len(names):
         return [f"{where}: {MAY_CALL} should be a list of distinct names, got {names!r}"]

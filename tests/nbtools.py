@@ -28,6 +28,7 @@ from traitlets.config import Config
 
 import autograder
 from autograder.authoring import build
+from autograder.cells import role_of
 
 REPO_ROOT = autograder.REPO_ROOT
 COURSE_ROOT = autograder.COURSE_ROOT
@@ -71,13 +72,13 @@ def grade_id(cell):
 
 
 def is_test(cell):
-    """An autograded test cell: graded, and not an answer cell."""
-    return bool(meta(cell).get("grade")) and not meta(cell).get("solution")
+    """An autograded test cell (autograder.cells.role_of, the grader's one rule)."""
+    return role_of(cell) == "test"
 
 
 def is_answer(cell):
-    """An exercise's answer cell: the learner writes it."""
-    return bool(meta(cell).get("solution"))
+    """An exercise's answer cell: the learner writes it (autograder.cells.role_of)."""
+    return role_of(cell) == "answer"
 
 
 def points(cell):

@@ -25,7 +25,7 @@ from nbgrader.preprocessors import ClearMarkScheme, ClearOutput, LockCells
 from traitlets.config.loader import PyFileConfigLoader
 
 from .. import COURSE_ROOT, NOTEBOOKS_DIR, REPO_ROOT, SOLUTIONS_DIR, SOURCE_DIR, assignments, authored, may_call
-from ..cells import MAY_CALL
+from ..cells import MAY_CALL, is_solution, role_of
 
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
@@ -64,7 +64,7 @@ def _tell_may_call(assignment_id, nb):
     lists = {}
     for before, cell in zip(nb.cells, nb.cells[1:], strict=False):
         meta = cell.metadata.get("nbgrader", {})
-        if cell.cell_type != "code" or not meta.get("solution") or may_call.cell_problems(assignment_id, cell):
+        if cell.cell_type != "code" or not is_solution(cell) or may_call.cell_problems(assignment_id, cell):
             continue  # source_problems names what is wrong
         names, exercise = cell.metadata.get(MAY_CALL, []), meta.get("grade_id", "")
         lists[exercise] = list(names)
@@ -86,7 +86,7 @@ def _written_in(name, assignment_id):
 def _answers(assignment_id):
     """The grade ids of a notebook's answer cells, as authored."""
     return frozenset(c.metadata.get("nbgrader", {}).get("grade_id") for c in _authored(assignment_id).cells
-                     if c.metadata.get("nbgrader", {}).get("solution"))
+                     if is_solution(c))
 
 
 def _may_call_problems(assignment_id, nb):
@@ -94,12 +94,11 @@ def _may_call_problems(assignment_id, nb):
     exercises whose setup cell does not import the checks that apply the rule (`checks.may_call`)."""
     found = may_call.problems(assignment_id, nb)
     for before, cell in zip(nb.cells, nb.cells[1:], strict=False):
-        if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution") \
-                and before.cell_type != "markdown":
+        if cell.cell_type == "code" and is_solution(cell) and before.cell_type != "markdown":
             found.append(f"{assignment_id}: answer cell {cell.id} has no markdown cell right above it to tell the "
                          f"learner which course functions it may call")
     setup = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup"]
-    answers = [c for c in nb.cells if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")]
+    answers = [c for c in nb.cells if c.cell_type == "code" and is_solution(c)]
     if answers and not (setup and re.search(r"^from ffn_helpers import .*\bchecks\b", setup[0].source, re.M)):
         found.append(f"{assignment_id}: its setup cell should import checks (from ffn_helpers import checks), which "
                      f"apply the course functions each exercise may call")
@@ -112,9 +111,8 @@ RUN_ON = "raises-exception"
 
 
 def is_test_cell(cell):
-    """An autograded test cell: graded, and not an answer cell."""
-    meta = cell.metadata.get("nbgrader", {})
-    return cell.cell_type == "code" and bool(meta.get("grade")) and not meta.get("solution")
+    """An autograded test cell: a code cell whose role is a test (cells.role_of)."""
+    return cell.cell_type == "code" and role_of(cell) == "test"
 
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .. import NOTEBOOKS_DIR
+from ..cells import is_solution
 
 STUB_LINES = {"# YOUR CODE HERE", "raise NotImplementedError()", "YOUR ANSWER HERE", ""}
 
@@ -41,8 +42,7 @@ def _text(source):
 
 
 def _grade_id(cell):
-    meta = cell.get("metadata", {}).get("nbgrader", {}) or {}
-    return meta.get("grade_id") if meta.get("solution") else None
+    return (cell.get("metadata", {}).get("nbgrader", {}) or {}).get("grade_id") if is_solution(cell) else None
 
 
 def _stub_body(body):

@@ -27,6 +27,7 @@ import warnings
 from pathlib import Path
 
 from .. import COURSE_ROOT, assignment_of_answers, assignments, offering
+from ..cells import is_solution
 from . import course, tempfolders
 from .dispatch.driver import unfinished
 from .gate_in import sandbox, unsandboxed
@@ -91,8 +92,7 @@ def read_notebook(path):
 
 def _is_of(nb, path, assignment_id):
     """BadInput when the notebook's answer cells are another assignment's (03's notebook saved as 02's name)."""
-    answers = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells
-               if c.metadata.get("nbgrader", {}).get("solution")]
+    answers = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells if is_solution(c)]
     holds = assignment_of_answers(answers)
     if holds is not None and holds != assignment_id:
         raise BadInput(f"{path.name} holds the exercises of {holds}, not of {assignment_id}: check it with "

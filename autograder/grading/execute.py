@@ -42,6 +42,7 @@ from nbgrader.preprocessors import Execute
 from traitlets import Integer, default
 
 from .. import exercises_in_order, readable
+from ..cells import role_of
 from .gate_beside.rerun import AFTER_TIMEOUT
 from .gate_in.kernel import SandboxedKernelManager, kill_sandbox, over_budget
 from .gate_in.outputs import ErrorCut, OutputBudget
@@ -86,9 +87,10 @@ _PASSED_ON = _OUTPUT_TYPES | {"status", "execute_input", "clear_output"}
 
 def _test_exercises(cells):
     """cell index -> (exercise, grade id) of each test cell, by the rule the whole grader uses."""
-    meta = [c.get("metadata", {}).get("nbgrader", {}) for c in cells]
-    roles = [(m.get("grade_id"), "answer" if m.get("solution") else "test" if m.get("grade") and m.get("grade_id")
-              else None) for m in meta]
+    roles = []
+    for c in cells:
+        grade_id, role = c.get("metadata", {}).get("nbgrader", {}).get("grade_id"), role_of(c)
+        roles.append((grade_id, role if role == "answer" or (role == "test" and grade_id) else None))
     return {i: (exercise or grade_id, grade_id) for i, ((grade_id, role), exercise)
             in enumerate(zip(roles, exercises_in_order(roles), strict=True)) if role == "test"}
 

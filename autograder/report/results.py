@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .. import SOURCE_DIR, exercise_of_test, exercises_in_order, readable, schema, source_metadata
+from ..cells import role_of_metadata
 from ..schema import CellStatus, SchemaError, Status
 
 
@@ -79,7 +80,7 @@ def course_layout(assignment):
     if not re.fullmatch(r"[A-Za-z0-9_.-]+", assignment) or not path.is_file():
         return None
     metas = [m for m in source_metadata(path) if m.get("grade_id")]
-    roles = [(m["grade_id"], "answer" if m.get("solution") else "test" if m.get("grade") else None) for m in metas]
+    roles = [(m["grade_id"], role if (role := role_of_metadata(m)) in ("answer", "test") else None) for m in metas]
     cells = [(grade_id, exercise, float(meta.get("points", 0) or 0))
              for meta, (grade_id, role), exercise in zip(metas, roles, exercises_in_order(roles), strict=True)
              if role == "test"]
@@ -231,8 +232,6 @@ def _course_cells(assignment):
 
 def _code_cells(notebook):
     """(nbgrader metadata, role, source) of each code cell of a notebook read as JSON; malformed ones left out."""
-    from ..cells import role_of
-
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     for c in cells if isinstance(cells, list) else ():
         meta = c.get("metadata", {}).get("nbgrader", {}) if isinstance(c, dict) else {}
@@ -241,7 +240,7 @@ def _code_cells(notebook):
         if isinstance(source, list):
             source = "".join(s for s in source if isinstance(s, str))
         if isinstance(source, str) and c.get("cell_type") == "code":
-            yield meta, role_of({"metadata": {"nbgrader": meta}}), source
+            yield meta, role_of_metadata(meta), source
 
 
 def _answer_cells(notebook, wanted=None, course=None):

@@ -30,6 +30,7 @@ import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from ... import sanitise
+from ...cells import is_grade, is_solution, role_of
 from ...sanitise import ANSI as _ANSI
 from ...sanitise import ID as _ID
 from ...sanitise import (
@@ -50,8 +51,7 @@ def _nbgrader(cell):
 
 
 def _is_test(cell):
-    meta = _nbgrader(cell)
-    return bool(meta.get("grade")) and not meta.get("solution") and cell.get("cell_type") == "code"
+    return role_of(cell) == "test" and cell.get("cell_type") == "code"
 
 
 MAX_PAGE_CHARS = 8_000_000  # the outputs of a whole page; later ones become a note
@@ -204,9 +204,9 @@ def feedback_notebook(notebook, notebook_result, student):
             text = (f"✔ passed ({v['points']:g} / {v['max_points']:g})" if v["points"] >= v["max_points"]
                     else f"✘ {v['status']} ({v['points']:g} / {v['max_points']:g}): {v['message']}")
             cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text + "\n")]
-        elif meta.get("grade"):
+        elif is_grade(cell):
             meta.setdefault("score", 0.0)
-        if meta.get("solution"):
+        if is_solution(cell):
             notes = [f"{f['kind']}: {str(f['detail'])[:MAX_MESSAGE_CHARS]}" for f in notebook_result["flags"]
                      if f.get("exercise") == meta.get("grade_id")]
             meta["comment"] = "\n\n".join(notes) or None
@@ -280,7 +280,7 @@ def _page_cell(cell, first, budget, course_markdown=frozenset()):
     meta = _nbgrader(cell) if cell.get("cell_type") == "code" else {}
     view = {"kind": "code", "source": source[:MAX_OUTPUT_CHARS], "answer": None, "comment": None, "test": None,
             "points": None, "outputs": [], "outputs_cut": False}
-    if meta.get("solution"):
+    if is_solution(cell) and cell.get("cell_type") == "code":
         view["answer"], view["comment"] = str(meta.get("grade_id")), meta.get("comment")
     elif _is_test(cell):
         view["test"] = str(meta.get("grade_id"))

@@ -1,0 +1,69 @@
+"""A cell's role is decided in one place, autograder.cells, by nbgrader's own predicates (nbgrader/utils.py)."""
+
+import ast
+import itertools
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader import utils as nbgrader_utils
+
+from autograder import cells
+
+ROOT = Path(__file__).resolve().parents[1]
+FLAGS = ("grade", "solution", "locked")
+# Each flag absent, False or True, with and without a grade_id, and a cell with no nbgrader metadata at all.
+COMBINATIONS = [None] + [{**{f: v for f, v in zip(FLAGS, values, strict=True) if v is not None}, **extra}
+                         for values in itertools.product((None, False, True), repeat=3)
+                         for extra in ({}, {"grade_id": "f"})]
+
+
+@pytest.mark.parametrize("meta", COMBINATIONS, ids=str)
+def test_the_predicates_are_nbgraders_own(meta):
+    cell = nbformat.v4.new_code_cell("pass", metadata={} if meta is None else {"nbgrader": meta})
+    for name in ("is_grade", "is_solution", "is_locked"):
+        assert getattr(cells, name)(cell) == bool(getattr(nbgrader_utils, name)(cell)), name
+        assert getattr(cells, name)(dict(cell)) == getattr(cells, name)(cell), f"{name} on a plain dict"
+
+
+@pytest.mark.parametrize("meta", COMBINATIONS, ids=str)
+def test_roles_follow_the_predicates(meta):
+    cell = nbformat.v4.new_code_cell("pass", metadata={} if meta is None else {"nbgrader": meta})
+    solution, grade, locked = (bool(getattr(nbgrader_utils, n)(cell)) for n in ("is_solution", "is_grade", "is_locked"))
+    expected = ("answer" if solution else "test" if grade else
+                "instructor" if locked and (meta or {}).get("grade_id") else "learner")
+    assert cells.role_of(cell) == expected
+    assert cells.role_of_metadata(meta or {}) == expected
+
+
+# Modules that read the flags for another purpose than a cell's role: integrity compares what a submission's cells
+# claim with the release's (any claim is a finding), sanitise keeps only the flags nbgrader knows, course writes them.
+READS_FLAGS_FOR_ANOTHER_REASON = {"autograder/cells.py", "autograder/grading/scoring/integrity.py",
+                                  "autograder/sanitise.py", "autograder/grading/course.py"}
+
+
+def _flag_reads(tree):
+    """Lines where code reads nbgrader's "grade", "solution" or "locked" key of a cell's metadata: meta.get("grade"),
+    cell.metadata["nbgrader"]["solution"] (a receiver that names metadata; a CSV row's "grade" is another thing)."""
+    for node in ast.walk(tree):
+        key = receiver = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get" \
+                and node.args and isinstance(node.args[0], ast.Constant):
+            key, receiver = node.args[0].value, node.func.value
+        elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
+                and isinstance(node.ctx, ast.Load):
+            key, receiver = node.slice.value, node.value
+        text = "" if receiver is None else ast.unparse(receiver)
+        if key in FLAGS and (text == "m" or "meta" in text or "nbgrader" in text):
+            yield node.lineno
+
+
+def test_no_other_module_reads_a_cells_role_from_its_flags():
+    """The grader, check, the report, the feedback page, the build and the tests' helpers ask cells.role_of."""
+    found = []
+    for path in [*sorted((ROOT / "autograder").rglob("*.py")), ROOT / "tests" / "nbtools.py"]:
+        rel = path.relative_to(ROOT).as_posix()
+        if rel in READS_FLAGS_FOR_ANOTHER_REASON or rel.startswith("autograder/course/"):
+            continue
+        found += [f"{rel}:{line}" for line in _flag_reads(ast.parse(path.read_text(encoding="utf-8")))]
+    assert found == []
