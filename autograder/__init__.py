@@ -1,15 +1,27 @@
 """The FFN course's nbgrader course and the tools that build, grade and report on it.
 
-    course/      the nbgrader course root: nbgrader_config.py, the authored sources
-                 course/source/<id>/<id>.py (jupytext, with solutions and hidden tests), and
-                 nbgrader's working folders and gradebook, and results/ (grades, feedback pages,
-                 exports, reports), all made at run time: the class's data, all of it git-ignored
-    authoring/   build: the learner notebooks/ and the solutions/ from the sources; lab: JupyterLab
-    grading/     `python -m autograder grade|check`: sandboxed runs, the clean re-run, results
-    report/      `python -m autograder report`: the class report from the graded results
-    cells.py     what each code cell of a graded notebook is (shared by all three)
-    pages.py     how the feedback page and the class report are rendered (Jinja2, everything escaped)
-    schema.py    the result records grading writes (<student>.json, "schema": 1) and the report reads
+The map of the code is in the packages' docstrings, this one first: each names every module and subpackage in it,
+one line each with its one job (tests/test_map.py holds every package under autograder/ to it).
+
+    course/        nbgrader's course root: nbgrader_config.py and the authored sources, source/<id>/<id>.py
+    authoring/     `build`, `lab`, `carry-over`: the notebook forms from their sources, JupyterLab, a learner's update
+    grading/       `grade`, `check`, `export`: each submission in a sandbox, the clean re-run, scores, the gradebook
+    report/        `report`: the class report from the graded results
+    __main__.py    the command line: `python -m autograder build|lab|carry-over|grade|check|export|report`
+    cells.py       what each code cell of a graded notebook is: who wrote it, what it defines and uses, its exercise
+    mathml.py      the course's own formulas as MathML on a page: no script, read by screen readers
+    may_call.py    which course functions an exercise's answer may call: the allow-list of the clean re-run's judge
+    offering.py    a private offering's seed for the hidden tests, from configuration outside the repository
+    pages.py       how the feedback page and the class report are rendered (Jinja2, every value escaped)
+    private.py     student data written readable by its owner only (files 0600, folders 0700)
+    readable.py    learner text the grader can read: a cell Python cannot build, or a lone surrogate, costs that cell
+    sanitise.py    what learner-made content may become on its way to a person: the one policy, for every way out
+    schema.py      the result records grading writes (<student>.json, "schema": 1) and the report reads
+
+The course root is data, not code: nbgrader's folders, its gradebook and results/ (grades, feedback pages, exports,
+reports) are made there at run time, the class's data, all of it git-ignored. This module holds what every tool
+shares of the course's layout: where it is (COURSE_ROOT, SOURCE_DIR, ...), its assignments, the one reading of a
+source (`authored`), and which exercise a test cell grades (`exercise_of_test`).
 """
 
 import sys

@@ -4,8 +4,9 @@ The run is `python -m autograder grade` with TMPDIR pointed at a folder of the t
 a run that ends normally, one stopped by Ctrl-C (SIGINT to its process group, as a terminal sends it) while a
 student is graded, one whose grading worker is killed (SIGKILL) mid-run, and a run on a local Dask cluster.
 The run's cgroups (one per worker and per sandbox, where this machine lets it make them) are gone too. A grade
-killed outright leaves its folder, which the next one made removes (autograder/grading/tempfolders.py). A `check`
-called as a function leaves its caller's environment as it found it.
+killed outright leaves its folder, and on a cluster the copy of the submission it was sending: the next folder made
+removes them (autograder/grading/tempfolders.py). A `check` called as a function leaves its caller's environment as
+it found it.
 """
 
 import copy
@@ -241,6 +242,34 @@ def test_the_folder_of_a_killed_grade_is_removed_by_the_next_one(tmp_path, monke
     assert made.exists() and mine.exists() and unrecorded.exists() and others.exists() and target.exists()
     assert (tmp_path / "ffn-grade-alinkxyz").is_symlink() and (target / "ffn-grade-linkedto").exists()
     assert tempfolders.sweep() == []  # nothing more: this process still runs
+
+
+def test_the_copy_a_killed_cluster_run_was_sending_is_removed_by_the_next_folder(tmp_path, monkeypatch):
+    """`grade --cluster` copies each submission into a folder in the temporary folder, not the run's, to send it
+    (cluster.submission_files). A grade killed outright mid-copy leaves the student's files there; the next folder
+    the grader makes removes them, as it removes its own."""
+    from autograder.grading import tempfolders
+
+    (tmp_path / "tmp").mkdir()
+    (tmp_path / "alice").mkdir()
+    (tmp_path / "alice" / "a.ipynb").write_text("{}")
+    code = ("import os, sys, tempfile; tempfile.tempdir = sys.argv[1]\n"
+            "from autograder.grading import course\n"
+            "from autograder.grading.dispatch import cluster\n"
+            "copy_tree = course.copy_tree\n"
+            "def copied_then_killed(folder, to, max_bytes):\n"
+            "    copy_tree(folder, to, max_bytes); print(to.parent, flush=True); os.kill(os.getpid(), 9)\n"
+            "course.copy_tree = copied_then_killed\n"
+            "cluster.submission_files(sys.argv[2])\n")
+    run = subprocess.run([sys.executable, "-c", code, str(tmp_path / "tmp"), str(tmp_path / "alice")],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    sent = Path(run.stdout.strip())
+    assert sent.parent == tmp_path / "tmp" and sent.name.startswith("ffn-send-") and (sent / "s" / "a.ipynb").exists()
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    made = tempfolders.make("grade")
+    assert not sent.exists() and made.exists()
 
 
 def test_a_running_makers_folder_is_kept_where_proc_hides_its_process(tmp_path, monkeypatch):

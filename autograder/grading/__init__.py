@@ -1,19 +1,22 @@
 """Grading: every submission of an assignment, each in a sandbox, scored as plain nbgrader scores it.
 
-    grade.py       the command: finds submissions, runs a pool of workers, writes results and the gradebook
-    check.py       the command for one notebook, in a throw-away copy of the course
-    worker.py      one student: copy in, run the notebook, the clean re-run, combine (a process of its own)
-    execute.py, kernel.py, sandbox.py, confine.py   the notebook run: a kernel inside bubblewrap, limits
-    rerun.py, clean_runner.py, rpc.py, judge.py     the clean re-run: each test against only the answers
-    public.py      the clean re-run's ffn_helpers: stubs the grader computes, no answer-computing code
-    integrity.py   static findings on the submitted cells; results.py: the two runs into one result
-                   (the records of autograder/schema.py)
-    feedback.py, templates/feedback.html, gradebook.py   what the student sees, what formgrader shows
-    course.py, submissions.py, progress.py          the course on disk, the submissions, a progress bar
-    intake.py, lms_names.py   LMS downloads: each read by its own LMS's names, the newest file kept
-    ledger.py      what is already graded (a submission's files and the course version), skipped next time
-    classbook.py, exports.py   the whole class from the gradebook: grades.csv, and `export` for Canvas, Moodle,
-                   Blackboard
-    cluster.py     `grade --cluster`: the class on a Dask cluster (cluster_task.py runs on its workers,
-                   cluster_reply.py checks what they send, dask_guard.py: no pickle from them is ever loaded)
+The subpackages name the gate they hold or the step they take; each layer imports only the layers below it
+(pyproject.toml's import-linter contracts).
+
+    grade.py          `grade`: the trusted parent; finds submissions, skips the graded, publishes results, gradebook
+    check.py          `check`: one notebook graded as `grade` grades it, in a throw-away copy of the course
+    check_cache.py    what `check` keeps between runs: the course built from its source, keyed by a digest
+    worker.py         one student at a time: the notebook run, the clean re-run, the result (a process of its own)
+    worker_setup.py   what a grading worker is told when it starts: made by `grade`, `check` or a Dask task
+    execute.py        nbgrader's Execute with the kernel in the sandbox, every way a run can end recorded
+    course.py         the nbgrader course on disk: its configuration, its gradebook, the assignment's model
+    submissions.py    the submissions: nbgrader's submitted/ folders or a zip; zip_collect's plugins, over intake.py
+    intake.py         the one reading of an assignment's LMS downloads: each by its LMS's names, the newest kept
+    lms_names.py      the names each LMS gives the files of its download, read by that LMS's own rules
+    tempfolders.py    the grader's temporary folders; each one made removes those a killed process left
+    dispatch/         where students are graded: the local pool or a Dask cluster; what a worker may tell the parent
+    gate_in/          Gate In: what student code runs in (sandbox, kernel, limits) and what of its output is kept
+    gate_beside/      Gate Beside: the clean re-run, each test against the learner's answers alone
+    gate_out/         Gate Out: what reaches a person: the feedback page, formgrader, the LMS exports
+    scoring/          from the two runs to points: results, findings, the gradebook, the ledger, the class's sheet
 """

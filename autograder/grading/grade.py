@@ -142,9 +142,10 @@ def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limi
         raise SystemExit(2)
     config = course.load_config(course_root) if course_root else course.load_config()
     out_dir = Path(out_dir or classbook.results_dir(config, assignment_id)).resolve()
-    # The run's folder: all it makes as temporary is in here (the workers' TMPDIR, a local cluster's folders), so
+    # The run's folder: what it makes as temporary is in here (the workers' TMPDIR, a local cluster's folders), so
     # that removing it in `finally` leaves nothing behind, after Ctrl-C or a killed worker too (and after a
-    # killed `grade`, the next run: tempfolders)
+    # killed `grade`, the next run: tempfolders). One thing is not: on a cluster, each submission is copied to be
+    # sent in a folder of its own (cluster.submission_files), in the system's temporary folder, swept the same way.
     scratch = tempfolders.make("grade", 0o711)  # each worker's user reaches its own folder in here, and nothing else
     try:
         if not cluster:  # a cluster's workers are bounded by their own machines'

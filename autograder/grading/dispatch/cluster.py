@@ -30,7 +30,7 @@ except ImportError:
     raise RuntimeError("grading on a cluster needs Dask's distributed: pip install -e '.[cluster]' in the course's "
                        "environment") from None
 
-from .. import course
+from .. import course, tempfolders
 from ..gate_in.sandbox import MAX_SLOTS
 from . import cluster_reply, cluster_task, dask_guard
 
@@ -156,18 +156,16 @@ def bundle(setup, timeout, version):
 
 
 def submission_files(folder, max_bytes=200 * 1024 * 1024):
-    """{relative path: bytes} of the regular files under a submission's folder (course.copy_tree's rules)."""
+    """{relative path: bytes} of the regular files under a submission's folder (course.copy_tree's rules).
+
+    The copy is a tempfolders folder of its own: it holds a student's files, and one a killed `grade` left is
+    removed by the next folder the grader makes."""
     if folder is None:
         return None
-    scratch = Path(tempfile.mkdtemp(prefix="ffn-send-"))
-    try:
+    with tempfolders.folder("send") as scratch:
         course.copy_tree(folder, scratch / "s", max_bytes)  # never through a link, special files left out
         return {str(p.relative_to(scratch / "s")): p.read_bytes() for p in sorted((scratch / "s").rglob("*"))
                 if p.is_file()}
-    finally:
-        import shutil
-
-        shutil.rmtree(scratch, ignore_errors=True)
 
 
 class _Run:

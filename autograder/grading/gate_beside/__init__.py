@@ -1,6 +1,8 @@
 """Gate Beside: what runs next to the learner's code, the clean re-run.
 
-The learner's answers alone in a sandboxed interpreter (`clean_runner`, sent in as source) with a public
-build of ffn_helpers that computes nothing (`public`); the tests run in a confined judge (`judge`); the
-two talk over a channel that carries bounded plain data only (`rpc`); `rerun` drives it from the worker.
+    rerun.py          the clean re-run, driven from the worker: each test judged by the grader's own objects
+    clean_runner.py   the learner's side: their answers alone in a sandboxed interpreter (sent in as source)
+    public.py         the build of ffn_helpers the learner's side imports: stubs, no code that computes an answer
+    rpc.py            the channel between the two sides: bounded plain data only, nothing unpickled or evaluated
+    judge.py          where the tests run: a confined child of the worker, computing only the course functions allowed
 """

@@ -1,6 +1,6 @@
 """Joining a sandbox's cgroup: the one step both ways of starting a sandbox take before anything of it runs.
 
-`Sandbox.command` starts with this file's source (`python -I -S -c <source> GROUP... --then PROGRAM ARGS`: it
+`Sandbox.command` starts with this file's source (`python -I -S -c <source> GROUP... --join-then PROGRAM ARGS`: it
 moves itself into each GROUP, then execs PROGRAM, bubblewrap, which and all it starts stay there), and a zygote's
 keeper (zygote_main.py, which gets this source prepended) calls join_cgroup before it enters the sandbox and
 forks the process there. So every process of a sandbox is counted by its cgroup from its first instruction.
