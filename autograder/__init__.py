@@ -8,7 +8,10 @@ one line each with its one job (tests/test_map.py holds every package under auto
     grading/       `grade`, `check`, `export`: each submission in a sandbox, the clean re-run, scores, the gradebook
     report/        `report`: the class report from the graded results
     __main__.py    the command line: `python -m autograder build|lab|carry-over|grade|check|export|report`
-    cells.py       what each code cell of a graded notebook is: who wrote it, what it defines and uses, its exercise
+    cells.py       what each code cell of a graded notebook is: its role (nbgrader's predicates), what it defines and
+                   uses, its exercise
+    limits.py      the limits more than one module reads (a file's and a folder's size, a message's length, a
+                   student's time), each once with its reason; the guide's table of limits is tested against it
     mathml.py      the course's own formulas as MathML on a page: no script, read by screen readers
     may_call.py    which course functions an exercise's answer may call: the allow-list of the clean re-run's judge
     offering.py    a private offering's seed for the hidden tests, from configuration outside the repository

@@ -3,6 +3,7 @@
 import argparse
 import sys
 
+from .limits import STUDENT_TIMEOUT_SECONDS
 from .report import class_report as report  # standard library only: cheap to import
 
 # The exit status when a package the course's tools need is missing: they run in the course's environment.
@@ -91,8 +92,8 @@ def _parser():
                          help="grade again the submissions already graded with the same files and course version")
     p_grade.add_argument("--student", action="append", help="grade only this student (repeatable)")
     p_grade.add_argument("--course", default=None, help="nbgrader course root (default: autograder/course/)")
-    p_grade.add_argument("--timeout", type=float, default=900.0, metavar="SECONDS",
-                         help="wall-clock limit per student (default: 900)")
+    p_grade.add_argument("--timeout", type=float, default=STUDENT_TIMEOUT_SECONDS, metavar="SECONDS",
+                         help=f"wall-clock limit per student (default: {STUDENT_TIMEOUT_SECONDS:g})")
     _grading_options(p_grade)
     p_check = sub.add_parser(
         "check", help="grade your notebook as the grader would: one line per exercise",

@@ -28,6 +28,8 @@ import io
 import re
 from html.parser import HTMLParser
 
+from . import limits
+
 # nbformat is imported by the functions that build notebook nodes: the class report and the CLI load this module
 # with the standard library only (a learner's `check` outside the course's environment must say so in a line).
 
@@ -71,7 +73,6 @@ def csv_text(rows, columns):
 MAX_OUTPUT_CHARS = 100_000  # one output's text
 MAX_MARKDOWN_CHARS = 20_000  # one markdown cell (mistune takes about a second for 100,000 pathological ones)
 MAX_IMAGE_CHARS = 2_000_000  # one PNG (base64)
-MAX_MESSAGE_CHARS = 2_000  # a failure message, a flag's detail, a diagnosis in a summary
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 ID = re.compile(r"^[A-Za-z0-9_.-]{1,100}$")  # a grade id or cell id that may stand in an attribute
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-_]")
@@ -118,7 +119,7 @@ def plain_record(value):
     return value
 
 
-def md_text(value, limit=MAX_MESSAGE_CHARS):
+def md_text(value, limit=limits.MAX_MESSAGE_CHARS):
     """A learner-controlled string as markdown that shows it literally: one line, every punctuation escaped,
     so no link, image, HTML, emphasis or table syntax can come from it."""
     text = _SPACE.sub(" ", plain(str(value)[:4 * limit])).strip()
@@ -169,7 +170,6 @@ def safe_data(data):
     return kept
 
 
-MAX_ALT_CHARS = 1_500  # an image's text alternative
 _MARKUP = re.compile(r"[<>\"'&`]")
 
 
@@ -180,7 +180,7 @@ def image_alt(output):
     alt = meta.get("image/png", {}).get("alt") if isinstance(meta.get("image/png"), dict) else None
     if not isinstance(alt, str):
         return None
-    return _SPACE.sub(" ", _MARKUP.sub(" ", plain(alt, MAX_ALT_CHARS))).strip() or None
+    return _SPACE.sub(" ", _MARKUP.sub(" ", plain(alt, limits.MAX_ALT_CHARS))).strip() or None
 
 
 def safe_outputs(outputs):
@@ -196,7 +196,8 @@ def safe_outputs(outputs):
                                                text=plain(out.get("text", ""), MAX_OUTPUT_CHARS, colours=True)))
         elif kind == "error":
             tb = out.get("traceback") if isinstance(out.get("traceback"), list) else []
-            kept.append(nbformat.v4.new_output("error", ename=plain(out.get("ename", "Error"), MAX_MESSAGE_CHARS),
+            ename = plain(out.get("ename", "Error"), limits.MAX_MESSAGE_CHARS)
+            kept.append(nbformat.v4.new_output("error", ename=ename,
                                                evalue=plain(out.get("evalue", ""), MAX_OUTPUT_CHARS),
                                                traceback=[plain(t, MAX_OUTPUT_CHARS, colours=True)
                                                           for t in tb[:200]]))
@@ -427,7 +428,7 @@ def _nbgrader_metadata(meta):
         if isinstance(meta.get(key), str) and ID.match(meta[key]):
             kept[key] = meta[key]
     if isinstance(meta.get("comment"), str):
-        kept["comment"] = plain(meta["comment"], MAX_MESSAGE_CHARS)
+        kept["comment"] = plain(meta["comment"], limits.MAX_MESSAGE_CHARS)
     return kept
 
 

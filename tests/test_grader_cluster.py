@@ -28,6 +28,7 @@ import psutil
 import pytest
 from adversarial import ASSIGNMENT, ATTACKS, Context, grading
 
+from autograder import limits
 from autograder.grading import course
 from autograder.grading.dispatch import cluster, cluster_reply, cluster_task, dask_guard
 from autograder.grading.scoring import ledger
@@ -410,7 +411,7 @@ def _good(model, student="ann"):
     (lambda d: d.update(student="bob"), "not the plain data"),
     (lambda d: d.update(files={"../../gradebook.db": b"x"}), "unexpected file"),
     (lambda d: d.update(files={"page.html": b"<script>"}), "unexpected file"),
-    (lambda d: d.update(files={f"{ASSIGNMENT}.ipynb": b"x" * (cluster_task.MAX_FILE_BYTES + 1)}), "over"),
+    (lambda d: d.update(files={f"{ASSIGNMENT}.ipynb": b"x" * (limits.MAX_FILE_BYTES + 1)}), "over"),
     (lambda d: d["result"].update(score=1e9), "not within the gradebook"),
     (lambda d: d["result"]["notebooks"][0]["cells"][0].update(points=99.0), "not within the gradebook"),
     (lambda d: d["result"].update(student="bob"), "refused"),

@@ -16,9 +16,8 @@ from pathlib import Path
 from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
-from .. import COURSE_ROOT, exercises_in_order
+from .. import COURSE_ROOT, exercises_in_order, limits
 
-MAX_NOTEBOOK_BYTES = 50 * 1024 * 1024  # a learner's notebook, as grade and check read it
 TIMESTAMP = "timestamp.txt"  # when the student submitted (nbgrader's, or the LMS's time)
 SECRET = "submission_secret.txt"  # written by nbgrader's exchange at submission; release_feedback needs it
 _SECRET_TEXT = re.compile(r"[0-9a-f]{16,256}\n?")  # nbgrader's secrets.token_hex(64)
@@ -308,7 +307,7 @@ def copy_release(config, assignment_id, target):
     if target.exists():
         shutil.rmtree(target)
     target.mkdir(parents=True)
-    budget = 200 * 1024 * 1024
+    budget = limits.MAX_FOLDER_BYTES
     for rel, path in release_files(config, assignment_id):
         (target / rel).parent.mkdir(parents=True, exist_ok=True)
         why, budget = copy_file(path, target / rel, budget)
@@ -328,7 +327,7 @@ def fresh_dir(target):
     return target
 
 
-def copy_tree(source, target, max_bytes=200 * 1024 * 1024):
+def copy_tree(source, target, max_bytes=limits.MAX_FOLDER_BYTES):
     """Replace `target` with a copy of the regular files under `source`; return what was left out.
 
     `source` may be a folder that student code could write (or a submission as it
@@ -384,7 +383,7 @@ def copy_file(source, target, budget):
 
 def read_notebook(path):
     """(notebook, '') or (None, why it cannot be read): the one reader of a learner's notebook, `grade`'s and
-    `check`'s and the report's, never through a link, at most MAX_NOTEBOOK_BYTES, JSON that nbformat reads."""
+    `check`'s and the report's, never through a link, at most limits.MAX_FILE_BYTES, JSON that nbformat reads."""
     import nbformat
 
     try:  # never through a link: the submission's folder is the student's (a link could name a classmate's file)
@@ -397,10 +396,10 @@ def read_notebook(path):
             return None, "not a regular file"
         if info.st_size == 0:
             return None, "the file is empty"
-        if info.st_size > MAX_NOTEBOOK_BYTES:
+        if info.st_size > limits.MAX_FILE_BYTES:
             return None, (f"the file is {info.st_size:,} bytes, more than a notebook can be "
-                          f"({MAX_NOTEBOOK_BYTES:,})")
-        raw = f.read(MAX_NOTEBOOK_BYTES + 1)
+                          f"({limits.MAX_FILE_BYTES:,})")
+        raw = f.read(limits.MAX_FILE_BYTES + 1)
     try:
         text = raw.decode("utf-8")
         data = json.loads(text)

@@ -17,14 +17,14 @@ On top of nbgrader's own behaviour (per-cell timeout, interrupt on timeout):
   watchdog thread kills the kernel's whole process group (the sandbox, and
   everything in it), and the cell ends as a timeout;
 - a kernel that sends more than its channels' budget (gate_in/channels.py), on any channel, or one message that
-  would cost the grader more than limits.py allows (its size and parts, counted by the relay; what it would
+  would cost the grader more than gate_in/limits.py allows (its size and parts, counted by the relay; what it would
   become once decoded, measured by the kernel client: gate_in/messages.py), is killed; the cell fails with a
   MemoryError saying which channel, and the run counts as out of memory, as a MemoryError in plain nbgrader would;
 - everything the kernel sends is bounded before it is kept (gate_in/outputs.py): characters of output per cell
   (`max_output_bytes`) and per notebook (`max_notebook_output_bytes`), each output counted as at least
-  limits.OUTPUT_FLOOR characters, and the number of outputs per cell and per notebook, errors included (name,
-  message and traceback cut, so an error still decides the cell's score); display metadata dropped, widget
-  messages ignored;
+  gate_in/limits.py's OUTPUT_FLOOR characters, and the number of outputs per cell and per notebook, errors
+  included (name, message and traceback cut, so an error still decides the cell's score); display metadata
+  dropped, widget messages ignored;
 - `LAST_RUN[notebook]` tells the worker what happened: timeouts, memory errors, a dead kernel.
 """
 
@@ -41,7 +41,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Integer, default
 
-from .. import exercises_in_order, readable
+from .. import exercises_in_order, limits, readable
 from ..cells import role_of
 from .gate_beside.rerun import AFTER_TIMEOUT
 from .gate_in.kernel import SandboxedKernelManager, kill_sandbox, over_budget
@@ -99,14 +99,11 @@ def _error(ename, evalue):
     return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
-MAX_ALT_CHARS = 1_500  # sanitise.MAX_ALT_CHARS
-
-
 def _image_alt(metadata, data):
     """{"image/png": {"alt": text}} when a kept PNG came with a string text alternative, else {}."""
     png = metadata.get("image/png") if isinstance(metadata, dict) and "image/png" in data else None
     alt = png.get("alt") if isinstance(png, dict) else None
-    return {"image/png": {"alt": alt[:MAX_ALT_CHARS]}} if isinstance(alt, str) and alt else {}
+    return {"image/png": {"alt": alt[:limits.MAX_ALT_CHARS]}} if isinstance(alt, str) and alt else {}
 
 
 def _size(value):

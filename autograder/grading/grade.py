@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 from .. import COURSE_ROOT, offering, private, sanitise
+from ..limits import MAX_FILE_BYTES, STUDENT_TIMEOUT_SECONDS
 from ..schema import Flag, Status, StudentResult
 from . import course, intake, submissions, tempfolders, worker
 from .dispatch import driver, pool
@@ -103,7 +104,7 @@ def _publish(config, model, submission, reply, out_dir, gb):
     page = out_dir / f"{student}.html"
     if page.exists() or page.is_symlink():
         page.unlink()
-    if not reply.get("html") or course.copy_file(Path(reply["html"]), page, 50 * 1024 * 1024)[0]:
+    if not reply.get("html") or course.copy_file(Path(reply["html"]), page, MAX_FILE_BYTES)[0]:
         private.write_text(page, _report_page(result))  # the worker could not write one
     feedback.set_grade(page, classbook.student_row(gb, aid, student, result))
     private.write_text(out_dir / f"{student}.json", json.dumps(result.to_dict(), indent=1, sort_keys=True) + "\n")
@@ -127,7 +128,8 @@ def _settled_then_replaced(result, out_dir, gb):
 
 
 def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limits=None, unsafe=False,
-          course_root=None, cell_timeout=None, timeout=900.0, force=False, cluster=None, draw_figures=False):
+          course_root=None, cell_timeout=None, timeout=STUDENT_TIMEOUT_SECONDS, force=False, cluster=None,
+          draw_figures=False):
     """Grade a class; return the student results graded in this run (StudentResult.to_dict's), by student.
 
     `out_dir` defaults to <course>/results/<assignment>; submissions graded before with the

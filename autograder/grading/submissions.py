@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from .. import private
+from ..limits import MAX_FILE_BYTES, MiB
 from ..sanitise import for_terminal
 from . import intake
 from .intake import STUDENT_ID
 from .lms_names import LMS_NAMES, LmsName, RefusedSubmission, lms_time, read_lms_name, timestamp_text  # noqa: F401
 
 TIMESTAMP = "timestamp.txt"  # nbgrader's (course.TIMESTAMP too: the two modules are independent layers)
-_MAX_MEMBER = 50 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -96,8 +96,8 @@ def _ignored(info):
 
 
 def _small(info, log):
-    if info.file_size > _MAX_MEMBER:
-        log(f"skipping {info.filename}: larger than {_MAX_MEMBER // 2**20} MiB")
+    if info.file_size > MAX_FILE_BYTES:
+        log(f"skipping {info.filename}: larger than {MAX_FILE_BYTES // MiB} MiB")
         return False
     return True
 
@@ -105,7 +105,7 @@ def _small(info, log):
 def _read(zf, info):
     """A member's bytes, never more than the size limit (the header's size may lie)."""
     with zf.open(info) as src:
-        return src.read(_MAX_MEMBER + 1)[:_MAX_MEMBER]
+        return src.read(MAX_FILE_BYTES + 1)[:MAX_FILE_BYTES]
 
 
 def _nbgrader_owner(info, assignment_id, log):
@@ -254,7 +254,7 @@ def _plan_extracted(app, formats, zone, archive_path=None, extracted_path=None):
 
 def _file_bytes(path):
     with open(path, "rb") as f:
-        return f.read(_MAX_MEMBER + 1)
+        return f.read(MAX_FILE_BYTES + 1)
 
 
 class WrongAssignment(ValueError):

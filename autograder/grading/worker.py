@@ -27,6 +27,7 @@ import warnings
 from pathlib import Path
 
 from .. import sanitise
+from ..limits import MAX_FILE_BYTES
 from . import course
 from .dispatch import position
 from .worker_setup import WorkerSetup
@@ -41,7 +42,6 @@ _KERNEL_STARTUP = """def _grader_warm_up():
 _grader_warm_up()
 del _grader_warm_up
 """
-_MAX_EXTRA_BYTES = 50 * 1024 * 1024
 _KERNEL_WORK = "/tmp/work"  # the graded kernel's working folder, inside its sandbox
 
 
@@ -320,7 +320,7 @@ class Worker:
         """Non-notebook files the student submitted (nbgrader keeps them), and the submission's timestamp."""
         from .course import copy_file
 
-        budget, timestamp = _MAX_EXTRA_BYTES, None
+        budget, timestamp = MAX_FILE_BYTES, None  # for all of them together
         for item in sorted(input_dir.iterdir()):
             if item.suffix == ".ipynb" or item.is_dir():
                 continue

@@ -30,6 +30,7 @@ except ImportError:
     raise RuntimeError("grading on a cluster needs Dask's distributed: pip install -e '.[cluster]' in the course's "
                        "environment") from None
 
+from ...limits import MAX_FOLDER_BYTES
 from .. import course, tempfolders
 from ..gate_in.sandbox import MAX_SLOTS
 from . import cluster_reply, cluster_task, dask_guard
@@ -155,7 +156,7 @@ def bundle(setup, timeout, version):
                         if p.is_file() and not p.is_symlink()}}
 
 
-def submission_files(folder, max_bytes=200 * 1024 * 1024):
+def submission_files(folder, max_bytes=MAX_FOLDER_BYTES):
     """{relative path: bytes} of the regular files under a submission's folder (course.copy_tree's rules).
 
     The copy is a tempfolders folder of its own: it holds a student's files, and one a killed `grade` left is

@@ -10,11 +10,11 @@ here, from the validated result, never taken from the worker.
 import tempfile
 from pathlib import Path
 
-from ... import readable, sanitise
+from ... import limits, readable, sanitise
 from ...schema import SchemaError, Status
 from .. import course
 from ..scoring import results
-from . import cluster_task, replies
+from . import replies
 
 _STATUSES = {"timeout": Status.TIMEOUT, "grader error": Status.GRADER_ERROR}
 
@@ -46,7 +46,8 @@ def reply(data, student, model, course_markdown, scratch):
                                "expected (refused)")
     if "error" in data:
         status = _STATUSES.get(data.get("status"), Status.GRADER_ERROR)
-        return {"result": results.failed(model, student, status, sanitise.plain(str(data["error"]), 2000))}
+        error = sanitise.plain(str(data["error"]), limits.MAX_MESSAGE_CHARS)
+        return {"result": results.failed(model, student, status, error)}
     try:
         result = replies.student_result(data.get("result"), student, model)
         folder, notebooks = _autograded(data.get("files"), model, course_markdown, scratch, student)
@@ -70,8 +71,8 @@ def _autograded(files, model, course_markdown, scratch, student):
     for name, data in files.items():
         if name not in kept or not isinstance(data, bytes):
             raise ValueError(f"unexpected file in the autograded folder: {str(name)[:80]!r}")
-        if len(data) > cluster_task.MAX_FILE_BYTES:
-            raise ValueError(f"{name} is over {cluster_task.MAX_FILE_BYTES:,} bytes")
+        if len(data) > limits.MAX_FILE_BYTES:
+            raise ValueError(f"{name} is over {limits.MAX_FILE_BYTES:,} bytes")
         if name in names:
             stem = name[:-len(".ipynb")]
             nb = sanitise.notebook(nbformat.reads(data.decode("utf-8"), as_version=4),

@@ -24,10 +24,9 @@ from pathlib import Path
 
 from distributed.diagnostics.plugin import WorkerPlugin
 
+from ...limits import MAX_FILE_BYTES, MAX_MESSAGE_CHARS
 from .. import course, tempfolders
 from ..worker_setup import WorkerSetup
-
-MAX_FILE_BYTES = 50 * 1024 * 1024  # an autograded notebook or file sent back (as worker.py's notebook limit)
 
 
 class _Job:
@@ -153,7 +152,8 @@ def grade_one(bundle, student, files, again=False):
             return {"refused": assignment.refusal, "worker": _worker_address()}
         return _grade(assignment, student, files, again)
     except Exception as exc:  # noqa: BLE001 (a failed task is a `grader error` for this student, as plain data)
-        return {"student": student, "error": f"the cluster task failed: {type(exc).__name__}: {exc}"[:2000]}
+        error = f"the cluster task failed: {type(exc).__name__}: {exc}"
+        return {"student": student, "error": error[:MAX_MESSAGE_CHARS]}
 
 
 def ready(bundle):
@@ -162,7 +162,7 @@ def ready(bundle):
         refusal = _assignment(bundle).refusal
     except Exception as exc:  # noqa: BLE001 (said to the instructor as one line, as a refusal)
         refusal = f"it could not prepare the assignment: {type(exc).__name__}: {exc}"
-    return {"refused": refusal[:2000], "worker": _worker_address()} if refusal else {}
+    return {"refused": refusal[:MAX_MESSAGE_CHARS], "worker": _worker_address()} if refusal else {}
 
 
 def _worker_address():

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from ... import offering
+from ...limits import MiB
 from .. import course
 from ..gate_in import cgroups, confine, sandbox
 from ..scoring import results
@@ -26,7 +27,7 @@ from . import position
 
 TICK = 1.0  # seconds between two refreshes of the progress line while students are being graded
 STARTUP_TIMEOUT = 600  # seconds for a worker to import nbgrader and copy the course (slow on a loaded machine)
-MAX_LINE = 64 * 1024 * 1024  # bytes of one line from a worker (a student's result is a few MiB at most)
+MAX_LINE = 64 * MiB  # bytes of one line from a worker (a student's result is a few MiB at most)
 TIMING_LOG = "timing.jsonl"  # in the run's logs/: each worker's start-up, and each student's stages (driver.py)
 
 

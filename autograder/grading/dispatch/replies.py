@@ -9,11 +9,9 @@ own scratch folder. Anything else is a `grader error` for that student, never a 
 
 from pathlib import Path
 
-from ... import readable
+from ... import limits, readable
 from ...schema import SchemaError, StudentResult
 from ..scoring import results
-
-MAX_ERROR_CHARS = 2000  # of a refusal's text, in the student's result
 
 
 def checked(reply, student, model, scratch):
@@ -41,7 +39,7 @@ def student_result(data, student, model):
 
 def refused(model, student, why):
     """The reply that stands for one the grader could not accept."""
-    return {"result": results.failed(model, student, "grader error", why[:MAX_ERROR_CHARS])}
+    return {"result": results.failed(model, student, "grader error", why[:limits.MAX_MESSAGE_CHARS])}
 
 
 def within_the_gradebook(result, model):

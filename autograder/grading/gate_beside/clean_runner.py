@@ -21,6 +21,7 @@ import warnings
 
 import numpy as np
 
+from ...limits import MAX_MESSAGE_CHARS  # RPC-IMPORT: inside the sandbox, rerun.runner_source states it
 from .rpc import ChannelError, Peer, ProtocolError  # RPC-IMPORT: dropped inside the sandbox
 
 _GUARDED_PREFIXES = ("ffn_helpers",)
@@ -158,7 +159,7 @@ class StudentPeer(Peer):
             finally:
                 self.changed = [(key, array) for key, array, before in self.watched if array.tobytes() != before]
                 for w in caught[:20]:
-                    self.warned.append({"category": w.category.__name__, "message": str(w.message)[:2000]})
+                    self.warned.append({"category": w.category.__name__, "message": str(w.message)[:MAX_MESSAGE_CHARS]})
 
     def encode(self, value, buffers, depth=0, data_only=False, budget=None):
         t = type(value)

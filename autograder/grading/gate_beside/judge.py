@@ -25,12 +25,13 @@ import socket
 import time
 import traceback
 
+from ...limits import MAX_MESSAGE_CHARS, MAX_TEST_MESSAGE_CHARS, MiB
 from ..gate_in import confine
 from ..gate_in.sandbox import required_paths
 from .rerun import CleanRunResult, Note, TestResult, connect
 
-MEMORY = 512 * 1024 * 1024  # address space the judge may add to what it inherits: the tests compare small arrays
-_MAX_VERDICT = 8 * 1024 * 1024  # bytes of the JSON verdict
+MEMORY = 512 * MiB  # address space the judge may add to what it inherits: the tests compare small arrays
+_MAX_VERDICT = 8 * MiB  # bytes of the JSON verdict
 _NOTE_KINDS = ("patched", "reference", "lying", "channel")
 _MAX_FD = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 4096
 
@@ -120,7 +121,7 @@ def _in_process(work, launcher, isolate, on_at=None):
     try:
         return json.loads(json.dumps(_as_json(work(_Here(launcher, on_at)))))
     except Exception as exc:
-        raise JudgeFailed(f"the clean re-run failed: {traceback.format_exc()[-2000:]}") from exc
+        raise JudgeFailed(f"the clean re-run failed: {traceback.format_exc()[-MAX_MESSAGE_CHARS:]}") from exc
     finally:
         launcher.stop()
 
@@ -175,7 +176,7 @@ def _serve(control, launcher, pid, deadline, on_at=None):
             elif op == "done":
                 return message.get("result")
             elif op == "failed":
-                raise JudgeFailed(f"the clean re-run failed: {str(message.get('error'))[-2000:]}")
+                raise JudgeFailed(f"the clean re-run failed: {str(message.get('error'))[-MAX_MESSAGE_CHARS:]}")
             else:
                 raise JudgeFailed(f"unknown request {str(op)[:40]!r} from the clean re-run")
 
@@ -208,7 +209,7 @@ def _confine(uid, memory, timeout, hidden, isolate=True):
         raise JudgeFailed("no /proc/self/status: the judge cannot cap its memory")
     # Without /proc (macOS, where only the unsandboxed check runs) the memory is left as it is: a cap that does not
     # count what the fork maps already would end the judge at once (unsandboxed.not_held says so in a line).
-    confine.limit(memory=None if mapped is None else mapped + memory, cpu=int(timeout) + 60, fsize=16 * 1024 * 1024,
+    confine.limit(memory=None if mapped is None else mapped + memory, cpu=int(timeout) + 60, fsize=16 * MiB,
                   strict=isolate)
 
 
@@ -266,16 +267,16 @@ def verdict(data, tests, exercises):
         points = entry.get("points")
         if type(points) not in (int, float) or not math.isfinite(points) or not 0 <= points <= top:
             raise ValueError(f"{gid}: points {points!r} outside [0, {top:g}]")
-        public = entry.get("public")
-        result.tests[gid] = TestResult(gid, exercise, top, float(points), _text(entry.get("message", ""), 20000),
+        public, message = entry.get("public"), _text(entry.get("message", ""), MAX_TEST_MESSAGE_CHARS)
+        result.tests[gid] = TestResult(gid, exercise, top, float(points), message,
                                        entry.get("timed_out") is True, entry.get("incomplete") is True,
                                        _mistakes(entry.get("mistakes", []), exercise, gid),
-                                       None if public is None else _text(public, 20000))
+                                       None if public is None else _text(public, MAX_TEST_MESSAGE_CHARS))
     for key in ("cell_errors", "course_errors"):
         for entry in list(data.get(key) or [])[:200]:
             if not isinstance(entry, list) or len(entry) != 2:
                 raise ValueError(f"malformed {key}")
-            getattr(result, key).append((_text(entry[0], 200), _text(entry[1], 2000)))
+            getattr(result, key).append((_text(entry[0], 200), _text(entry[1], MAX_MESSAGE_CHARS)))
     for entry in list(data.get("notes") or [])[:200]:
         if not isinstance(entry, dict) or entry.get("kind") not in _NOTE_KINDS \
                 or not (entry.get("exercise") is None or entry.get("exercise") in exercises):

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ...cells import needed, slim
+from ...limits import MAX_MESSAGE_CHARS, MAX_TEST_MESSAGE_CHARS
 from ..gate_in import confine, unsandboxed, zygote
 from . import public, rpc
 
@@ -52,11 +53,12 @@ _HERE = Path(__file__).resolve().parent
 
 
 def runner_source():
-    """The program the student's process runs: the channel code, then the runner."""
+    """The program the student's process runs: the channel code, then the limits the runner reads (nothing of the
+    grader can be imported in the sandbox), then the runner."""
     rpc_text = (_HERE / "rpc.py").read_text(encoding="utf-8")
     runner = (_HERE / "clean_runner.py").read_text(encoding="utf-8")
     runner = "\n".join(line for line in runner.splitlines() if "# RPC-IMPORT" not in line)
-    return rpc_text + "\n\n" + runner + "\n"
+    return rpc_text + f"\n\nMAX_MESSAGE_CHARS = {MAX_MESSAGE_CHARS}\n\n" + runner + "\n"
 
 
 @dataclass
@@ -250,7 +252,8 @@ def emit_warnings(notes):
     """Raise again, in the grader, the warnings the learner's code raised during a call."""
     for w in notes.get("warnings", [])[:20] if isinstance(notes.get("warnings"), list) else []:
         if isinstance(w, dict):
-            warnings.warn(str(w.get("message", ""))[:2000], _warning_class(str(w.get("category"))), stacklevel=3)
+            message = str(w.get("message", ""))[:MAX_MESSAGE_CHARS]
+            warnings.warn(message, _warning_class(str(w.get("category"))), stacklevel=3)
 
 
 class CleanRun:
@@ -563,7 +566,7 @@ class CleanRun:
             from ffn_helpers.checks import named_mistakes
             from ffn_helpers.mistakes import CATALOGUE
 
-            outcome.points, outcome.message = 0.0, f"{type(exc).__name__}: {exc}"[:20000]
+            outcome.points, outcome.message = 0.0, f"{type(exc).__name__}: {exc}"[:MAX_TEST_MESSAGE_CHARS]
             # What the check recognised, from the exception this process's check raised: never read from
             # the message, which quotes what the learner's code returned or raised.
             # Only the exercise's own keys: a key of another catalogue is a course bug, which must cost a
@@ -613,7 +616,7 @@ def for_student(exc, test):
     line = _line_in(exc, f"<{test.label}>")
     if line is not None and line not in hidden_lines(test.python):
         return None
-    return checks.public_message(exc)[:20000]  # a line of the hidden tests, or none found: withheld
+    return checks.public_message(exc)[:MAX_TEST_MESSAGE_CHARS]  # a line of the hidden tests, or none found: withheld
 
 
 def _line_in(exc, filename):

@@ -24,11 +24,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...limits import GiB
 from .cgjoin import join_cgroup  # noqa: F401 (the one step both starts take; pool.py joins a worker with it)
 
 ROOT = "/sys/fs/cgroup"
 CONTROLLERS = ("memory", "pids", "cpu")
-GiB = 1024**3
 WORKER_OWN = 2 * GiB  # a worker's own memory besides its sandbox: nbgrader, two zygotes, a judge's fork
 SHARES_V1, WEIGHT_V2 = 1024, 100  # each the default: every sandbox, and every worker, gets one equal share
 

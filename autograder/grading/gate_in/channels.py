@@ -26,9 +26,9 @@ import threading
 
 import zmq
 
+from ...limits import MiB
 from . import limits, zmtp
 
-MiB = 1024 * 1024
 # Bytes a kernel may send the grader in one run, on all its channels together. An honest notebook sends its
 # outputs (the grader keeps at most 5 million characters of them: execute.py's max_notebook_output_bytes), each
 # cell's code back once (execute_input) and a few small messages per cell: a few MiB, rarely more than 10. A

@@ -4,10 +4,11 @@ The channels' byte budget (channels.BUDGET) bounds the bytes a kernel sends in a
 costs: an empty output costs the grader as much to read, keep and write out as a kilobyte of text, and a message's
 JSON can grow 25 times as it is decoded. Each bound below is counted where it can first be counted: in the relay,
 before ZeroMQ keeps anything (channels.py); in the grader's kernel client, before a message is decoded
-(messages.py); in the notebook run, before an output is kept (outputs.py).
+(messages.py); in the notebook run, before an output is kept (outputs.py). The grader's limits that modules
+outside gate_in read too (a file's size, a message's length, a student's time) are autograder/limits.py's.
 """
 
-MiB = 1024 * 1024
+from ...limits import MiB
 
 # ---- one message (the relay counts it; the client checks it again before decoding: messages.py) --------------------
 # Bytes of one message, all its frames. One print is one message (ipykernel sends a write whole), and a print of

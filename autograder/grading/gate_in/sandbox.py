@@ -32,10 +32,9 @@ import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from ...limits import GiB, MiB
 from . import cgjoin, syscalls, unsandboxed
 
-GiB = 1024**3
-MiB = 1024**2
 SANDBOX_UID_BASE = 200_000  # grading as root, job slot k of a run runs as uid base + k (no such user exists)
 MAX_SLOTS = 64  # job slots of one run (or one Dask worker): slot k's uids are base + k and base + MAX_SLOTS + k
 

@@ -14,13 +14,15 @@ frame larger than the grader's ZeroMQ takes at all (its ZMQ_MAXMSGSIZE) is ZeroM
 written to a kernel's socket: it gives that connection up, and the stream is read no further (`left_to_zeromq`).
 """
 
+from ...limits import MiB
+
 GREETING = 64  # bytes of a ZMTP 3 greeting
 _MORE, _LONG = 0x01, 0x02
 
 
 def in_words(size):
     """A bound in bytes as the student reads it: "128 MiB", or "1,000 bytes"."""
-    return f"{size // 2**20} MiB" if size % 2**20 == 0 else f"{size:,} bytes"
+    return f"{size // MiB} MiB" if size % MiB == 0 else f"{size:,} bytes"
 
 
 class Stream:

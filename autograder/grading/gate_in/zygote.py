@@ -30,6 +30,7 @@ import sys
 import time
 from pathlib import Path
 
+from ...limits import MAX_MESSAGE_CHARS
 from . import confine, syscalls
 
 _HERE = Path(__file__).resolve().parent
@@ -139,7 +140,8 @@ class Zygote:
     def _stderr(self):
         try:
             _, err = self.process.communicate(timeout=5)
-            return (err or b"").decode(errors="replace").strip()[-2000:] or f"exit status {self.process.returncode}"
+            said = (err or b"").decode(errors="replace").strip()[-MAX_MESSAGE_CHARS:]
+            return said or f"exit status {self.process.returncode}"
         except (subprocess.TimeoutExpired, ValueError):
             return "no reason given"
 
@@ -182,7 +184,8 @@ class Zygote:
             if len(words) != 2 or words[0] != b"ok" or not words[1].isdigit() or len(pidfds) != 1:
                 for fd in pidfds:
                     os.close(fd)
-                raise ZygoteError(message.decode(errors="replace")[:2000] or "the keeper ended without a reply")
+                said = message.decode(errors="replace")[:MAX_MESSAGE_CHARS]
+                raise ZygoteError(said or "the keeper ended without a reply")
         except BaseException:
             holder.kill()
             holder.wait()

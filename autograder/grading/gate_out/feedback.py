@@ -29,12 +29,11 @@ import markupsafe
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from ... import sanitise
+from ... import limits, sanitise
 from ...cells import is_grade, is_solution, role_of
 from ...sanitise import ANSI as _ANSI
 from ...sanitise import ID as _ID
 from ...sanitise import (
-    MAX_MESSAGE_CHARS,
     MAX_OUTPUT_CHARS,
     course_markdown_html,
     image_alt,
@@ -207,7 +206,7 @@ def feedback_notebook(notebook, notebook_result, student):
         elif is_grade(cell):
             meta.setdefault("score", 0.0)
         if is_solution(cell):
-            notes = [f"{f['kind']}: {str(f['detail'])[:MAX_MESSAGE_CHARS]}" for f in notebook_result["flags"]
+            notes = [f"{f['kind']}: {str(f['detail'])[:limits.MAX_MESSAGE_CHARS]}" for f in notebook_result["flags"]
                      if f.get("exercise") == meta.get("grade_id")]
             meta["comment"] = "\n\n".join(notes) or None
     nb.cells.insert(0, nbformat.v4.new_markdown_cell(_summary(None, notebook_result)))

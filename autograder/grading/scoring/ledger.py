@@ -16,9 +16,10 @@ import secrets
 import stat
 from pathlib import Path
 
+from ...limits import MAX_FOLDER_BYTES, MiB
+
 LEDGER = "graded.ledger"  # JSON, beside the <student>.json it vouches for (not *.json: the report reads those)
 _MAX_LISTED = 100  # files listed in a ledger entry, by name and digest
-_MAX_BYTES = 200 * 1024 * 1024  # as course.copy_tree: past this, nothing is skipped (the digest is None)
 
 
 def submission_digest(folder):
@@ -31,7 +32,7 @@ def submission_files(folder):
     a student graded again is told which of them changed (a new timestamp.txt alone, say)."""
     if folder is None:
         return None, None
-    digest, files, budget = hashlib.sha256(), {}, _MAX_BYTES
+    digest, files, budget = hashlib.sha256(), {}, MAX_FOLDER_BYTES  # past it, nothing is skipped (digest None)
     for root, dirs, names in os.walk(folder):  # os.walk does not descend into linked folders
         dirs.sort()
         for name in sorted(names):
@@ -212,7 +213,8 @@ def why_grade(ledger, student, now, out_dir, in_gradebook, force=False):
     if force:
         return "--force"
     if now["submission"] is None:
-        return "its files cannot be compared (none submitted, over 200 MiB, or not regular files): graded every run"
+        return (f"its files cannot be compared (none submitted, over {MAX_FOLDER_BYTES // MiB} MiB, or not regular "
+                "files): graded every run")
     before = ledger.get(student)
     if not isinstance(before, dict):
         return "new submission"

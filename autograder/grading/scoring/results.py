@@ -10,6 +10,7 @@ the clean re-run alone. The overall status is the most serious of the notebook's
 
 from dataclasses import dataclass, replace
 
+from ...limits import MAX_TEST_MESSAGE_CHARS
 from ...schema import CellResult, CellStatus, Diagnosis, Flag, NotebookResult, Run, Status, StudentResult
 
 
@@ -29,7 +30,7 @@ def notebook_run_score(cell, max_points):
         return 0.0, "not run"
     for out in outputs:
         if out.get("output_type") == "error":
-            return 0.0, f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"[:20000]
+            return 0.0, f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"[:MAX_TEST_MESSAGE_CHARS]
     for out in outputs:
         if out.get("output_type") == "execute_result":
             text = out.get("data", {}).get("text/plain", "")
