@@ -64,20 +64,6 @@ def source_metadata(path):
     return [dict(cell.metadata.get("nbgrader", {})) for cell in authored(path).cells]
 
 
-def assignment_of_answers(answer_ids):
-    """The course assignment whose source has these answer cells (most of them), or None."""
-    from .cells import role_of_metadata  # cells imports this module
-
-    wanted = {a for a in answer_ids if a}
-    best, most = None, 0
-    for aid in assignments():
-        ours = {m.get("grade_id") for m in source_metadata(SOURCE_DIR / aid / f"{aid}.py")
-                if role_of_metadata(m) == "answer"}
-        if len(wanted & ours) > most:
-            best, most = aid, len(wanted & ours)
-    return best
-
-
 def exercise_of_test(grade_id, answer_ids=(), previous_answer=None):
     """The exercise a test cell grades: the one rule the grader, the report and the tests use.
 

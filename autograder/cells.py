@@ -9,7 +9,8 @@ the course's locked cells back), by nbgrader's own predicates (is_solution, is_g
 - `learner`: any other code cell (cells the learner added or could edit).
 
 `role_of` is the one rule: the grader, `check`, the report, the feedback page, the build and the tests read a
-cell's role through it, or through the three predicates.
+cell's role through it, or through the three predicates. `assignment_of_answers` finds the course assignment whose
+authored answer cells a notebook's are (`check` refuses 03's notebook saved under 02's name).
 """
 
 import ast
@@ -18,7 +19,7 @@ import symtable
 from collections import defaultdict
 from dataclasses import dataclass
 
-from . import exercises_in_order
+from . import SOURCE_DIR, assignments, exercises_in_order, source_metadata
 
 _BODY_MAGICS = ("%%time", "%%timeit", "%%capture", "%%prun")
 
@@ -267,3 +268,15 @@ def slim(python, wanted):
             if stores & wanted:
                 kept.append(node)
     return ast.unparse(ast.Module(body=kept, type_ignores=[])) if kept else "pass"
+
+
+def assignment_of_answers(answer_ids):
+    """The course assignment whose source has these answer cells (most of them), or None."""
+    wanted = {a for a in answer_ids if a}
+    best, most = None, 0
+    for aid in assignments():
+        ours = {m.get("grade_id") for m in source_metadata(SOURCE_DIR / aid / f"{aid}.py")
+                if role_of_metadata(m) == "answer"}
+        if len(wanted & ours) > most:
+            best, most = aid, len(wanted & ours)
+    return best

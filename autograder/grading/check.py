@@ -26,8 +26,8 @@ import time
 import warnings
 from pathlib import Path
 
-from .. import COURSE_ROOT, assignment_of_answers, assignments, offering
-from ..cells import is_solution
+from .. import COURSE_ROOT, assignments, offering
+from ..cells import assignment_of_answers, is_solution
 from . import course, tempfolders
 from .dispatch.driver import unfinished
 from .gate_in import sandbox, unsandboxed
