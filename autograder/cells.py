@@ -246,6 +246,34 @@ def needed(cells, wanted, providers):
     return [c for c in cells if c.index in chosen]
 
 
+# How code reads a global through a string, which `needed` cannot follow (it follows names): the namespace's own
+# functions and what runs a string, the modules that hold the notebook's namespace or find one, and the attributes
+# that open an object's or a frame's namespace. The usual ways, not every way: the copy report reads them as "may
+# read anything the re-run runs" (report/similarity.py), never as a verdict.
+LOOKUP_NAMES = frozenset({"globals", "vars", "locals", "getattr", "eval", "exec", "compile", "__import__",
+                          "get_ipython", "__builtins__"})
+LOOKUP_MODULES = frozenset({"__main__", "sys", "builtins", "importlib", "inspect", "gc", "pickle"})
+LOOKUP_ATTRIBUTES = frozenset({"__globals__", "__dict__", "__builtins__", "f_globals", "f_locals", "user_ns"})
+
+
+def reads_by_string(tree, names=frozenset()):
+    """Whether code may read a global through a string: it names one of LOOKUP_NAMES or LOOKUP_MODULES, imports one
+    of those modules, reads one of LOOKUP_ATTRIBUTES, or a string in it spells one of `names` (a name bound where
+    it could be looked up)."""
+    for node in ast.walk(tree) if tree is not None else ():
+        if isinstance(node, ast.Name) and (node.id in LOOKUP_NAMES or node.id in LOOKUP_MODULES):
+            return True
+        if isinstance(node, ast.Attribute) and node.attr in LOOKUP_ATTRIBUTES:
+            return True
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] in LOOKUP_MODULES for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] in LOOKUP_MODULES:
+            return True
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in names:
+            return True
+    return False
+
+
 def slim(python, wanted):
     """A course cell cut down to the statements that bind a name in `wanted` (imports to those names).
 

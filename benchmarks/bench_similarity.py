@@ -71,6 +71,7 @@ def rows():
 
 TARGETS = {"renamed and commented": "100%", "reformatted, redundant parentheses": "100%",
            "through a free cell": "100%", "bound by assignment in a free cell": "100%",
+           "beside a decoy in a free cell": "100%", "looked up by a string": "100%",
            "dead code": ">= 90%", "temporaries": ">= 85%",
            "classmate pairs": ">= 95%", "independent answers": "0"}
 

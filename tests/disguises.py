@@ -182,6 +182,40 @@ def through_an_alias(code):
     return f"def {node.name}({params}): return _call({params})\n", free
 
 
+def _copied(code, tag):
+    """(the answer's name, its parameters or None for a class, a free cell holding the answer verbatim under the
+    name `<name>_<tag>`, beside a decoy `_ready_<tag> = True`): these copies test what is gathered, not what the
+    normaliser undoes, and they run."""
+    node = next(n for n in ast.parse(code).body if isinstance(n, ast.FunctionDef | ast.ClassDef))
+    keyword = "def" if isinstance(node, ast.FunctionDef) else "class"
+    lines, first = code.splitlines(keepends=True), node.lineno - 1
+    lines[first] = lines[first].replace(f"{keyword} {node.name}", f"{keyword} {node.name}_{tag}", 1)
+    params = ", ".join(a.arg for a in node.args.args) if keyword == "def" else None
+    return node.name, params, f"_ready_{tag} = True\n" + "".join(lines)
+
+
+def beside_a_decoy(code, tag):
+    """(answer cell, free cell): issue 48's copy. The answer in a free cell beside a decoy the answer cell
+    reads (`_ready`), the answer cell a lookup of the copy by a string, `globals()['<name>_<tag>']`."""
+    name, params, free = _copied(code, tag)
+    if params is None:
+        return f"class {name}(globals()['{name}_{tag}'] if _ready_{tag} else object):\n    pass\n", free
+    return f"def {name}({params}):\n    return globals()['{name}_{tag}']({params}) if _ready_{tag} else None\n", free
+
+
+def looked_up_by_a_string(code, tag):
+    """(answer cell, free cell, another answer cell): the answer in a free cell that only another answer
+    cell reads (its decoy `_ready`), so that the clean re-run runs it; the answer cell reads no name of it and
+    reaches the copy by `getattr(sys.modules[__name__], '<name>_<tag>')`."""
+    name, params, free = _copied(code, tag)
+    other = f"def other_answer():\n    return _ready_{tag}\n"
+    if params is None:
+        return (f"class {name}(getattr(__import__('sys').modules[__name__], '{name}_{tag}')):\n    pass\n",
+                free, other)
+    return (f"def {name}({params}):\n    import sys\n"
+            f"    return getattr(sys.modules[__name__], '{name}_{tag}')({params})\n", free, other)
+
+
 def disguises(code, tag, seed=0):
     """{kind: disguised copy} of one answer (a kind is left out when the code offers it no place)."""
     rng = random.Random(f"{seed}:{code}")
@@ -296,6 +330,14 @@ def rates(seeds=SEEDS):
                     answer, free = move(solution)
                     copy = similarity.code_it_runs(renamed(answer, f"f{seed}"), [renamed(free, f"f{seed}")])
                     out.count(kind, _reported(gid, {"copier": copy}, solution, starter, "copier"), (aid, gid, seed))
+                answer, free = beside_a_decoy(solution, f"d{seed}")
+                copy = similarity.code_it_runs(answer, [free])
+                out.count("beside a decoy in a free cell", _reported(gid, {"copier": copy}, solution, starter,
+                                                                     "copier"), (aid, gid, seed))
+                answer, free, other = looked_up_by_a_string(solution, f"s{seed}")
+                copy = similarity.code_it_runs(answer, similarity.other_cells([free], answers=[answer, other]))
+                out.count("looked up by a string", _reported(gid, {"copier": copy}, solution, starter, "copier"),
+                          (aid, gid, seed))
     return out
 
 

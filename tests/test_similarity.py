@@ -4,19 +4,24 @@ The copies are the published solutions and the alternative answers of tests/subm
 out anew by report_fixtures.renamed; the independent answers are those alternatives themselves.
 """
 
+import contextlib
 import csv
 import importlib
 import json
 import os
 import random
+import sys
 import time
+import types
 
 import numpy as np
 import pytest
 from disguises import (
+    beside_a_decoy,
     body,
     graded_assignments,
     independent,
+    looked_up_by_a_string,
     rates,
     through_a_free_cell,
     with_dead_code,
@@ -103,6 +108,8 @@ TARGETS = {  # share of disguised copies reported, at least (the issue's targets
     "reformatted, redundant parentheses": 1.0,
     "through a free cell": 1.0,
     "bound by assignment in a free cell": 1.0,
+    "beside a decoy in a free cell": 1.0,  # issue 48: the whole cell the re-run runs is compared
+    "looked up by a string": 1.0,  # issue 48: a lookup by a string reaches every cell the re-run runs
     "dead code": 0.9,
     "temporaries": 0.85,
     "classmate pairs": 0.95,
@@ -228,32 +235,60 @@ def test_code_too_deep_for_the_syntax_tree_is_compared_as_tokens(code):
     assert [(m.student, m.other) for m in matches] == [("a", "b")]
 
 
-def test_the_free_cell_statements_an_answer_needs_are_added_however_they_bind_its_names():
-    """What the clean re-run's resolver would run for the answer, statement by statement, in notebook order: a
-    `def` (decorated too), an alias, tuple unpacking, a lambda, every binding of a name. Not the scratch work
-    beside them, not an earlier draft of the answer's own function, not a cell that does not parse."""
+def test_the_free_cells_an_answer_needs_are_added_whole_however_they_bind_its_names():
+    """What the clean re-run's resolver runs for the answer, in notebook order: each cell that binds a name it
+    reads, by a `def` (decorated too), an alias, tuple unpacking or a lambda, then those that bind what such a
+    cell reads, each whole, scratch work and all, as the re-run runs it. Not a cell that binds nothing it reads
+    (an earlier draft of its own function, a call), not a cell that does not parse."""
     answer = "def ffn_forward(x):\n    return run(x) + _c(x)\n"
     free = ["def mine(x):\n    return helper(x) + 1\nscratch = [1, 2, 3]; run = mine  # an alias\n",
             "def helper(x):\n    return x * h\ndef unrelated():\n    pass\n",
             "h = 3\n_a, (_b, _c) = len, (abs, lambda v: helper(v))\n",
-            "def ffn_forward(x):\n    return 'a draft'\n",
+            "def ffn_forward(x):\n    return 'a draft'\n", "print(ffn_forward(2))\n",
             "@lambda f: f\ndef mine(x):\n    return helper(x) * 2\n", "this is (not"]
     code = similarity.code_it_runs(answer, free)
-    assert code == answer + ("\ndef mine(x):\n    return helper(x) + 1\n\nrun = mine\n\ndef helper(x):\n"
-                             "    return x * h\n\nh = 3\n\n_a, (_b, _c) = len, (abs, lambda v: helper(v))\n\n"
-                             "@lambda f: f\ndef mine(x):\n    return helper(x) * 2\n")
+    assert code == "\n".join([answer, *(free[i] for i in (0, 1, 2, 5))])
     assert similarity.code_it_runs(answer, []) == answer
     padding = ["x = 1\n" * 10_000] * 5  # 300,000 characters of free cells first: the definition after is not read
     assert similarity.code_it_runs(answer, [*padding, free[0]]) == answer
 
 
+DECOY = "_ready = True\nclass _V:\n    def __call__(self, x):\n        return 2 * x\n_v = _V()\n"
+
+
+@pytest.mark.parametrize("lookup", [
+    "_w = globals()['_v']", "_w = globals().get('_v')", "_w = getattr(sys.modules[__name__], '_v')",
+    "_w = vars()['_v']", "_w = locals()['_v']", "_w = eval('_v')", "exec('_w = _v')",
+    "import __main__; _w = __main__._v", "_w = (lambda: 0).__globals__['_v']", "_w = get_ipython().user_ns['_v']",
+    "_w = next(c for c in object.__subclasses__() if c.__name__ == '_V')()",  # only the string names it
+])
+def test_an_answer_that_looks_a_name_up_by_a_string_brings_every_cell_the_re_run_runs(lookup):
+    """Issue 48: cells.needed follows names, so an answer that reaches a global by a string (the decoy's copy,
+    `_v`) is compared with every free cell the clean re-run runs for the notebook's answers: here the decoy's,
+    which another answer reads. Not a cell the re-run does not run, nor those cells for an answer without one."""
+    answer = f"{lookup}\ndef f(x):\n    return _w(x)\n"
+    other, scratch = "def g(x):\n    return x if _ready else None\n", "scratch = 1\n"
+    notebook = similarity.other_cells([scratch, DECOY], answers=[answer, other])
+    assert similarity.code_it_runs(answer, notebook) == answer + "\n" + DECOY
+    assert similarity.code_it_runs(answer, similarity.other_cells([scratch, DECOY], answers=[answer])) == answer
+    plain = "_w = 2\ndef f(x):\n    return _w * x\n"
+    assert similarity.code_it_runs(plain, similarity.other_cells([scratch, DECOY], answers=[plain, other])) == plain
+
+
+def test_a_lookup_by_a_string_in_a_cell_the_answer_reads_counts_as_the_answers():
+    answer, other = "def f(x):\n    return _get('_v')(x)\n", "def g(x):\n    return x if _ready else None\n"
+    helper = "def _get(name):\n    return globals()[name]\n"
+    notebook = similarity.other_cells([DECOY, "scratch = 1\n", helper], answers=[answer, other])
+    assert similarity.code_it_runs(answer, notebook) == "\n".join([answer, DECOY, helper])
+
+
 def test_a_cell_magic_is_read_as_ipython_runs_it_and_the_courses_cells_resolve_but_are_not_shown():
     answer = "def ffn_forward(x):\n    return run(x)\n"
     magic, course = "%%capture\nrun = lambda x: np.maximum(x @ W, 0)\n", "import numpy as np\nW = np.eye(2)\n"
-    code = similarity.code_it_runs(answer, similarity.free_statements([magic], [course]))
+    code = similarity.code_it_runs(answer, similarity.other_cells([magic], [course]))
     assert code == answer + "\nrun = lambda x: np.maximum(x @ W, 0)\n"
-    as_learners = similarity.code_it_runs(answer, similarity.free_statements([magic, course]))
-    assert as_learners == code + "\nimport numpy as np\n\nW = np.eye(2)\n"
+    as_learners = similarity.code_it_runs(answer, similarity.other_cells([magic, course]))
+    assert as_learners == code + "\n" + course
 
 
 def test_endless_free_cells_cost_bounded_time():
@@ -264,11 +299,11 @@ def test_endless_free_cells_cost_bounded_time():
     free += ["b\n" * (similarity.MAX_CHARS // 2)] * 4  # past the budget: not read
     answers = [f"def f{i}(x):\n    return a0(x)\n" for i in range(12)]
     started = time.process_time()
-    statements = similarity.free_statements(free)
-    codes = [similarity.code_it_runs(a, statements) for a in answers]
+    notebook = similarity.other_cells(free, answers=answers)
+    codes = [similarity.code_it_runs(a, notebook) for a in answers]
     assert time.process_time() - started < 5.0
-    assert len(statements) == len(lines) and all(similarity.MAX_CHARS <= len(c) < 2 * similarity.MAX_CHARS
-                                                 for c in codes)
+    assert len(notebook.cells) == 4 and all(similarity.MAX_CHARS <= len(c) < 2 * similarity.MAX_CHARS
+                                            for c in codes)
 
 
 def test_the_def_line_docstring_comments_and_imports_do_not_count():
@@ -440,6 +475,64 @@ def test_answers_that_call_copies_bound_by_assignment_in_a_free_cell_are_reporte
         assert np.allclose(env["ffn_forward"](*args), _run(solutions["ffn_forward"], args))
 
 
+_PARAMS = {"ffn_forward": "x, W1, b1, W2, b2", "linear_torch": "x, weight, bias", "dead_fraction": "x, W1, b1"}
+_LOOKUPS = {  # issue 48: each answer cell reaches the published answer, pasted in a free cell, by a string
+    "decoy-1": {g: f"def {g}({p}):\n    return globals()['_v_{g}']({p}) if _ready else None\n"
+                for g, p in _PARAMS.items()},
+    "modules-1": {g: f"def {g}({p}):\n    return getattr(sys.modules[__name__], '_v_{g}')({p})\n"
+                  for g, p in _PARAMS.items()},
+    "lookup-1": {  # only dead_fraction reads a name of the free cell: the re-run runs it for that answer
+        "ffn_forward": "def ffn_forward(x, W1, b1, W2, b2):\n    import sys\n"
+                       "    return getattr(sys.modules[__name__], '_v_ffn_forward')(x, W1, b1, W2, b2)\n",
+        "linear_torch": "def linear_torch(x, weight, bias):\n    return eval('_v_linear_torch')(x, weight, bias)\n",
+        "dead_fraction": "def dead_fraction(x, W1, b1):\n"
+                         "    return globals().get('_v_dead_fraction')(x, W1, b1) if _ready else None\n"},
+}
+
+
+def test_answers_that_look_the_published_answers_up_by_a_string_are_reported(tmp_path):
+    """Issue 48's attack: the published answers in a free cell beside a decoy (`_ready = True`, or `import sys`)
+    that the answer cells read, each answer cell reaching its copy by a string (globals()[...], getattr on
+    sys.modules, eval). The clean re-run runs the whole free cell, so the report compares it: all are listed
+    against the solution, and the classmates who wrote their own are not."""
+    solutions, _ = _cells(AID)
+    correct = importlib.import_module(f"submissions.{AID}").CORRECT
+    published = "\n".join(solutions[g].replace(f"def {g}(", f"def _v_{g}(") for g in _ANSWERED)
+    free = {"decoy-1": "_ready = True\n" + published, "modules-1": "import sys\n" + published,
+            "lookup-1": "_ready = True\n" + published}
+    notebooks = write_notebooks(tmp_path / "autograded", AID,
+                                {**_LOOKUPS, "own-1": correct["loop"], "own-2": correct["einsum"]})
+    for student, source in free.items():
+        _put_free_cell(notebooks, student, source)
+    layout = course_layout(AID)
+    students = (*_LOOKUPS, "own-1", "own-2")
+    results = write_class(tmp_path / "results", [student_record(s, AID, graded_cells(layout, {})) for s in students])
+    look = report.build([AID], results, notebooks=notebooks).looks[0]
+    against_solution = {(m.grade_id, m.student) for m in look.matches if m.other is None}
+    assert against_solution == {(g, s) for g in _ANSWERED for s in _LOOKUPS}, against_solution
+    assert not [m for m in look.matches if {m.student, m.other} & {"own-1", "own-2"}], look.matches
+    # they are answers that work: the free cell, then the answer cells, compute what the solution does
+    args = [np.random.default_rng(0).normal(size=s) for s in ((2, 3), (3, 4), (4,), (4, 3), (3,))]
+    for student, answers in _LOOKUPS.items():
+        with _in_a_notebook([free[student], *answers.values()]) as notebook:
+            assert np.allclose(notebook["ffn_forward"](*args), _run(solutions["ffn_forward"], args)), student
+
+
+@contextlib.contextmanager
+def _in_a_notebook(cells):
+    """The namespace of `cells` run one after the other in a module (as IPython's __main__ is one, so that
+    sys.modules[__name__] is the notebook), with numpy as `np`."""
+    module = types.ModuleType("notebook_under_test")
+    module.np = np
+    sys.modules[module.__name__] = module
+    try:
+        for code in cells:
+            exec(code, vars(module))  # the course's solution, the corpus's edit of it, the lookups above
+        yield vars(module)
+    finally:
+        del sys.modules[module.__name__]
+
+
 def test_the_corpus_dead_code_and_temporaries_keep_the_answer():
     """The disguises are copies, not other answers: the disguised solution computes the same values."""
     solutions, _ = _cells(AID)
@@ -449,6 +542,17 @@ def test_the_corpus_dead_code_and_temporaries_keep_the_answer():
     for disguise in (with_dead_code, with_temporaries, with_parentheses):
         copy = disguise(solutions["ffn_forward"], rng)
         assert copy != solutions["ffn_forward"] and np.array_equal(_run(copy, args), want), disguise.__name__
+
+
+def test_the_corpus_lookups_by_a_string_keep_the_answer():
+    """The copies beside a decoy and looked up by a string are answers that work, as the notebook runs them."""
+    solutions, _ = _cells(AID)
+    args = [np.random.default_rng(0).normal(size=s) for s in ((2, 3), (3, 4), (4,), (4, 3), (3,))]
+    answer, free = beside_a_decoy(solutions["ffn_forward"], "d0")
+    answer2, free2, other = looked_up_by_a_string(solutions["ffn_forward"], "s0")
+    for cells in ([free, answer], [free2, other, answer2]):
+        with _in_a_notebook(cells) as notebook:
+            assert np.allclose(notebook["ffn_forward"](*args), _run(solutions["ffn_forward"], args))
 
 
 def _run(code, args):

@@ -245,12 +245,13 @@ def _code_cells(notebook):
 
 def _answer_cells(notebook, wanted=None, course=None):
     """{grade_id: code} of a notebook's answer cells (nbgrader `solution`), the first of each id, each with the
-    code of the notebook's other cells it needs (similarity.code_it_runs). Those other cells are the ones the
-    clean re-run may run beside the answers (cells.role_of): every code cell that is neither an answer nor a
-    test. The course's own cells among them resolve names but are not shown: in one of the course's notebooks
-    (`course` None) its locked cells; in a student's, the cells whose source is one in `course`, never what the
-    student's own metadata claims (a free cell marked locked is still the student's)."""
-    from .similarity import code_it_runs, free_statements
+    notebook's other cells the clean re-run runs for it (similarity.code_it_runs). Those other cells are the ones
+    the re-run may run beside the answers (cells.role_of): every code cell that is neither an answer nor a test;
+    what it runs is chosen by the names the answers of `wanted` (the course's exercises) read. The course's own
+    cells among them resolve names but are not shown: in one of the course's notebooks (`course` None) its locked
+    cells; in a student's, the cells whose source is one in `course`, never what the student's own metadata claims
+    (a free cell marked locked is still the student's)."""
+    from .similarity import code_it_runs, other_cells
 
     out, free, ours = {}, [], []
     for meta, role, source in _code_cells(notebook):
@@ -260,8 +261,8 @@ def _answer_cells(notebook, wanted=None, course=None):
         elif role in ("instructor", "learner"):
             the_courses = role == "instructor" if course is None else source in course
             (ours if the_courses else free).append(source)
-    statements = free_statements(free, ours) if out else []  # read once for all the notebook's answer cells
-    return {gid: code_it_runs(code, statements) for gid, code in out.items()}
+    others = other_cells(free, ours, out.values()) if out else None  # read once for all the notebook's answer cells
+    return {gid: code_it_runs(code, others) for gid, code in out.items()}
 
 
 def read_answers(notebooks_dir, assignment, students, wanted):

@@ -4,8 +4,9 @@ The technique MOSS is built on (Schleimer, Wilkerson and Aiken, "Winnowing", 200
 fingerprint it by winnowing hashed k-grams, and score the fingerprints two answers share.
 Own code, not copydetect: that compares every pair one by one (45,000 per cell here); this indexes fingerprints.
 
-The code compared is what an answer runs: its cell, then the statements of the notebook's other code
-cells that bind the names it reads, chosen by the clean re-run's own resolver (code_it_runs). Normalising
+The code compared is what the clean re-run runs for an answer: its cell, then the notebook's other code
+cells that bind the names it reads, whole, chosen by the re-run's own resolver; every cell the re-run runs
+when the answer may look a name up by a string (code_it_runs). Normalising
 never runs it: where Python's syntax tree reads it, normal_form.canonical writes it back without layout,
 comments, redundant parentheses, dead code and single-use temporaries; `tokenize` then reads the result.
 Imports, docstrings and every `def`/`class` line are dropped; names become one token `N` and literals `0`
@@ -68,63 +69,77 @@ class Answer:
         return self.size >= MIN_TOKENS
 
 
-def code_it_runs(code, free_cells):
-    """An answer cell's code, then the statements of the notebook's other code cells it needs, in notebook order.
+def code_it_runs(code, notebook):
+    """An answer cell's code, then the notebook's other code cells the clean re-run runs for it, whole, in notebook
+    order.
 
-    The statements are those the clean re-run's resolver, cells.needed, chooses for the names the answer reads
-    (not those it binds itself): a `def`, an assignment (`_f = f`, `_f = lambda ...`, `a, b = f, g`) or an
-    import that binds one, then whatever binds a name those read, however far. Each is a top-level statement,
-    not its whole cell: what the answer runs, not the scratch work beside it. A name bound twice brings both.
-    The course's own cells (free_statements' `course_cells`) take part but are not added: every notebook and
-    the solution have them alike.
-    `free_cells` is free_statements' result, or the learner's cells' sources (free_statements is then called
-    here); the code added stops once it passes MAX_CHARS.
+    The cells are those the re-run's resolver, cells.needed, chooses for the names the answer reads: a cell that
+    binds one (a `def`, an assignment, an import, in any statement of it), then whatever binds a name such a cell
+    reads, however far. Each is the whole cell, as the re-run runs it: the decoy beside a copy (`_ready = True`
+    read, the copy looked up as `globals()['_v']`) brings the copy. An answer, or a cell chosen for it, that may
+    read a global by a string (cells.reads_by_string: `globals()[...]`, `getattr(sys.modules[__name__], ...)`,
+    `eval`) brings every cell the re-run runs for the notebook's answers: the lookup can reach any of them.
+    The course's own cells (other_cells' `course_cells`) take part but are not added: every notebook and the
+    solution have them alike.
+    `notebook` is other_cells' result, or the sources of the learner's other cells (other_cells is then called
+    here, with this answer as the notebook's only one); the code added stops once it passes MAX_CHARS.
     """
-    if any(isinstance(c, str) for c in free_cells):
-        free_cells = free_statements(free_cells)
+    if not isinstance(notebook, OtherCells):
+        notebook = other_cells(notebook, answers=[code])
     python, tree = _parsed(code[:MAX_CHARS])
-    wanted = cells.global_reads(python) - cells.bound_names(tree)[0]  # its own names are its own
+    chosen = cells.needed(notebook.cells, cells.global_reads(python), notebook.cells)
+    own = [c for c in chosen if not c.course]
+    if cells.reads_by_string(tree, notebook.names) or any(c.by_string(notebook.names) for c in own):
+        runs = {c.index for c in chosen} | {c.index for c in notebook.runs}
+        own = [c for c in notebook.cells if c.index in runs and not c.course]
     out, size = [code], len(code)
-    for statement in cells.needed(free_cells, wanted, free_cells):
+    for cell in own:
         if size >= MAX_CHARS:
             break
-        if not statement.course:
-            out.append(statement.text)
-            size += len(statement.text)
+        out.append(cell.text)
+        size += len(cell.text)
     return code if len(out) == 1 else "\n\n".join(c.rstrip("\n") for c in out) + "\n"
 
 
-class _Statement:
-    """One top-level statement of a free cell, as cells.needed reads a cell: `index`, `stores` and `loads`.
+class _Cell:
+    """One of the notebook's other code cells, as cells.needed reads a cell: `index`, `stores` and `loads`; its
+    `text` is the Python it runs (cells.analysable where the source is not Python as written)."""
 
-    Its text and what it reads are worked out only when needed chooses it: most statements are never read."""
-
-    def __init__(self, index, node, lines, course):
-        self.index, self._node, self._lines, self.course = index, node, lines, course
-        self.stores = cells.bound_names(ast.Module(body=[node], type_ignores=[]))[0]  # as cells.slim reads one
-
-    @functools.cached_property
-    def text(self):
-        """The statement as written: from its first decorator to its end (`;` on its line left out)."""
-        node = self._node
-        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
-        chunk = [line.encode() for line in self._lines[first - 1:node.end_lineno]]
-        chunk[-1] = chunk[-1][:node.end_col_offset]  # offsets count UTF-8 bytes
-        chunk[0] = chunk[0][0 if first < node.lineno else node.col_offset:]  # a decorator starts its line
-        return b"".join(chunk).decode("utf-8", "replace")
+    def __init__(self, index, text, tree, course):
+        self.index, self.text, self._tree, self.course = index, text, tree, course
+        self.stores = cells.bound_names(tree)[0]
 
     @functools.cached_property
-    def loads(self):
+    def loads(self):  # worked out only when needed chooses the cell: most are never read
         return cells.global_reads(self.text)
 
+    def by_string(self, names):
+        return cells.reads_by_string(self._tree, names)
 
-_LINES = re.compile(r".*?(?:\r\n|\r|\n)|.+", re.DOTALL)  # lines as Python's parser counts them
+
+@dataclass
+class OtherCells:
+    """A notebook's code cells other than its answers, read once for all its answer cells (other_cells)."""
+
+    cells: list  # _Cell, the learner's in notebook order, then the course's
+    reads: frozenset  # the names the notebook's answer cells read
+
+    @functools.cached_property
+    def runs(self):
+        """The cells the clean re-run runs for the notebook's answers (course cells among them)."""
+        return cells.needed(self.cells, self.reads, self.cells)
+
+    @functools.cached_property
+    def names(self):
+        """The names the learner's cells among `runs` bind: a string that spells one is a lookup."""
+        return frozenset().union(*(c.stores for c in self.runs if not c.course))
 
 
-def free_statements(free_cells, course_cells=()):
-    """The top-level statements of a notebook's other code cells, for code_it_runs: read once for all the
-    notebook's answer cells. `free_cells`: the sources of the cells the learner could write, in notebook
-    order; `course_cells`: the course's own (locked) cells, whose statements resolve names but are not shown.
+def other_cells(free_cells, course_cells=(), answers=()):
+    """A notebook's other code cells, for code_it_runs. `free_cells`: the sources of the cells the learner could
+    write, in notebook order; `course_cells`: the course's own (locked) cells, which resolve names but are not
+    shown; `answers`: the sources of the answer cells the clean re-run runs (those of the course's
+    exercises), whose reads choose what it runs beside them.
 
     A cell counts up to MAX_CHARS characters; one that does not parse is skipped, and cells past 4 * MAX_CHARS
     characters in all are not read, so a notebook of endless free cells costs bounded time too.
@@ -136,9 +151,9 @@ def free_statements(free_cells, course_cells=()):
             break
         python, tree = _parsed(source[:MAX_CHARS])
         if tree is not None:
-            lines = _LINES.findall(python)
-            out += [_Statement(len(out) + i, node, lines, course) for i, node in enumerate(tree.body)]
-    return out
+            out.append(_Cell(len(out), python, tree, course))
+    reads = frozenset().union(*(cells.global_reads(_parsed(a[:MAX_CHARS])[0]) for a in answers))
+    return OtherCells(out, reads)
 
 
 def _parsed(source):
