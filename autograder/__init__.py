@@ -20,6 +20,8 @@ one line each with its one job (tests/test_map.py holds every package under auto
     readable.py    learner text the grader can read: a cell Python cannot build, or a lone surrogate, costs that cell
     sanitise.py    what learner-made content may become on its way to a person: the one policy, for every way out
     schema.py      the result records grading writes (<student>.json, "schema": 1) and the report reads
+    upstream.py    every change made to another library's internals (nbclient, nbgrader, distributed, jsonschema,
+                   ipykernel), each checked against the releases it was read in, and refused outside them
 
 The course root is data, not code: nbgrader's folders, its gradebook and results/ (grades, feedback pages, exports,
 reports) are made there at run time, the class's data, all of it git-ignored. This module holds what every tool
@@ -27,14 +29,13 @@ shares of the course's layout: where it is (COURSE_ROOT, SOURCE_DIR, ...), its a
 source (`authored`), and which exercise a test cell grades (`exercise_of_test`).
 """
 
-import sys
 from pathlib import Path
 
-# jsonschema, under nbformat and nbgrader, checks the "iri" format with rfc3987_syntax when that is installed
-# (jupyter_events asks for it), and importing it builds 38 parsers: about 2.7 s of CPU in every process that
-# reads a notebook (`grade`, each worker, `check`). Nothing here validates IRIs; without the module, jsonschema
-# leaves that format unchecked, as it documents for an environment without it.
-sys.modules.setdefault("rfc3987_syntax", None)
+from . import upstream
+
+# Before anything imports jsonschema: its optional IRI checker would cost every process that reads a notebook
+# about 2.7 s of CPU (upstream.hide_rfc3987_syntax says why, and checks the jsonschema installed).
+upstream.hide_rfc3987_syntax()
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = PACKAGE_DIR.parent

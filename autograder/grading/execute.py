@@ -29,7 +29,6 @@ On top of nbgrader's own behaviour (per-cell timeout, interrupt on timeout):
 """
 
 import asyncio
-import inspect
 import json
 import re
 import threading
@@ -41,36 +40,15 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import Integer, default
 
-from .. import exercises_in_order, limits, readable
+from .. import exercises_in_order, limits, readable, upstream
 from ..cells import role_of
 from .gate_beside.rerun import AFTER_TIMEOUT
 from .gate_in.kernel import SandboxedKernelManager, kill_sandbox, over_budget
 from .gate_in.outputs import ErrorCut, OutputBudget
 
-# SandboxExecute uses three of nbclient's internals, which a release may change without notice: the method a
-# cell's timeout calls, `_async_handle_timeout(timeout, cell)`, the map from a display id to the outputs
-# it rewrites, `_display_id_map` ({display_id: {cell index: [output index, ...]}}), and the kernel's shutdown,
-# `_async_cleanup_kernel()` (timed). Checked against:
-CHECKED_NBCLIENT = "0.11."
-
-
-def check_nbclient():
-    """Fail with a clear error unless the installed nbclient is a release those internals were checked against."""
-    import nbclient
-    from nbclient import NotebookClient
-
-    on_timeout = list(inspect.signature(NotebookClient._async_handle_timeout).parameters)
-    if not nbclient.__version__.startswith(CHECKED_NBCLIENT) or on_timeout != ["self", "timeout", "cell"] \
-            or "_display_id_map" not in NotebookClient.class_trait_names() \
-            or list(inspect.signature(NotebookClient._async_cleanup_kernel).parameters) != ["self"]:
-        raise RuntimeError(
-            f"{__name__} relies on nbclient {CHECKED_NBCLIENT}x's _async_handle_timeout(self, timeout, cell), "
-            f"_display_id_map and _async_cleanup_kernel(self); found nbclient {nbclient.__version__} with "
-            f"_async_handle_timeout({', '.join(on_timeout)}). Install the pinned nbclient (pyproject.toml), "
-            "or check SandboxExecute against this release and update CHECKED_NBCLIENT.")
-
-
-check_nbclient()  # on import: a grading run stops before its first student
+# SandboxExecute overrides two of nbclient's internals and reads a third (upstream.check_nbclient names them and
+# checks the installed nbclient on import: a grading run stops before its first student).
+upstream.check_nbclient()
 
 LAST_RUN = {}  # notebook name -> what happened in its run (see SandboxExecute.preprocess)
 ON_CELL = None  # the worker's, or None: called with (notebook name, its cells, index) as each code cell starts
@@ -204,7 +182,7 @@ class SandboxExecute(Execute):
     start_new_kernel_client = run_sync(async_start_new_kernel_client)
     _cleanup_kernel = run_sync(_async_cleanup_kernel)
 
-    async def _async_handle_timeout(self, timeout, cell=None):  # nbclient internal: see CHECKED_NBCLIENT
+    async def _async_handle_timeout(self, timeout, cell=None):  # nbclient internal: upstream.check_nbclient
         self._timed_out(self._index_of(cell))
         return await super()._async_handle_timeout(timeout, cell)
 
@@ -377,7 +355,7 @@ class SandboxExecute(Execute):
     def _copies(self, bounded):
         """How many outputs an output with a display id rewrites (nbclient updates every output with that id)."""
         display_id = bounded.get("transient", {}).get("display_id")
-        # nbclient internal (see CHECKED_NBCLIENT): {display_id: {cell index: [output index, ...]}}
+        # nbclient internal (upstream.check_nbclient): {display_id: {cell index: [output index, ...]}}
         return sum(map(len, self._display_id_map.get(display_id, {}).values())) if display_id else 0
 
     def _bounded_output(self, msg_type, content, cell, cell_index, bounded):

@@ -26,7 +26,7 @@ import traceback
 import warnings
 from pathlib import Path
 
-from .. import sanitise
+from .. import sanitise, upstream
 from ..limits import MAX_FILE_BYTES
 from . import course
 from .dispatch import position
@@ -108,7 +108,7 @@ class Worker:
         # The scratch course's source/<id>/ holds the release's files alone (course.release_files): nbgrader copies
         # them into the autograded folder, and every sandbox's working folder is made from them (_workdir).
         course.copy_tree(self.setup.release_dir, self.root / "source" / self.aid)
-        gradebook.reuse_engines()
+        upstream.reuse_gradebook_engines()
         gradebook.scratch_writes("sqlite:///" + str(self.root / "gradebook.db"))
 
     def _configure(self):

@@ -15,10 +15,10 @@ import threading
 
 import msgpack
 
-CHECKED = "2026.8."  # the distributed release this guard was written for (pyproject.toml pins it)
+from ... import upstream
+
 REFUSED = []  # what was refused, in this process (the tests read it)
 _LOCK = threading.Lock()
-_ORIGINAL = {}
 
 
 class Refused(Exception):  # noqa: N818 (a marker, raised nowhere; an Exception where Dask asserts one)
@@ -97,28 +97,9 @@ class _PickleModule:
 
 
 def install():
-    """Put the guard in place of every way Dask's client decodes a peer's data, in this process (idempotent)."""
+    """Put the guard in place of every way Dask's client decodes a peer's data, in this process (idempotent; the
+    replacing, and the check of the installed distributed, are upstream.replace_distributed_decoders')."""
     import pickle
 
-    import distributed.client as client
-    import distributed.core as dcore
-    import distributed.protocol as protocol
-    import distributed.protocol.core as core
-    import distributed.protocol.pickle as dpickle
-
-    if _ORIGINAL:
-        return
-    import distributed
-
-    if not distributed.__version__.startswith(CHECKED):
-        raise RuntimeError(f"grading on a cluster needs distributed {CHECKED}x (the release whose client this guard "
-                           f"was checked against), found {distributed.__version__}: pip install "
-                           f"'distributed=={CHECKED}*'")
-    _ORIGINAL.update({(core, "loads"): core.loads, (protocol, "loads"): protocol.loads,
-                      (dpickle, "loads"): dpickle.loads, (client, "loads"): client.loads,
-                      (client, "pickle"): client.pickle, (client, "clean_exception"): client.clean_exception,
-                      (dcore, "clean_exception"): dcore.clean_exception})
-    core.loads = protocol.loads = loads
-    dpickle.loads = client.loads = no_unpickling
-    client.pickle = _PickleModule(pickle)
-    client.clean_exception = dcore.clean_exception = clean_exception
+    upstream.replace_distributed_decoders(loads=loads, unpickle=no_unpickling, clean_exception=clean_exception,
+                                          pickle_module=_PickleModule(pickle))

@@ -52,17 +52,17 @@ from jupyter_client.session import Session
 from traitlets import DottedObjectName, Type, Unicode, default
 from traitlets.log import get_logger
 
+from ... import upstream
 from . import channels, confine, messages, unsandboxed, zygote
 from .sandbox import Sandbox
 
 PROVISIONER = "autograder-sandbox"  # the entry point's name in pyproject.toml
 
-# ipykernel_launcher, without the debugger: importing debugpy is a tenth of a second of CPU in every graded
-# kernel's start, and nobody debugs a graded run. ipykernel reads an unimportable debugpy as "no debugger".
-_LAUNCH_WITHOUT_DEBUGGER = """import sys
+# ipykernel_launcher, without the debugger (upstream.without_debugpy: why, and the check of ipykernel).
+_LAUNCH_WITHOUT_DEBUGGER = f"""import sys
 if sys.path[0] == "":  # as ipykernel_launcher: the kernel's own imports are not looked for in the working folder
     del sys.path[0]
-sys.modules["debugpy"] = None
+{upstream.without_debugpy()}
 from ipykernel import kernelapp
 kernelapp.launch_new_instance()
 """

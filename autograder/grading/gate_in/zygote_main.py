@@ -29,7 +29,7 @@ MODE = sys.argv[2]
 if MODE == "kernel":
     if sys.path and sys.path[0] == "":  # as ipykernel's launcher: nothing is looked for in the working folder
         del sys.path[0]
-    sys.modules["debugpy"] = None  # no debugger in a graded kernel (kernel.py's _LAUNCH_WITHOUT_DEBUGGER)
+    sys.modules["debugpy"] = None  # no debugger in a graded kernel: upstream.HIDE_DEBUGPY, checked by the grader
     # The kernel's application, and what its start imports besides (ipykernel.kernelapp.IPKernelApp.initialize)
     import sqlite3  # noqa: F401
 

@@ -10,7 +10,7 @@ import json
 import shlex
 from pathlib import Path
 
-from ... import COURSE_ROOT, REPO_ROOT
+from ... import COURSE_ROOT, REPO_ROOT, upstream
 
 REFUSAL = ("Autograding from formgrader is turned off for this course: it runs student code with your rights "
            "and no sandbox. Grade with the sandboxed grader, from the repository root:\n\n"
@@ -40,14 +40,13 @@ def refusal(assignment, student, course_root=None):
 
 def turn_off_autograde():
     """Make nbgrader's autograde request handler refuse (it is shared by every formgrader page that has the button)."""
-    from nbgrader.server_extensions.formgrader import apihandlers
     from tornado import web
 
     @web.authenticated
     def post(self, assignment_id, student_id):
         self.write(json.dumps(refusal(assignment_id, student_id, self.coursedir.root)))
 
-    apihandlers.AutogradeHandler.post = post
+    upstream.refuse_formgrader_autograde(post)
 
 
 def _jupyter_server_extension_points():

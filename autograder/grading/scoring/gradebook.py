@@ -18,53 +18,9 @@ from typing import NamedTuple
 from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.utils import parse_utc
 from sqlalchemy.exc import SAWarning
-from sqlalchemy.orm import scoped_session, sessionmaker
 
+from ... import upstream
 from ...schema import CellStatus, Status
-
-PATCHED_NBGRADER = "0.9."  # the releases whose Gradebook.__init__ reuse_engines repeats
-
-
-def reuse_engines():
-    """Make nbgrader's Gradebook reuse one database engine per URL in this process.
-
-    nbgrader opens a new Gradebook (a new SQLAlchemy engine, a schema check and a
-    `create_all`) about ten times per student; a grading run checks each gradebook's
-    schema once and keeps its engine.
-    """
-    import inspect
-
-    import nbgrader
-    from nbgrader import api
-
-    if getattr(api.Gradebook, "_ffn_engines", None) is not None:
-        return
-    original = api.Gradebook.__init__
-    # The replacement below repeats nbgrader 0.9's __init__ minus the engine: another release may differ.
-    params = list(inspect.signature(original).parameters)
-    if not nbgrader.__version__.startswith(PATCHED_NBGRADER) or params != ["self", "db_url", "course_id",
-                                                                            "authenticator"]:
-        raise RuntimeError(
-            f"autograder/grading/scoring/gradebook.py patches nbgrader {PATCHED_NBGRADER}x's "
-            "Gradebook.__init__(self, db_url, "
-            f"course_id, authenticator); found nbgrader {nbgrader.__version__} with __init__({', '.join(params)}). "
-            "Install the pinned nbgrader (pyproject.toml), or check the patch against this release and update "
-            "PATCHED_NBGRADER.")
-    engines = {}
-
-    def __init__(self, db_url, course_id="default_course", authenticator=None):
-        if db_url not in engines:
-            original(self, db_url, course_id, authenticator)
-            engines[db_url] = self.engine
-            return
-        self.engine = engines[db_url]
-        self.db = scoped_session(sessionmaker(autoflush=True, bind=self.engine, future=True))
-        self.check_course(course_id=course_id)
-        self.course_id = course_id
-        self.authenticator = authenticator
-
-    api.Gradebook.__init__ = __init__
-    api.Gradebook._ffn_engines = engines
 
 
 def scratch_writes(db_url):
@@ -72,16 +28,15 @@ def scratch_writes(db_url):
 
     nbgrader commits after every cell it records (a flush to disk each time); the scratch copy is thrown
     away with its worker, and the course's gradebook, written by the parent alone, keeps its flushes.
-    Needs reuse_engines (one engine per URL): every later Gradebook on `db_url` uses this one.
+    Needs upstream.reuse_gradebook_engines (one engine per URL): every later Gradebook on `db_url` uses this one.
     """
     from nbgrader import api
     from sqlalchemy import event
 
-    if getattr(api.Gradebook, "_ffn_engines", None) is None:
-        raise RuntimeError("scratch_writes needs reuse_engines first")
+    engines = upstream.gradebook_engines()  # refuses unless reuse_gradebook_engines has run
     with api.Gradebook(db_url):  # makes the engine (and checks the schema) once
         pass
-    engine = api.Gradebook._ffn_engines[db_url]
+    engine = engines[db_url]
 
     @event.listens_for(engine, "connect")
     def _no_flush(connection, _record):
