@@ -19,7 +19,6 @@ JSON objects (4 GiB in the grading worker). The bounds are in gate_in/limits.py;
   each flood takes beside its honest twin is measured in benchmarks/bench_message_floods.py, not here.
 """
 
-import asyncio
 import json
 import re
 import socket
@@ -27,6 +26,7 @@ import time
 import tracemalloc
 
 import floods
+import loops
 import nbformat
 import nbtools
 import pytest
@@ -504,7 +504,7 @@ def test_a_channel_refuses_a_message_before_decoding_it_and_names_itself(tmp_pat
                 await reader.get_msg(timeout=10)
             return first, refused.value
 
-        first, refused = asyncio.run(read_both())
+        first, refused = loops.run(read_both())
         assert first["content"]["data"]["text/plain"] == "fine"
         why = f"the notebook sent a message of more than 1,000,000 JSON values on {channel}: the grader stopped its " \
               "kernel"

@@ -17,7 +17,6 @@ a worker uses (Worker._start_zygote, rerun.StudentProcess, kernel.SandboxedKerne
 report that the tests read.
 """
 
-import asyncio
 import contextlib
 import inspect
 import json
@@ -36,6 +35,7 @@ import types
 from dataclasses import replace
 from pathlib import Path
 
+import loops
 import pytest
 
 pytestmark = [pytest.mark.sandbox, pytest.mark.xdist_group("zygote")]
@@ -315,7 +315,7 @@ class _Driver:
                 kc.stop_channels()
                 await km.shutdown_kernel(now=True)
 
-        return (*asyncio.run(run()), work, runtime)
+        return (*loops.run(run()), work, runtime)
 
     def probe(self, entry, mode):
         source = f"{_KEYS}\n{inspect.getsource(_probe)}\n_probe('probe')\nout = 'null'"
