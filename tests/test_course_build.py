@@ -319,6 +319,14 @@ def test_start_here_links_to_notebook(aid):
         f"{nbtools.ORIENTATION} has no link to {aid}.ipynb")
 
 
+@pytest.mark.parametrize("aid, following", list(zip(AIDS, AIDS[1:])))
+def test_each_notebook_ends_by_linking_on_to_the_next(aid, following):
+    """A learner who finishes a notebook is sent on: its last markdown cell links to the next one."""
+    last = [c.source for c in nbtools.source(aid).cells if c.cell_type == "markdown"][-1]
+    assert any(re.fullmatch(rf"(\./)?{following}\.ipynb", t) for t in link_targets(last)), (
+        f"{aid}'s last cell does not link on to {following}.ipynb:\n{last[-400:]}")
+
+
 def test_notebook_links_resolve():
     """Every relative link to a notebook, in every notebook and the README, names one that exists."""
     broken = []

@@ -876,4 +876,5 @@ print(f"BERT-base FFNs in int8 with float32 biases and scales: {int8_total / MiB
 #   from about $10^{-7}$ (float32) to about $10^{-2}$ (int8), and changes
 #   little with width.
 #
-# Back to the map: [00 · Start here](00_start_here.ipynb).
+# Next: [13 · Training](13_training.ipynb), where an FFN learns its weights by
+# gradient descent; or back to [00 · Start here](00_start_here.ipynb) for the map of the course.
