@@ -14,6 +14,7 @@ The subpackages name the gate they hold or the step they take; each layer import
     intake.py         the one reading of an assignment's LMS downloads: each by its LMS's names, the newest kept
     lms_names.py      the names each LMS gives the files of its download, read by that LMS's own rules
     tempfolders.py    the grader's temporary folders; each one made removes those a killed process left
+    walk.py           which files of a submission count: the one walker the copies and the ledger's digest share
     dispatch/         where students are graded: the local pool or a Dask cluster; what a worker may tell the parent
     gate_in/          Gate In: what student code runs in (sandbox, kernel, limits) and what of its output is kept
     gate_beside/      Gate Beside: the clean re-run, each test against the learner's answers alone
