@@ -7,6 +7,7 @@ The subpackages name the gate they hold or the step they take; each layer import
     check.py          `check`: one notebook graded as `grade` grades it, in a throw-away copy of the course
     check_cache.py    what `check` keeps between runs: the course built from its source, keyed by a digest
     worker.py         one student at a time: the notebook run, the clean re-run, the result (a process of its own)
+    student/          one student's grading in a worker, a class per step: folders, sandboxes, the two runs, timing
     worker_setup.py   what a grading worker is told when it starts: made by `grade`, `check` or a Dask task
     execute.py        nbgrader's Execute with the kernel in the sandbox, every way a run can end recorded
     course.py         the nbgrader course on disk: its configuration, its gradebook, the assignment's model
