@@ -91,3 +91,22 @@ def test_a_file_that_grows_while_read_gives_the_size_it_had_when_opened(tmp_path
         f.write(b"5678")
     assert b"".join(found.chunks()) == b"1234"
     found.close()
+
+
+def test_a_folder_swapped_for_a_link_during_the_walk_is_not_followed(tmp_path):
+    """Between the walker's look at a folder and its entering it, student code could put a link in its place:
+    the folder is entered through its parent's descriptor and checked to be the one listed, so nothing of where
+    the link leads is read."""
+    folder, outside = tmp_path / "s", tmp_path / "outside"
+    (folder / "d").mkdir(parents=True)
+    (folder / "d" / "own.txt").write_text("the student's")
+    outside.mkdir()
+    (outside / "secret.txt").write_text("another student's")
+    seen = []
+    for found in walk.walk(folder):
+        seen.append(found.rel)
+        if found.rel == "d" and found.folder:  # listed as a folder: now swapped for a link before it is entered
+            (folder / "d" / "own.txt").unlink()
+            (folder / "d").rmdir()
+            (folder / "d").symlink_to(outside)
+    assert seen == ["d"]
