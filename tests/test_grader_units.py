@@ -962,18 +962,18 @@ def test_once_a_test_times_out_its_exercise_s_later_tests_get_the_short_limit_th
 def test_the_exchanges_secret_stays_in_autograded_only_as_nbgrader_writes_it(tmp_path):
     """release_feedback needs submission_secret.txt beside the graded notebook; the student's own `nbgrader
     submit` wrote it and formgrader serves it, so anything but a short hex string, as nbgrader writes, goes."""
-    from autograder.grading import worker
+    from autograder.grading.student.folders import check_secret
 
     secret = tmp_path / "submission_secret.txt"
     secret.write_text("3f1c9a2b7d5e4f60a1b2c3d4e5f6a7b8\n")
-    worker._check_secret(secret)
+    check_secret(secret)
     assert secret.read_text() == "3f1c9a2b7d5e4f60a1b2c3d4e5f6a7b8\n"
     for bad in ("<script>alert(1)</script>\n", "a" * 400, "two words\n", "", "3f1c<svg/onload=x>"):
         secret.write_text(bad)
-        worker._check_secret(secret)
+        check_secret(secret)
         assert not secret.exists(), bad
     secret.symlink_to(tmp_path / "elsewhere")
-    worker._check_secret(secret)
+    check_secret(secret)
     assert not secret.is_symlink()
 
 
@@ -996,7 +996,7 @@ def test_without_util_linux_the_unsandboxed_limits_are_set_by_python(monkeypatch
 
 
 def test_the_timing_breakdown_splits_the_notebook_run_and_keeps_the_rest():
-    from autograder.grading.worker import _breakdown
+    from autograder.grading.student.timing import breakdown as _breakdown
 
     timing = {"notebook run": 5.0, "notebook run: kernel start": 1.0, "notebook run: cells": 2.5,
               "notebook run: kernel stop": 0.25, "clean re-run": 1.0, "feedback": 0.5}

@@ -244,32 +244,17 @@ def test_the_folder_of_a_killed_grade_is_removed_by_the_next_one(tmp_path, monke
     assert tempfolders.sweep() == []  # nothing more: this process still runs
 
 
-def test_the_copy_a_killed_cluster_run_was_sending_is_removed_by_the_next_folder(tmp_path, monkeypatch):
-    """`grade --cluster` copies each submission into a folder in the temporary folder, not the run's, to send it
-    (cluster.submission_files). A grade killed outright mid-copy leaves the student's files there; the next folder
-    the grader makes removes them, as it removes its own."""
-    from autograder.grading import tempfolders
+def test_a_cluster_run_sends_a_submission_without_a_copy_on_disk(tmp_path, monkeypatch):
+    """`grade --cluster` reads each submission into memory to send it (cluster.submission_files): no folder of the
+    temporary folder holds a student's files, so a grade killed outright mid-send leaves none behind."""
+    from autograder.grading.dispatch import cluster
 
     (tmp_path / "tmp").mkdir()
     (tmp_path / "alice").mkdir()
     (tmp_path / "alice" / "a.ipynb").write_text("{}")
-    code = ("import os, sys, tempfile; tempfile.tempdir = sys.argv[1]\n"
-            "from autograder.grading import course\n"
-            "from autograder.grading.dispatch import cluster\n"
-            "copy_tree = course.copy_tree\n"
-            "def copied_then_killed(folder, to, max_bytes):\n"
-            "    copy_tree(folder, to, max_bytes); print(to.parent, flush=True); os.kill(os.getpid(), 9)\n"
-            "course.copy_tree = copied_then_killed\n"
-            "cluster.submission_files(sys.argv[2])\n")
-    run = subprocess.run([sys.executable, "-c", code, str(tmp_path / "tmp"), str(tmp_path / "alice")],
-                         capture_output=True, text=True, timeout=120)
-    assert run.returncode == -signal.SIGKILL, run.stderr
-    sent = Path(run.stdout.strip())
-    assert sent.parent == tmp_path / "tmp" and sent.name.startswith("ffn-send-") and (sent / "s" / "a.ipynb").exists()
-
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
-    made = tempfolders.make("grade")
-    assert not sent.exists() and made.exists()
+    assert cluster.submission_files(tmp_path / "alice") == {"a.ipynb": b"{}"}
+    assert list((tmp_path / "tmp").iterdir()) == []
 
 
 def test_a_running_makers_folder_is_kept_where_proc_hides_its_process(tmp_path, monkeypatch):

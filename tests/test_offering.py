@@ -10,7 +10,7 @@ from traitlets.config import Config
 
 from autograder import REPO_ROOT, cells, offering
 from autograder.grading.gate_in import sandbox
-from autograder.grading.worker import Worker
+from autograder.grading.student.clean_rerun import CleanRerun
 from ffn_helpers import checks
 
 SEED = grading.OFFERING_SEED
@@ -101,10 +101,11 @@ def test_a_configured_seed_changes_what_the_judges_hidden_tests_draw(tmp_path):
     os.chmod(tmp_path, 0o755)
     box = sandbox.Sandbox(readonly=(str(folder),), cwd=str(folder), uid=sandbox.slot_uid(3))
     for seed, expected, points in ((configured, own, 1.0), (None, published, 1.0), (configured, published, 0.0)):
-        worker = types.SimpleNamespace(slot=3, uid_base=None, isolate=True, hidden=(), offering_seed=seed,
-                                       clear_slot=lambda: None)
+        sandboxes = types.SimpleNamespace(isolate=True, hidden=(), clear_slot=lambda: None,
+                                          judge_uid=lambda: sandbox.worker_uid(3, None))
+        rerun = CleanRerun({}, 60, seed, None, sandboxes, None, None)
         course_cells = _course_cells(expected)
-        clean = Worker._clean_run(worker, course_cells, box, {"look": []}, course_cells, 60)
+        clean = rerun.run(course_cells, box, {"look": []}, course_cells)
         verdict = clean.tests["test_look_hidden"]
         assert verdict.points == points, (seed, expected, verdict)
     assert checks.hidden_seed(201) == 201  # this process never held the offering's seed

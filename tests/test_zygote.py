@@ -13,11 +13,12 @@ modules once, then joins a sandbox that bubblewrap built for it. What is guarant
 
 A zygote runs only where a worker grades unprivileged (zygote.usable is False for root), so one driver process,
 as a worker's user of its own when the tests run as root, makes every start and attack once, through the code
-a worker uses (Worker._start_zygote, rerun.StudentProcess, kernel.SandboxedKernelManager), and writes the
+a worker uses (Sandboxes.start_zygote, rerun.StudentProcess, kernel.SandboxedKernelManager), and writes the
 report that the tests read.
 """
 
 import contextlib
+import functools
 import inspect
 import json
 import os
@@ -255,15 +256,13 @@ def _settled(pids, within=10.0):
 
 class _Driver:
     def __init__(self, scratch):
-        from autograder.grading import worker
-        from autograder.grading.gate_in import sandbox
+        from autograder.grading.student.sandboxes import Sandboxes
 
         self.scratch, self.made, self.report = Path(scratch), 0, {}
         # A worker's own ways to make its sandboxes and start its zygotes (one slot, not root)
-        self.worker = types.SimpleNamespace(scratch=self.scratch, figures="text", slot=0, uid_base=None, hidden=(),
-                                            limits=sandbox.Limits(), isolate=True)
-        self.worker.sandbox = types.MethodType(worker.Worker.sandbox, self.worker)
-        self.start_zygotes = types.MethodType(worker.Worker._start_zygote, self.worker)
+        setup = types.SimpleNamespace(slot=0, uid_base=None, isolate=True, hidden=(), limits={}, cgroup=())
+        self.worker = Sandboxes(setup, figures="text", mpl_cache=None)
+        self.start_zygotes = functools.partial(self.worker.start_zygote, self.scratch)
 
     @contextlib.contextmanager
     def section(self, name):

@@ -173,15 +173,13 @@ def _grade(notebook, assignment_id, tmp, limits, isolate, cell_timeout, feedback
     submitted.mkdir(parents=True)
     shutil.copy(notebook, submitted / f"{assignment_id}.ipynb")
     results_dir = tmp / "results"
-    setup = WorkerSetup(
-        model=model.to_dict(), scratch=str(tmp / "scratch"), limits=vars(limits), isolate=isolate,
-        hidden=(str(root), str(tmp), str(notebook.resolve().parent), str(check_cache.folder())),
-        feedback_dir=str(results_dir) if feedback else None,
-        course_notebooks=course.source_texts(config, assignment_id),
-        template_db=str(course.db_path(config)),
-        release_dir=str(course.copy_release(instructor, assignment_id, tmp / "release")),  # the course's own release
-        course_root=str(root), cell_timeout=cell_timeout, draw_figures=draw_figures,
-        offering_seed=offering.seed(instructor), matplotlib_cache=str(check_cache.matplotlib_fonts()),
+    setup = WorkerSetup.for_run(
+        model=model.to_dict(), scratch=tmp / "scratch", course_root=root,
+        release_dir=course.copy_release(instructor, assignment_id, tmp / "release"),  # the course's own release
+        template_db=course.db_path(config), course_notebooks=course.source_texts(config, assignment_id),
+        limits=vars(limits), isolate=isolate, offering_seed=offering.seed(instructor),
+        hide=(tmp, notebook.resolve().parent, check_cache.folder()), feedback_dir=results_dir if feedback else None,
+        cell_timeout=cell_timeout, draw_figures=draw_figures, matplotlib_cache=str(check_cache.matplotlib_fonts()),
     )
     worker = Worker(setup)
     clock.lap("worker start")

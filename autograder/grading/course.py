@@ -1,6 +1,5 @@
 """The nbgrader course on disk: its configuration, its gradebook, and what an assignment looks like in it."""
 
-import errno
 import json
 import os
 import re
@@ -17,6 +16,7 @@ from traitlets.config import Config
 from traitlets.config.loader import PyFileConfigLoader
 
 from .. import COURSE_ROOT, exercises_in_order, limits
+from . import walk
 
 TIMESTAMP = "timestamp.txt"  # when the student submitted (nbgrader's, or the LMS's time)
 SECRET = "submission_secret.txt"  # written by nbgrader's exchange at submission; release_feedback needs it
@@ -328,57 +328,39 @@ def fresh_dir(target):
 
 
 def copy_tree(source, target, max_bytes=limits.MAX_FOLDER_BYTES):
-    """Replace `target` with a copy of the regular files under `source`; return what was left out.
+    """Replace `target` with a copy of the files under `source` that count (walk.py's rules: never through a link,
+    regular files only, `max_bytes` together); return what was left out, each as "path: why".
 
-    `source` may be a folder that student code could write (or a submission as it
-    came): no symbolic link is followed, anything that is not a regular file (a
-    FIFO, a device, a socket) is skipped, and copying stops at `max_bytes`. Each
-    file is opened without following links and checked after opening, so a link
-    swapped in between check and open is refused too.
+    `source` may be a folder that student code could write (or a submission as it came): the ledger's digest
+    (scoring/ledger.py) and a cluster's copy (dispatch/cluster.py) walk it the same way.
     """
-    source, target = Path(source), fresh_dir(target)
-    skipped, budget = [], max_bytes
-    for folder, dirs, files in os.walk(source):  # os.walk does not descend into linked folders
-        rel = Path(folder).relative_to(source)
-        for name in sorted(dirs):
-            if os.path.islink(os.path.join(folder, name)):
-                skipped.append(f"{rel / name}: a link")
-            else:
-                (target / rel / name).mkdir()
-        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
-        for name in sorted(files):
-            why, budget = copy_file(Path(folder) / name, target / rel / name, budget)
-            if why:
-                skipped.append(f"{rel / name}: {why}")
+    target, skipped = fresh_dir(target), []
+    for found in walk.walk(source, max_bytes):
+        if found.why:
+            skipped.append(f"{found.rel}: {found.why}")
+        elif found.folder:
+            (target / found.rel).mkdir()
+        else:
+            _write(found, target / found.rel)
     return skipped
 
 
-def open_no_follow(path):
-    """A descriptor to read `path`, never through a symbolic link (OSError for a link), never waiting on a FIFO.
-
-    Windows has neither flag: there a link is refused before opening (a learner's own `check`, unsandboxed)."""
-    if not hasattr(os, "O_NOFOLLOW") and os.path.islink(path):
-        raise OSError(errno.ELOOP, "a symbolic link", str(path))
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
-    return os.open(path, flags)
+def _write(found, target):
+    """A file walk.py found that counts, written to `target` (a new file: never through what is there)."""
+    with open(target, "xb") as dst:
+        for piece in found.chunks():
+            dst.write(piece)
 
 
 def copy_file(source, target, budget):
-    """Copy one regular file without following links; (why it was skipped or '', budget left)."""
+    """Copy one regular file without following links (walk.py's rules); (why it was skipped or '', budget left)."""
+    found = walk.open_file(source, os.path.basename(source), budget)
     try:
-        fd = open_no_follow(source)
-    except OSError as exc:
-        return ("a link" if os.path.islink(source) else f"unreadable ({exc.strerror})"), budget
-    with os.fdopen(fd, "rb") as src:
-        info = os.fstat(src.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            return "not a regular file", budget
-        if info.st_size > budget:
-            return f"over the size limit ({info.st_size:,} bytes)", budget
-        with open(target, "xb") as dst:
-            shutil.copyfileobj(src, dst, 1 << 20)
-            copied = dst.tell()
-        return "", budget - copied
+        if not found.why:
+            _write(found, target)
+    finally:
+        found.close()
+    return found.why, budget - found.size
 
 
 def read_notebook(path):
@@ -387,7 +369,7 @@ def read_notebook(path):
     import nbformat
 
     try:  # never through a link: the submission's folder is the student's (a link could name a classmate's file)
-        fd = open_no_follow(path)
+        fd = walk.open_no_follow(path)
     except OSError as exc:
         return None, "a link, not a file" if os.path.islink(path) else f"cannot be read ({exc.strerror})"
     with os.fdopen(fd, "rb") as f:

@@ -68,15 +68,6 @@ def say_without_cgroups():
                                        "time, file size and open files, and its user's number of processes)."))
 
 
-def _report_page(result):
-    import nbformat
-
-    from .gate_out import feedback
-
-    pages = [feedback.render(nbformat.v4.new_notebook(), nb.to_dict(), result.student) for nb in result.notebooks]
-    return "\n<hr>\n".join(pages)
-
-
 def _publish(config, model, submission, reply, out_dir, gb):
     """Write one student's result everywhere it belongs: JSON, gradebook (its late penalty published), the course's
     folders, the page (with the grade the gradebook gives)."""
@@ -105,7 +96,7 @@ def _publish(config, model, submission, reply, out_dir, gb):
     if page.exists() or page.is_symlink():
         page.unlink()
     if not reply.get("html") or course.copy_file(Path(reply["html"]), page, MAX_FILE_BYTES)[0]:
-        private.write_text(page, _report_page(result))  # the worker could not write one
+        private.write_text(page, feedback.student_page(result))  # the worker could not write one
     feedback.set_grade(page, classbook.student_row(gb, aid, student, result))
     private.write_text(out_dir / f"{student}.json", json.dumps(result.to_dict(), indent=1, sort_keys=True) + "\n")
     return result
@@ -146,8 +137,8 @@ def grade(assignment_id, submitted, out_dir=None, jobs=None, students=None, limi
     out_dir = Path(out_dir or classbook.results_dir(config, assignment_id)).resolve()
     # The run's folder: what it makes as temporary is in here (the workers' TMPDIR, a local cluster's folders), so
     # that removing it in `finally` leaves nothing behind, after Ctrl-C or a killed worker too (and after a
-    # killed `grade`, the next run: tempfolders). One thing is not: on a cluster, each submission is copied to be
-    # sent in a folder of its own (cluster.submission_files), in the system's temporary folder, swept the same way.
+    # killed `grade`, the next run: tempfolders). A cluster's submissions are read into memory to be sent
+    # (cluster.submission_files), never copied to disk first.
     scratch = tempfolders.make("grade", 0o711)  # each worker's user reaches its own folder in here, and nothing else
     try:
         if not cluster:  # a cluster's workers are bounded by their own machines'
@@ -333,14 +324,12 @@ def _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, ce
     template = scratch / "template.db"
     course.copy_database(course.db_path(config), template)
     sandbox.precompile(public.real_folder())  # the workers may not write there; every sandboxed kernel reads it
-    root = Path(config.CourseDirectory.root).resolve()
-    return WorkerSetup(
-        model=model.to_dict(), scratch=str(scratch), limits=vars(limits), isolate=not unsafe,
-        hidden=tuple(sorted({str(root), str(Path(submitted).resolve()), str(out_dir), str(scratch)})),
-        feedback_dir=str(out_dir), course_notebooks=course.source_texts(config, model.name),
-        template_db=str(template), release_dir=str(course.copy_release(config, model.name, scratch / "release")),
-        course_root=str(root), cell_timeout=cell_timeout, draw_figures=draw_figures,
-        uid_base=sandbox.uid_base(), offering_seed=offering.seed(config),
+    return WorkerSetup.for_run(
+        model=model.to_dict(), scratch=scratch, course_root=config.CourseDirectory.root,
+        release_dir=course.copy_release(config, model.name, scratch / "release"), template_db=template,
+        course_notebooks=course.source_texts(config, model.name), limits=vars(limits), isolate=not unsafe,
+        offering_seed=offering.seed(config), hide=(submitted,), feedback_dir=out_dir,
+        cell_timeout=cell_timeout, draw_figures=draw_figures, uid_base=sandbox.uid_base(),
         # matplotlib's font list, built once here rather than by each worker (and each worker started again)
         matplotlib_cache=str(worker.matplotlib_cache(scratch / "matplotlib")),
     )

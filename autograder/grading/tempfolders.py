@@ -1,9 +1,10 @@
 """The grader's own temporary folders, and the removal of those whose process was killed.
 
 `grade`, `check`, a cluster worker's assignment and the public build of ffn_helpers each make one folder in the
-system's temporary folder, as `grade --cluster` does for each submission it copies to send, and remove it when they
-end, after Ctrl-C too. A process killed outright (SIGKILL, the kernel's out-of-memory killer) removes nothing, and
-its folder can hold students' submissions. So each folder records its maker (OWNER: the process id and its pid
+system's temporary folder, and remove it when they end, after Ctrl-C too (`send`: the folder an earlier release of
+`grade --cluster` copied each submission into to send it; one left behind is still removed). A process killed
+outright (SIGKILL, the kernel's out-of-memory killer) removes nothing, and its folder can hold students'
+submissions. So each folder records its maker (OWNER: the process id and its pid
 namespace), and making one first removes those whose maker is gone. Only a folder named as `make` names them, owned
 by this user and recorded by a process of this pid namespace that no longer runs, is removed; no link is followed.
 Where /proc does not name this process's pid namespace (macOS, Windows: a learner's `check`) nothing is removed.

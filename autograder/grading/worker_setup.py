@@ -1,6 +1,8 @@
-"""What a grading worker is told when it starts: made by `grade`, by `check` and by a Dask task, read by worker.py."""
+"""What a grading worker is told when it starts: made by `grade`, by `check` and by a Dask task (each through
+`WorkerSetup.for_run`), read by worker.py."""
 
 from dataclasses import MISSING, asdict, dataclass, field, fields, replace
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,23 @@ class WorkerSetup:
     slot: int = 0  # the job slot: its uids within the block
     matplotlib_cache: str | None = None  # matplotlib's font list, built once per run
     cgroup: tuple = ()  # the worker's own cgroup (gate_in/cgroups.py), where it makes its sandboxes'; () for none
+
+    @classmethod
+    def for_run(cls, *, model, scratch, course_root, release_dir, template_db, course_notebooks, limits, isolate,
+                offering_seed, hide=(), feedback_dir=None, **options):
+        """The set-up of one run's workers, whoever starts them: the one place that decides what student code may
+        not see.
+
+        Hidden: the course the run reads (`course_root`), the run's own folder (`scratch`), where the results go
+        (`feedback_dir`), and whatever else the caller holds (`hide`: the submissions, its temporary folder, a
+        cache), each as its real path, once. The release (`release_dir`) is what a learner received: sandboxes are
+        given its files, never its folder. `options`: the rest of the fields (cell_timeout, draw_figures,
+        uid_base, matplotlib_cache)."""
+        hidden = {str(Path(p).resolve()) for p in (course_root, scratch, feedback_dir, *hide) if p}
+        return cls(model=model, scratch=str(scratch), limits=dict(limits), isolate=isolate,
+                   course_notebooks=course_notebooks, template_db=str(template_db), release_dir=str(release_dir),
+                   course_root=str(Path(course_root).resolve()), hidden=tuple(sorted(hidden)),
+                   feedback_dir=str(feedback_dir) if feedback_dir else None, offering_seed=offering_seed, **options)
 
     def to_dict(self):
         return asdict(self)

@@ -31,7 +31,7 @@ except ImportError:
                        "environment") from None
 
 from ...limits import MAX_FOLDER_BYTES
-from .. import course, tempfolders
+from .. import walk
 from ..gate_in.sandbox import MAX_SLOTS
 from . import cluster_reply, cluster_task, dask_guard
 
@@ -157,16 +157,13 @@ def bundle(setup, timeout, version):
 
 
 def submission_files(folder, max_bytes=MAX_FOLDER_BYTES):
-    """{relative path: bytes} of the regular files under a submission's folder (course.copy_tree's rules).
-
-    The copy is a tempfolders folder of its own: it holds a student's files, and one a killed `grade` left is
-    removed by the next folder the grader makes."""
+    """{relative path: bytes} of the files under a submission's folder that count: walk.py's walk, as
+    course.copy_tree copies them and the ledger's digest reads them (never through a link, regular files only),
+    read straight into memory, with no copy on disk. The paths are relative, with '/' between their parts."""
     if folder is None:
         return None
-    with tempfolders.folder("send") as scratch:
-        course.copy_tree(folder, scratch / "s", max_bytes)  # never through a link, special files left out
-        return {str(p.relative_to(scratch / "s")): p.read_bytes() for p in sorted((scratch / "s").rglob("*"))
-                if p.is_file()}
+    return {Path(found.rel).as_posix(): b"".join(found.chunks()) for found in walk.walk(folder, max_bytes)
+            if not found.why and not found.folder}
 
 
 class _Run:

@@ -10,7 +10,7 @@ here, from the validated result, never taken from the worker.
 import tempfile
 from pathlib import Path
 
-from ... import limits, readable, sanitise
+from ... import limits, sanitise
 from ...schema import SchemaError, Status
 from .. import course
 from ..scoring import results
@@ -87,13 +87,9 @@ def _autograded(files, model, course_markdown, scratch, student):
 
 
 def _page(result, notebooks, course_markdown, folder):
-    """The feedback page, rendered here (feedback.render escapes every cell): what grade.py copies."""
-    import nbformat
-
+    """The feedback page, rendered here (feedback.student_page escapes every cell): what grade.py copies."""
     from ..gate_out import feedback
 
-    parts = [feedback.render(notebooks.get(nb.notebook, nbformat.v4.new_notebook()), nb.to_dict(), result.student,
-                             course_markdown.get(nb.notebook, frozenset())) for nb in result.notebooks]
     page = folder / "feedback.html"
-    page.write_text(readable.clean_text("\n<hr>\n".join(parts)), encoding="utf-8")
+    page.write_text(feedback.student_page(result, notebooks, course_markdown), encoding="utf-8")
     return page

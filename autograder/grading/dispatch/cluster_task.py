@@ -67,13 +67,11 @@ class _Assignment:
         write_files(files / "release", b["release"])
         write_files(files / "config", {"nbgrader_config.py": b["nbgrader_config"]})
         (files / "template.db").write_bytes(b["template_db"])
-        hidden = {str(self.home), *(p for p in (_worker_directory(),) if p)}
-        return WorkerSetup(model=b["model"], scratch=str(self.home), limits=b["limits"], isolate=b["isolate"],
-                           hidden=tuple(sorted(hidden)), course_notebooks=b["course_notebooks"],
-                           template_db=str(files / "template.db"), release_dir=str(files / "release"),
-                           course_root=str(files / "config"), cell_timeout=b["cell_timeout"],
-                           draw_figures=bool(b.get("draw_figures")), uid_base=sandbox.uid_base(),
-                           offering_seed=b["offering_seed"])
+        return WorkerSetup.for_run(
+            model=b["model"], scratch=self.home, course_root=files / "config", release_dir=files / "release",
+            template_db=files / "template.db", course_notebooks=b["course_notebooks"], limits=b["limits"],
+            isolate=b["isolate"], offering_seed=b["offering_seed"], hide=(_worker_directory(),),
+            cell_timeout=b["cell_timeout"], draw_figures=bool(b.get("draw_figures")), uid_base=sandbox.uid_base())
 
     def take(self):
         """An idle grading worker, or a new one in a slot of its own (its own sandbox uids)."""

@@ -51,10 +51,8 @@ class WorkerProcess:
         env = {k: v for k, v in os.environ.items() if k != offering.ENV}  # the seed goes in the setup, to the judge
         # TMPDIR: what the worker makes as temporary (its public build of ffn_helpers, ...) is in the run's folder,
         # which grade() removes however the run ends; the worker itself ends with os._exit, cleaning nothing
-        env = dict(env, HOME=str(self.home), JUPYTER_RUNTIME_DIR=str(self.home / "jupyter-runtime"),
-                   IPYTHONDIR=str(self.home / "ipython"), MPLCONFIGDIR=str(self.home / "matplotlib"),
-                   TMPDIR=str(self.home / "tmp"), PYTHONPATH=os.pathsep.join(_code_roots()),
-                   OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")  # the jobs use the cores; its judges fork it
+        env = dict(env, **sandbox.own_folders(self.home, tmp=self.home / "tmp"),
+                   PYTHONPATH=os.pathsep.join(_code_roots()), **sandbox.ONE_THREAD)  # its judges fork it
         self.proc = subprocess.Popen([sys.executable, "-m", "autograder.grading.worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self.log, start_new_session=True,
                                      preexec_fn=start, cwd="/", env=env)

@@ -36,6 +36,7 @@ from ...limits import GiB, MiB
 from . import cgjoin, syscalls, unsandboxed
 
 SANDBOX_UID_BASE = 200_000  # grading as root, job slot k of a run runs as uid base + k (no such user exists)
+SANDBOX_HOME = "/tmp"  # a sandbox's home and temporary folder: its own /tmp (memory of a bounded size)
 MAX_SLOTS = 64  # job slots of one run (or one Dask worker): slot k's uids are base + k and base + MAX_SLOTS + k
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
@@ -124,6 +125,21 @@ def _outermost(paths):
     return sorted(p for p in paths if not any(_inside(p, other) and p != other for other in paths))
 
 
+ONE_THREAD = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}  # the jobs use the cores
+
+
+def own_folders(home, tmp=None, prefix=""):
+    """The environment naming where a process keeps its own files, the one layout of them for every process the
+    grader starts (a sandbox's, a grading worker, a zygote): HOME is `home`; matplotlib's, IPython's and Jupyter's
+    folders are in it (`prefix` before their names: "." keeps them out of sight in a working folder); TMPDIR is
+    `tmp`, else `home` itself."""
+    home = os.fspath(home)
+    return {"HOME": home, "TMPDIR": os.fspath(tmp) if tmp else home,
+            "MPLCONFIGDIR": os.path.join(home, f"{prefix}matplotlib"),
+            "IPYTHONDIR": os.path.join(home, f"{prefix}ipython"),
+            "JUPYTER_RUNTIME_DIR": os.path.join(home, f"{prefix}jupyter-runtime")}
+
+
 @dataclass(frozen=True)
 class Sandbox:
     """How to run one command tree: what it may write, what it must not see, its limits.
@@ -166,25 +182,17 @@ class Sandbox:
         bin_dir = os.path.dirname(sys.executable)
         env = {
             "PATH": os.pathsep.join([bin_dir, "/usr/local/bin", "/usr/bin", "/bin"]),
-            "HOME": "/tmp",
-            "TMPDIR": "/tmp",
             "LANG": "C.UTF-8",
             "PYTHONDONTWRITEBYTECODE": "1",
             "PYTHONNOUSERSITE": "1",
             "MPLBACKEND": "Agg",
-            "MPLCONFIGDIR": "/tmp/matplotlib",
-            "IPYTHONDIR": "/tmp/ipython",
-            "JUPYTER_RUNTIME_DIR": "/tmp/jupyter-runtime",
-            # One BLAS thread per sandbox: the jobs already use every core.
-            "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+            **ONE_THREAD,  # one BLAS thread per sandbox: the jobs already use every core
+            # its own /tmp; without isolation nothing is hidden: the real /tmp is kept out of the way anyway
+            **(own_folders(SANDBOX_HOME) if self.isolate else own_folders(self.cwd, prefix=".")),
         }
         package = _course_package()
         if package:  # ffn_helpers from where the grader has it (in a sandbox: it, or its public build)
             env["PYTHONPATH"] = os.pathsep.join(os.path.dirname(p) for p in package)
-        if not self.isolate:  # nothing is hidden: keep the real /tmp out of the way anyway
-            env.update(HOME=self.cwd, TMPDIR=self.cwd, MPLCONFIGDIR=os.path.join(self.cwd, ".matplotlib"),
-                       IPYTHONDIR=os.path.join(self.cwd, ".ipython"),
-                       JUPYTER_RUNTIME_DIR=os.path.join(self.cwd, ".jupyter-runtime"))
         env.update(dict(self.env))
         return env
 

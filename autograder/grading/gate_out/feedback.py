@@ -356,3 +356,19 @@ def render(notebook, notebook_result, student, course_text=frozenset()):
             cells.append(view)
     return _template().render(title=f"{notebook_result['notebook']}: feedback for {student}", csp=CSP, cells=cells,
                               cut=cut)
+
+
+def student_page(result, notebooks=None, course_text=None):
+    """The student's page: each notebook of `result` (a StudentResult) rendered, one after the other, as the text
+    to write (readable.clean_text: no lone surrogate). The one builder of it, whichever process grades (a worker,
+    the parent from a cluster's validated reply, or the parent when the worker wrote none).
+
+    `notebooks`: {name: the graded notebook} (absent: the page shows the result alone); `course_text`: {name: its
+    course_markdown}."""
+    from ... import readable
+
+    notebooks, course_text = notebooks or {}, course_text or {}
+    pages = [render(nbformat.v4.new_notebook() if notebooks.get(nb.notebook) is None else notebooks[nb.notebook],
+                    nb.to_dict(), result.student, course_text.get(nb.notebook, frozenset()))
+             for nb in result.notebooks]
+    return readable.clean_text("\n<hr>\n".join(pages))

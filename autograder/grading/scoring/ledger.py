@@ -13,46 +13,41 @@ import hmac
 import json
 import os
 import secrets
-import stat
 from pathlib import Path
 
-from ...limits import MAX_FOLDER_BYTES, MiB
+from ...limits import MAX_FOLDER_BYTES
+from .. import walk
 
 LEDGER = "graded.ledger"  # JSON, beside the <student>.json it vouches for (not *.json: the report reads those)
 _MAX_LISTED = 100  # files listed in a ledger entry, by name and digest
 
 
 def submission_digest(folder):
-    """SHA-256 of the regular files under `folder` (names and bytes; links never followed), or None."""
+    """SHA-256 of the files under `folder` that count (names and bytes, and what was left out and why), or None."""
     return submission_files(folder)[0]
 
 
 def submission_files(folder):
-    """(submission_digest, {file's path under `folder`: SHA-256 of its bytes}) or (None, None): the files, so that
-    a student graded again is told which of them changed (a new timestamp.txt alone, say)."""
+    """(submission_digest, {file's path under `folder`: SHA-256 of its bytes, or why it does not count}) or (None,
+    None) without a folder: the files, so that a student graded again is told which of them changed (a new
+    timestamp.txt alone, say).
+
+    The folder is walked as it is copied to be graded (walk.py, course.copy_tree): the digest covers exactly the
+    files graded, and names what the copy leaves out (a link, a special file, one past the size limit)."""
     if folder is None:
         return None, None
-    digest, files, budget = hashlib.sha256(), {}, MAX_FOLDER_BYTES  # past it, nothing is skipped (digest None)
-    for root, dirs, names in os.walk(folder):  # os.walk does not descend into linked folders
-        dirs.sort()
-        for name in sorted(names):
-            path = os.path.join(root, name)
-            rel = os.path.relpath(path, folder)
-            try:
-                fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-            except OSError:
-                digest.update(f"unreadable {rel}\0".encode())
-                files[rel] = "unreadable"
-                continue
-            with os.fdopen(fd, "rb") as f:
-                info = os.fstat(f.fileno())
-                if not stat.S_ISREG(info.st_mode) or info.st_size > budget:
-                    return None, None
-                budget -= info.st_size
-                data = f.read(info.st_size + 1)
-                digest.update(f"{rel}\0{info.st_size}\0".encode())
-                digest.update(data)
-                files[rel] = hashlib.sha256(data).hexdigest()
+    digest, files = hashlib.sha256(), {}
+    for found in walk.walk(folder, MAX_FOLDER_BYTES):
+        if found.why:
+            digest.update(f"left out {found.rel}: {found.why}\0".encode())
+            files[found.rel] = f"left out: {found.why}"
+        elif not found.folder:
+            one = hashlib.sha256()
+            digest.update(f"{found.rel}\0{found.size}\0".encode())
+            for piece in found.chunks():
+                digest.update(piece)
+                one.update(piece)
+            files[found.rel] = one.hexdigest()
     return digest.hexdigest(), files
 
 
@@ -213,8 +208,7 @@ def why_grade(ledger, student, now, out_dir, in_gradebook, force=False):
     if force:
         return "--force"
     if now["submission"] is None:
-        return (f"its files cannot be compared (none submitted, over {MAX_FOLDER_BYTES // MiB} MiB, or not regular "
-                "files): graded every run")
+        return "its files cannot be compared (none submitted): graded every run"
     before = ledger.get(student)
     if not isinstance(before, dict):
         return "new submission"
