@@ -102,6 +102,14 @@ def _holds_for_the_grader(relay):
                for link in links)
 
 
+def _draining(relay):
+    """How many of the relay's links have lost their grader's end (ZeroMQ closed it) and only read the kernel's."""
+    try:
+        return sum(link.grader is None for link in list(relay._links))
+    except RuntimeError:  # the relay's thread changed them meanwhile
+        return -1
+
+
 def _send_in_thread(sock, data):
     thread = threading.Thread(target=lambda: _sendall_quietly(sock, data), daemon=True)
     thread.start()
@@ -191,12 +199,13 @@ def test_reconnections_keep_a_bounded_number_of_connections_open(pair, tmp_path)
     end of a dropped connection, but closes the oldest once LINKS connections are open, and still relays a new one."""
     p = pair(4 * MiB)
     kernel_ends = []
-    for _ in range(channels.LINKS + 4):
+    for i in range(channels.LINKS + 4):
         grader = socket.socket(socket.AF_UNIX)
         grader.connect(str(tmp_path / "relay.sock"))
         kernel_ends.append(p.kernel_listener.accept()[0])
         grader.close()
-        time.sleep(0.02)  # the relay sees this one closed before the next comes
+        # the relay sees this one closed before the next comes: one more link drains, up to all but the pair's own
+        assert _wait_until(lambda i=i: _draining(p.relay) == min(i + 1, channels.LINKS - 1))
     try:
         for end in kernel_ends[:4]:  # the oldest: closed by the relay
             assert _read(end, 1, timeout=5) == b""
