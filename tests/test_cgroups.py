@@ -266,7 +266,7 @@ def test_grading_reports_processes_killed_for_the_sandboxs_memory_as_out_of_memo
     course = grading.make_course(tmp_path / "course", ASSIGNMENT)
     # 60 s a cell, a deadline that only catches a hang: a machine busy with other work allocates 3 GiB slowly, and
     # run_batch's 10 s would end the cell as a timeout (which a status reports before running out of memory)
-    results = grading.run_batch(ASSIGNMENT, submitted, tmp_path / "results", course, jobs=2, cell_timeout=60.0)
+    results = grading.run_batch(ASSIGNMENT, submitted, tmp_path / "results", course, cell_timeout=60.0)
     for student in ("hoarder", "killed"):
         assert results[student]["status"] == "out of memory", (student, results[student]["status"])
     messages = [c["message"] for c in results["killed"]["cells"] if c["grade_id"] == "test_ffn_forward"]

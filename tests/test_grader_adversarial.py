@@ -66,11 +66,12 @@ def batches(tmp_path_factory):
     grading.write_submissions(base / "honest", ASSIGNMENT, honest)
     grading.write_submissions(base / "submitted", ASSIGNMENT, {**honest, **attacks})
     try:
-        baseline = grading.run_batch(ASSIGNMENT, base / "honest", base / "baseline-results", baseline_root)
+        baseline = grading.run_batch(ASSIGNMENT, base / "honest", base / "baseline-results", baseline_root, jobs=2)
         watch = _Watch(adversarial.SLEEPER_NAME)
         watch.start()
         try:
-            graded = grading.run_batch(ASSIGNMENT, base / "submitted", base / "results", course_root)
+            # two jobs: attackers graded beside honest students, each sandbox alongside another
+            graded = grading.run_batch(ASSIGNMENT, base / "submitted", base / "results", course_root, jobs=2)
         finally:
             watch.stop.set()
             watch.join(10)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import nbformat
 import nbtools
+from run_locks import one_batch
 
 from autograder.grading import course, grade
 from autograder.grading.gate_in import sandbox
@@ -66,12 +67,14 @@ def write_submissions(folder, assignment_id, submissions):
     return folder
 
 
-def run_batch(assignment_id, submitted, out, course_root, jobs=2, memory="2G", cell_timeout=10.0, timeout=600.0,
+def run_batch(assignment_id, submitted, out, course_root, jobs=1, memory="2G", cell_timeout=10.0, timeout=600.0,
               cluster=None, draw_figures=False):
-    """`python -m autograder grade` in this process: {student: result}."""
-    results = grade.grade(assignment_id, submitted, out, jobs=jobs, course_root=course_root, cell_timeout=cell_timeout,
-                          limits=sandbox.Limits(memory=sandbox.parse_size(memory)), timeout=timeout, cluster=cluster,
-                          draw_figures=draw_figures)
+    """`python -m autograder grade` in this process: {student: result}. One job unless the test asks for more
+    (parallel grading under test), and one batch at a time across the run's workers (one_batch)."""
+    with one_batch():
+        results = grade.grade(assignment_id, submitted, out, jobs=jobs, course_root=course_root,
+                              cell_timeout=cell_timeout, limits=sandbox.Limits(memory=sandbox.parse_size(memory)),
+                              timeout=timeout, cluster=cluster, draw_figures=draw_figures)
     return {r["student"]: r for r in results}
 
 
