@@ -1,8 +1,10 @@
 """Helpers for the grader's tests: a scratch course, submissions on disk, a server on localhost, a batch run."""
 
+import atexit
 import os
 import shutil
 import socket
+import tempfile
 import threading
 from pathlib import Path
 
@@ -13,11 +15,23 @@ from run_locks import one_batch
 from autograder.grading import course, grade
 from autograder.grading.gate_in import sandbox
 
+_generated = {}  # assignment id -> a scratch course generated in this process (this xdist worker)
+
 
 def make_course(root, assignment_id):
-    """A scratch copy of the course holding `assignment_id`, generated into its own gradebook."""
-    root = nbtools.scratch_course(root, assignment_id)
-    course.generate_assignment(course.load_config(root), assignment_id)
+    """A scratch copy of the course holding `assignment_id`, generated into its own gradebook.
+
+    nbgrader's generate_assignment runs once per process and assignment (seconds, nbgrader's start-up and the
+    notebook's checksums); each caller gets a copy of that course (milliseconds), its gradebook its own. The course
+    holds no path of its own (nbgrader_config.py puts the root next to itself), so a copy is what a build would be."""
+    built = _generated.get(assignment_id)
+    if built is None or not built.is_dir():
+        folder = Path(tempfile.mkdtemp(prefix="ffn-courses-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        built = nbtools.scratch_course(folder / "course", assignment_id)
+        course.generate_assignment(course.load_config(built), assignment_id)
+        _generated[assignment_id] = built
+    shutil.copytree(built, root, symlinks=True, dirs_exist_ok=True)
     return Path(root)
 
 
