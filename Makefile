@@ -42,7 +42,8 @@ test: $(READY)  ## run the whole test suite
 FAST_TESTS := tests/test_examples.py tests/test_activations.py tests/test_ffn.py tests/test_norm.py \
 	tests/test_budgets.py tests/test_module.py tests/test_properties.py tests/test_checks.py tests/test_mistakes.py \
 	tests/test_bad_input.py tests/test_memory.py tests/test_moe.py tests/test_precision.py tests/test_training.py \
-	tests/test_course_build.py tests/test_diagnoses.py
+	tests/test_course_build.py tests/test_diagnoses.py tests/test_sleeps.py \
+	tests/test_run_locks.py
 test-fast: $(READY)  ## run the fast layer of the tests (reference code, checks, mistakes, course build): minutes
 	$(BIN)/python -m pytest -n 2 --dist loadgroup $(FAST_TESTS)
 

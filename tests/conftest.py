@@ -24,14 +24,23 @@ TESTS_DIR = Path(__file__).resolve().parent
 if str(TESTS_DIR) not in sys.path:  # `import nbtools` and `import submissions`, whatever the import mode
     sys.path.insert(0, str(TESTS_DIR))
 
-import system_needs  # noqa: E402  (found through the path just set)
+import run_locks  # noqa: E402  (found through the path just set)
+import system_needs  # noqa: E402
 
 MISSING = pytest.StashKey[list]()  # the system packages this machine lacks (system_needs.missing())
 LOST_GROUP = pytest.StashKey[bool]()  # a test whose xdist_group the scheduler cannot see
+OWN_LOCKS = pytest.StashKey[str]()  # the folder of the run's locks, if this process made it (run_locks.py)
 
 
 def pytest_configure(config):
     config.stash[MISSING] = system_needs.missing()  # probed once per process: a few `which` look-ups
+    config.stash[OWN_LOCKS] = run_locks.make_folder()  # by the controller, before it starts its workers
+
+
+def pytest_unconfigure(config):
+    folder = config.stash.get(OWN_LOCKS, None)
+    if folder:
+        run_locks.remove_folder(folder)
 
 
 def pytest_report_header(config):

@@ -43,18 +43,24 @@ def _run(group, limits, code, uid=None, tmp_path=None):
 
 
 TOGETHER = """
-import os, time
+import os
+hold, release = os.pipe()  # each child holds its memory until the parent closes `release`: until one is gone
 kids = []
 for _ in range(3):  # each 300 MiB, under its own RLIMIT_AS; together past the sandbox's memory
     pid = os.fork()
     if pid == 0:
+        os.close(release)
         b = bytearray(300 * 1024 * 1024)
         for j in range(0, len(b), 4096):
             b[j] = 1
-        time.sleep(1)
+        os.read(hold, 1)
         os._exit(0)
     kids.append(pid)
-print(sorted(os.waitstatus_to_exitcode(os.waitpid(k, 0)[1]) for k in kids))
+first, status = os.wait()  # none ends of itself: the first to end was killed
+os.close(release)
+codes = [os.waitstatus_to_exitcode(status)]
+codes += [os.waitstatus_to_exitcode(os.waitpid(k, 0)[1]) for k in kids if k != first]
+print(sorted(codes))
 """
 
 
@@ -96,16 +102,19 @@ def test_a_flood_of_empty_files_in_tmp_stops_at_the_sandboxs_memory(worker, tmp_
 
 
 PIDS = """
-import os, time
+import os
+hold, release = os.pipe()  # every child lives until the parent has counted them all and closes `release`
 started = 0
 for _ in range(100):
     try:
         if os.fork() == 0:
-            time.sleep(5)
+            os.close(release)
+            os.read(hold, 1)
             os._exit(0)
         started += 1
     except OSError:
         break
+os.close(release)
 print(started)
 """
 
@@ -196,17 +205,21 @@ def test_grade_says_in_one_line_which_limits_do_not_hold_without_cgroups(tmp_pat
 HOARD = """
 
 import os as _os
+_hold, _release = _os.pipe()  # the children hold their memory until one of them is gone, however slowly they allocate
 _kids = []
 for _ in range(6):  # 500 MiB each, far under RLIMIT_AS; 3 GiB together, past the sandbox's 2.5 GiB
     _pid = _os.fork()
     if _pid == 0:
+        _os.close(_release)
         _held = b"x" * (500 * 2**20)
-        import time as _time
-        _time.sleep(30)  # all six held at once, however slowly a loaded machine allocates
+        _os.read(_hold, 1)
         _os._exit(0)
     _kids.append(_pid)
+_first, _ = _os.wait()  # none ends of itself: the first to end was killed
+_os.close(_release)
 for _pid in _kids:
-    _os.waitpid(_pid, 0)
+    if _pid != _first:
+        _os.waitpid(_pid, 0)
 """
 
 
@@ -214,13 +227,21 @@ for _pid in _kids:
 # without a verdict, and the notebook run's kernel dies.
 KILLED = """
 def _hoard():
-    import os, time
+    import os
+    ready, held = os.pipe()  # each child says it holds its memory
+    hold, release = os.pipe()  # and holds it until this process, which alone keeps `release` open, is gone
     for _ in range(4):
         if os.fork() == 0:
+            os.close(release)
+            os.close(ready)
             _held = b"x" * (450 * 2**20)
-            time.sleep(30)
+            os.write(held, b"h")
+            os.read(hold, 1)
             os._exit(0)
-    time.sleep(3)
+    os.close(held)
+    told = 0
+    while told < 4 and (said := os.read(ready, 4 - told)):  # empty: every child is gone
+        told += len(said)
     return b"y" * (900 * 2**20)
 
 
@@ -243,9 +264,9 @@ def test_grading_reports_processes_killed_for_the_sandboxs_memory_as_out_of_memo
                 "killed": nbtools.with_answers(ctx, {"ffn_forward": KILLED})}
     submitted = grading.write_submissions(tmp_path / "submitted", ASSIGNMENT, students)
     course = grading.make_course(tmp_path / "course", ASSIGNMENT)
-    # 60 s a cell: the hoarder's cell waits 30 s for its children by design, and a machine busy with other work
-    # made it pass run_batch's 10 s (a timeout, which a status reports before running out of memory)
-    results = grading.run_batch(ASSIGNMENT, submitted, tmp_path / "results", course, jobs=2, cell_timeout=60.0)
+    # 60 s a cell, a deadline that only catches a hang: a machine busy with other work allocates 3 GiB slowly, and
+    # run_batch's 10 s would end the cell as a timeout (which a status reports before running out of memory)
+    results = grading.run_batch(ASSIGNMENT, submitted, tmp_path / "results", course, cell_timeout=60.0)
     for student in ("hoarder", "killed"):
         assert results[student]["status"] == "out of memory", (student, results[student]["status"])
     messages = [c["message"] for c in results["killed"]["cells"] if c["grade_id"] == "test_ffn_forward"]

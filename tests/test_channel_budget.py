@@ -8,6 +8,7 @@ peak memory (VmHWM) stays within 8 budgets of its peak on the same notebook unfl
 and the student reads which channel. Without the budget the same floods put the worker 250 to 450 MiB higher.
 """
 
+import select
 import socket
 import threading
 import time
@@ -80,6 +81,33 @@ def _read(sock, n, timeout=10):
             break
         data += chunk
     return data
+
+
+def _wait_until(condition, within=10.0):
+    """Whether `condition()` holds within `within` seconds (the deadline only catches a hang)."""
+    deadline = time.monotonic() + within
+    while not condition() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return condition()
+
+
+def _holds_for_the_grader(relay):
+    """Whether the relay holds bytes for a grader's end that cannot take them now: it reads nothing more from that
+    link's kernel until they go (the state the relay settles in while the grader reads nothing)."""
+    try:
+        links = list(relay._links)
+    except RuntimeError:  # the relay's thread changed them meanwhile: not settled
+        return False
+    return any(link.to_grader and link.grader is not None and not select.select([], [link.grader], [], 0)[1]
+               for link in links)
+
+
+def _draining(relay):
+    """How many of the relay's links have lost their grader's end (ZeroMQ closed it) and only read the kernel's."""
+    try:
+        return sum(link.grader is None for link in list(relay._links))
+    except RuntimeError:  # the relay's thread changed them meanwhile
+        return -1
 
 
 def _send_in_thread(sock, data):
@@ -155,7 +183,7 @@ def test_once_zeromq_closes_its_end_with_bytes_waiting_for_it_the_kernel_still_c
     p = pair(1 * MiB, channel="iopub")
     message = frame(b"x" * (512 * 1024 + 2 * MiB))
     _send_in_thread(p.kernel, message[:512 * 1024])  # under the budget; more than the sockets hold, unread
-    time.sleep(0.5)
+    assert _wait_until(lambda: _holds_for_the_grader(p.relay))
     assert p.relay.sent < 512 * 1024  # the relay holds a chunk for the grader, and reads no more until it goes
     p.grader.close()
     sender = _send_in_thread(p.kernel, message[512 * 1024:])
@@ -171,12 +199,13 @@ def test_reconnections_keep_a_bounded_number_of_connections_open(pair, tmp_path)
     end of a dropped connection, but closes the oldest once LINKS connections are open, and still relays a new one."""
     p = pair(4 * MiB)
     kernel_ends = []
-    for _ in range(channels.LINKS + 4):
+    for i in range(channels.LINKS + 4):
         grader = socket.socket(socket.AF_UNIX)
         grader.connect(str(tmp_path / "relay.sock"))
         kernel_ends.append(p.kernel_listener.accept()[0])
         grader.close()
-        time.sleep(0.02)  # the relay sees this one closed before the next comes
+        # the relay sees this one closed before the next comes: one more link drains, up to all but the pair's own
+        assert _wait_until(lambda i=i: _draining(p.relay) == min(i + 1, channels.LINKS - 1))
     try:
         for end in kernel_ends[:4]:  # the oldest: closed by the relay
             assert _read(end, 1, timeout=5) == b""

@@ -143,7 +143,7 @@ def test_the_notebooks_checks_and_the_grader_agree_on_every_test_cell(aid, tmp_p
     course = grading.make_course(tmp_path / "course", aid)
     grading.write_submissions(tmp_path / "submitted", aid, submissions)
     timeout = 120.0 if aid == nbtools.CAPSTONE else 60.0
-    results = grading.run_batch(aid, tmp_path / "submitted", tmp_path / "results", course, jobs=2,
+    results = grading.run_batch(aid, tmp_path / "submitted", tmp_path / "results", course,
                                 cell_timeout=timeout, timeout=1800.0)
     disagree = {}
     for student, cells in answers.items():

@@ -14,6 +14,7 @@ from pathlib import Path
 import nbtools
 import pytest
 from adversarial import grading
+from run_locks import one_batch
 
 ASSIGNMENT = "02_forward_pass"
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -41,9 +42,10 @@ def test_grade_from_a_checkout_only_its_owner_can_enter(tmp_path):
     submitted = grading.write_submissions(tmp_path / "submitted", ASSIGNMENT,
                                           {"ada": nbtools.completed_learner(ASSIGNMENT)})
     env = {k: v for k, v in nbtools.nbgrader_env().items() if k != "PYTHONPATH"}
-    done = subprocess.run([sys.executable, "-m", "autograder", "grade", ASSIGNMENT, submitted, "--out",
-                           tmp_path / "results", "--course", course_root, "--jobs", "1"],
-                          cwd=checkout, env=env, capture_output=True, text=True, timeout=900)
+    with one_batch():
+        done = subprocess.run([sys.executable, "-m", "autograder", "grade", ASSIGNMENT, submitted, "--out",
+                               tmp_path / "results", "--course", course_root, "--jobs", "1"],
+                              cwd=checkout, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     result = json.loads((tmp_path / "results/ada.json").read_text())
     assert result["status"] == "graded" and result["score"] == result["max_score"] > 0, result

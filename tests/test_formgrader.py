@@ -21,6 +21,7 @@ from pathlib import Path
 import nbtools
 import pytest
 from adversarial import ASSIGNMENT, Context, grading, patch_numpy
+from run_locks import one_batch
 
 from autograder.authoring import lab
 from autograder.grading import course as course_mod
@@ -150,13 +151,15 @@ def test_the_dialogs_command_grades_again_when_pasted_at_the_repository_root(tmp
     root = grading.make_course(tmp_path / "my course", AID)  # a space: the command quotes its paths
     grading.write_submissions(root / "submitted", AID, {"bob": nbtools.completed_learner(AID)})
     env = nbtools.nbgrader_env()
-    first = subprocess.run([sys.executable, "-m", "autograder", "grade", AID, str(root / "submitted"), "--course",
-                            str(root)], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    with one_batch():
+        first = subprocess.run([sys.executable, "-m", "autograder", "grade", AID, str(root / "submitted"), "--course",
+                                str(root)], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert first.returncode == 0, first.stderr[-3000:]
     pasted = formgrader.refusal(AID, "bob", root)["log"].split("\n\n")[1].strip()
     assert pasted.startswith("python -m autograder grade ")
-    again = subprocess.run(["bash", "-c", pasted.replace("python", shlex.quote(sys.executable), 1)], cwd=REPO,
-                           env=env, capture_output=True, text=True, timeout=600)
+    with one_batch():
+        again = subprocess.run(["bash", "-c", pasted.replace("python", shlex.quote(sys.executable), 1)], cwd=REPO,
+                               env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]
     assert "bob: graded again: --force" in again.stderr and "left as they are" not in again.stderr, again.stderr
     assert formgrader.grade_command(AID, "bob") == (f"python -m autograder grade {AID} autograder/course/submitted "

@@ -8,14 +8,17 @@ each honest student must score exactly as in the batch without attackers; the
 gradebook must stay intact, also after a background process had time to strike.
 """
 
+import contextlib
 import html
 import json
 import sqlite3
 import sys
+import threading
 import time
 
 import adversarial
 import nbtools
+import psutil
 import pytest
 from adversarial import ASSIGNMENT, ATTACKS, Context, grading
 
@@ -23,7 +26,29 @@ from autograder.grading.scoring.gradebook import cell_scores
 
 pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("grader-adversarial")]
 
-SLEEPER_DELAY = 4.0  # tests/adversarial's sleeper strikes this long after it starts
+
+
+class _Watch(threading.Thread):
+    """Notes each process named `name` while the batch runs (polling /proc), so that the tests can wait for each
+    to be gone instead of for the time it would take to strike."""
+
+    def __init__(self, name):
+        super().__init__(daemon=True)
+        self.name, self.seen, self.stop = name, {}, threading.Event()
+
+    def run(self):
+        while not self.stop.wait(0.02):  # polling interval while the batch runs
+            for proc in psutil.process_iter(["name"]):
+                if proc.info["name"] == self.name:
+                    self.seen.setdefault(proc.pid, proc)
+
+    def alive(self):
+        out = []
+        for proc in self.seen.values():
+            with contextlib.suppress(psutil.Error):
+                if proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE:
+                    out.append(proc)
+        return out
 
 
 @pytest.fixture(scope="module")
@@ -41,11 +66,17 @@ def batches(tmp_path_factory):
     grading.write_submissions(base / "honest", ASSIGNMENT, honest)
     grading.write_submissions(base / "submitted", ASSIGNMENT, {**honest, **attacks})
     try:
-        baseline = grading.run_batch(ASSIGNMENT, base / "honest", base / "baseline-results", baseline_root)
-        graded = grading.run_batch(ASSIGNMENT, base / "submitted", base / "results", course_root)
-        finished = time.monotonic()
+        baseline = grading.run_batch(ASSIGNMENT, base / "honest", base / "baseline-results", baseline_root, jobs=2)
+        watch = _Watch(adversarial.SLEEPER_NAME)
+        watch.start()
+        try:
+            # two jobs: attackers graded beside honest students, each sandbox alongside another
+            graded = grading.run_batch(ASSIGNMENT, base / "submitted", base / "results", course_root, jobs=2)
+        finally:
+            watch.stop.set()
+            watch.join(10)
         yield {"baseline": baseline, "graded": graded, "honest": honest, "course": course_root, "base": base,
-               "server": server, "finished": finished}
+               "server": server, "sleepers": watch}
     finally:
         server.close()
 
@@ -109,7 +140,12 @@ def _gradebook_scores(course_root):
 
 
 def test_gradebook_intact_and_matches_results(batches):
-    time.sleep(max(0.0, batches["finished"] + SLEEPER_DELAY + 2 - time.monotonic()))  # let a sleeper strike
+    sleepers = batches["sleepers"]
+    assert sleepers.seen, "the sleeper's background process was never seen running"
+    deadline = time.monotonic() + 30  # its sandbox's end takes it: by then it can strike no more
+    while sleepers.alive() and time.monotonic() < deadline:
+        time.sleep(0.05)  # polling
+    assert not sleepers.alive(), "a sleeper outlived its grading"
     scores = _gradebook_scores(batches["course"])
     for student, result in batches["graded"].items():
         for cell in result["cells"]:

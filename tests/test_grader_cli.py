@@ -1,6 +1,7 @@
 """The grader from the command line, as the instructor guide uses it: `check`, `grade` on an LMS zip,
 then nbgrader's own generate_feedback and export on the graded course."""
 
+import contextlib
 import html
 import json
 import subprocess
@@ -11,6 +12,7 @@ import nbformat
 import nbtools
 import pytest
 from adversarial import grading
+from run_locks import one_batch
 
 from autograder.schema import StudentResult
 
@@ -20,8 +22,10 @@ MISSING_B1 = "def ffn_forward(x, W1, b1, W2, b2):\n    return np.maximum(x @ W1,
 
 
 def _autograder(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, env=nbtools.nbgrader_env(), timeout=1800)
+    """`python -m autograder ...`; a `grade` holds the run's lock for sandboxed grading (run_locks.one_batch)."""
+    with one_batch() if args[0] == "grade" else contextlib.nullcontext():
+        return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], capture_output=True, text=True,
+                              cwd=cwd, env=nbtools.nbgrader_env(), timeout=1800)
 
 
 def test_check_prints_the_json_of_one_notebook(tmp_path):

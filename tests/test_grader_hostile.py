@@ -165,13 +165,13 @@ def batch(tmp_path_factory):
     grading.write_submissions(base / "honest", ASSIGNMENT, honest)
     grading.write_submissions(base / "submitted", ASSIGNMENT, {**honest, **attacks})
 
-    baseline = grading.run_batch(ASSIGNMENT, base / "honest", base / "baseline-results", baseline_root,
+    baseline = grading.run_batch(ASSIGNMENT, base / "honest", base / "baseline-results", baseline_root, jobs=2,
                                  cell_timeout=CELL_TIMEOUT, timeout=STUDENT_TIMEOUT)
     error, started = None, time.monotonic()
     os.environ[GRADERS_SECRET[0]] = GRADERS_SECRET[1]
     with _PeakMemory() as memory:
         try:
-            grading.run_batch(ASSIGNMENT, base / "submitted", base / "results", course_root,
+            grading.run_batch(ASSIGNMENT, base / "submitted", base / "results", course_root, jobs=2,  # side by side
                               cell_timeout=CELL_TIMEOUT, timeout=STUDENT_TIMEOUT)
         except BaseException as exc:  # noqa: B036 (a batch that dies is a finding, SystemExit included)
             if isinstance(exc, KeyboardInterrupt):

@@ -207,8 +207,11 @@ def test_the_worker_says_where_it_is_at_most_every_gap_and_always_the_latest():
     reporter.at([1, 0, 4, 0])  # out of range: not sent
     reporter.at([1, 0, 2, True])  # not an integer: not sent
     reporter.at([1, 0, 1, 0])  # within the gap: waits
+    timer = reporter.timer
+    assert timer is not None  # the position waits on a timer
     reporter.write({"student": "bob"})  # the reply: the position waiting was bob's, and is dropped
-    time.sleep(0.4)
+    timer.join(10)  # the timer's thread is over: it was cancelled, or it ran and sent nothing
+    assert not timer.is_alive() and reporter.timer is None and reporter.pending is None
     assert channel.lines[2:] == [{"student": "bob"}]
 
 

@@ -803,10 +803,9 @@ def test_leftover_sandbox_processes_are_cleared(box):
         pytest.skip("clearing a sandbox uid needs root (the uid is shared with the user otherwise)")
     proc = subprocess.Popen(box.command([sys.executable, "-c", "import time; time.sleep(60)"]), start_new_session=True)
     try:
-        for _ in range(100):
-            if any(_owned_by(box.uid)):
-                break
-            time.sleep(0.1)
+        deadline = time.monotonic() + 30
+        while not any(_owned_by(box.uid)) and time.monotonic() < deadline:
+            time.sleep(0.01)  # polling: until the sandbox's process runs as its uid
         assert any(_owned_by(box.uid))
         assert sandbox.clear_uid(box.uid) >= 1
         assert not any(_owned_by(box.uid))

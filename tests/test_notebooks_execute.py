@@ -11,7 +11,11 @@ Wall times are recorded in `SECONDS` and reported, never asserted: the targets
 
 import os
 import re
+import shutil
+import tempfile
+from pathlib import Path
 
+import nbformat
 import nbtools
 import pytest
 
@@ -19,15 +23,47 @@ from autograder import assignments
 
 SECONDS = {}  # "solutions/<id>" or "notebooks/<id>" -> wall seconds of the last execution
 _EXECUTED = {}
+_OFFERED = {}  # aid -> the cells a solution's run appended: the offering's seed set, then each seeded hidden test
+
+# A private offering's own seed (AUTHORING.md): the one an instructor configured (FFN_OFFERING_SEED), else any number.
+OFFERING = int(os.environ.get("FFN_OFFERING_SEED", "").strip() or 2027)
+SET_OFFERING = f"import ffn_helpers.checks\nffn_helpers.checks.set_offering_seed({OFFERING})"
+
+
+def _seeded_hidden_tests(nb):
+    """The sources of the cells that draw a hidden test's inputs from its seed (checks.hidden_rng/hidden_seed)."""
+    return [c.source for c in nb.cells if c.cell_type == "code" and "checks.hidden_" in c.source]
 
 
 def executed(form, aid):
-    """The executed notebook `form`/<aid> (form: "solutions" or "notebooks"), run once per worker."""
+    """The executed notebook `form`/<aid> (form: "solutions" or "notebooks"), run once per worker.
+
+    A solution with seeded hidden tests runs them twice in its one kernel: in place with the published inputs, then,
+    appended after its last cell, again with an offering's own seed (as the grader's judge sets it before the hidden
+    tests). The appended cells are kept apart (_OFFERED): the notebook returned is the published one, executed."""
     if (form, aid) not in _EXECUTED:
         folder = nbtools.SOLUTIONS_DIR if form == "solutions" else nbtools.NOTEBOOKS_DIR
-        # The learner version runs as Run All does: it stops at an error outside a `raises-exception` cell.
-        run = nbtools.execute(folder / f"{aid}.ipynb", cwd=folder, track_figures=form == "solutions",
-                              run_all=form == "notebooks")
+        path, extra, scratch = folder / f"{aid}.ipynb", [], None
+        if form == "solutions":
+            nb = nbformat.read(path, as_version=4)
+            hidden = _seeded_hidden_tests(nb)
+            if hidden:
+                extra = [nbformat.v4.new_code_cell(SET_OFFERING)] + [nbformat.v4.new_code_cell(s) for s in hidden]
+                nb.cells += extra
+                scratch = tempfile.mkdtemp(prefix=f"offering-{aid}-")
+                path = Path(scratch) / f"{aid}.ipynb"
+                nbformat.write(nb, path)
+        try:
+            # The learner version runs as Run All does: it stops at an error outside a `raises-exception` cell.
+            run = nbtools.execute(path, cwd=folder, track_figures=form == "solutions", run_all=form == "notebooks")
+        finally:
+            if scratch:
+                shutil.rmtree(scratch, ignore_errors=True)
+        if extra:
+            published = len(run.nb.cells) - len(extra)
+            _OFFERED[aid] = run.nb.cells[published:]
+            del run.nb.cells[published:]
+            run.figures = {i: n for i, n in run.figures.items() if i < published}
         SECONDS[f"{form}/{aid}"] = run.seconds
         _EXECUTED[form, aid] = run
     return _EXECUTED[form, aid]
@@ -190,28 +226,21 @@ def test_unmodified_learner_notebook_claims_no_success(aid):
                        f"{len(ticks)} cell(s):\n" + "\n".join(ticks))
 
 
-# A private offering's own seed (AUTHORING.md): the one an instructor configured (FFN_OFFERING_SEED), else any number.
-OFFERING = int(os.environ.get("FFN_OFFERING_SEED", "").strip() or 2027)
-
-
 def _seeded():
     return [pytest.param(aid, id=aid, marks=pytest.mark.xdist_group(f"execute-{aid}")) for aid in assignments()
             if "checks.hidden_" in (nbtools.SOLUTIONS_DIR / f"{aid}.ipynb").read_text(encoding="utf-8")]
 
 
 @pytest.mark.parametrize("aid", _seeded())
-def test_solution_passes_its_hidden_tests_with_an_offerings_own_seed(aid, tmp_path):
+def test_solution_passes_its_hidden_tests_with_an_offerings_own_seed(aid):
     """With an offering's own seed (checks.set_offering_seed, as the grader's judge sets it), every seeded hidden test
-    draws other inputs, and the worked solution still passes them all."""
-    import nbformat
-
-    nb = nbformat.read(nbtools.SOLUTIONS_DIR / f"{aid}.ipynb", as_version=4)
-    offering = f"import ffn_helpers.checks\nffn_helpers.checks.set_offering_seed({OFFERING})"
-    nb.cells.insert(0, nbformat.v4.new_code_cell(offering))
-    nbformat.write(nb, tmp_path / f"{aid}.ipynb")
-    run = nbtools.execute(tmp_path / f"{aid}.ipynb", cwd=nbtools.SOLUTIONS_DIR)
+    draws other inputs, and the worked solution still passes them all. Reuses the solution's run (executed)."""
+    executed("solutions", aid)
+    offered = _OFFERED[aid]
+    assert len(offered) == 1 + len(_seeded_hidden_tests(nbtools.solution(aid))) > 1, len(offered)
+    assert all(c.execution_count is not None for c in offered), f"solutions/{aid}.ipynb: the offering's run stopped"
     failures = [f"{nbtools.describe(c, i)}\n    {e.ename}: {e.evalue[:500]}"
-                for i, c in enumerate(run.nb.cells) for e in nbtools.errors(c)]
+                for i, c in enumerate(offered) for e in nbtools.errors(c)]
     assert not failures, f"solutions/{aid}.ipynb with the offering seed {OFFERING}:\n" + "\n".join(failures)
 
 

@@ -25,6 +25,7 @@ from report_fixtures import (
     synthetic_class,
     write_class,
 )
+from run_locks import one_batch
 
 from autograder import REPO_ROOT, assignments
 from autograder import exercise_of_test as exercise_of
@@ -669,9 +670,10 @@ def test_report_on_a_class_graded_by_the_grade_command(tmp_path):
     assert n >= 30
 
     results = tmp_path / "results"
-    done = subprocess.run([sys.executable, "-m", "autograder", "grade", AID, str(submitted), "--out", str(results),
-                           "--jobs", "2", "--course", str(course)], capture_output=True, text=True,
-                          env=nbtools.nbgrader_env(), cwd=tmp_path, timeout=3 * 3600)
+    with one_batch():  # two jobs: a class of 30 and more, one batch of the run's at a time
+        done = subprocess.run([sys.executable, "-m", "autograder", "grade", AID, str(submitted), "--out",
+                               str(results), "--jobs", "2", "--course", str(course)], capture_output=True, text=True,
+                              env=nbtools.nbgrader_env(), cwd=tmp_path, timeout=3 * 3600)
     assert done.returncode == 0, done.stderr[-3000:]
     out, table = tmp_path / "report.html", tmp_path / "report.csv"
     done = _cli(AID, "--results", results, "--out", out, "--csv", table)

@@ -286,6 +286,9 @@ def fork_bomb(ctx):
         "    print('forks refused after', children, refused)\n"))
 
 
+SLEEPER_NAME = "ffn-sleeper"  # the name the sleeper's background process gives itself (its /proc/PID/comm)
+
+
 def sleeper(ctx):
     """A background process, out of the kernel's process group, that rewrites files once grading is over."""
     targets = [f"{ctx.course}/gradebook.db", f"{ctx.results}/honest-correct.json", "02_forward_pass.ipynb"]
@@ -296,7 +299,12 @@ def sleeper(ctx):
         "        os.setsid()  # the sandbox's seccomp filter refuses it: the process stays in the kernel's session\n"
         "    except OSError:\n"
         "        pass\n"
-        "    time.sleep(4)\n"
+        "    try:\n"
+        "        with open('/proc/self/comm', 'w') as f:  # its name, by which the test sees it start and end\n"
+        f"            f.write({SLEEPER_NAME!r})\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "    time.sleep(4)  # past the end of its own grading\n"
         f"    for path in {targets!r}:\n"
         "        try:\n"
         "            with open(path, 'w') as f:\n"

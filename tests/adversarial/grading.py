@@ -1,22 +1,37 @@
 """Helpers for the grader's tests: a scratch course, submissions on disk, a server on localhost, a batch run."""
 
+import atexit
 import os
 import shutil
 import socket
+import tempfile
 import threading
 from pathlib import Path
 
 import nbformat
 import nbtools
+from run_locks import one_batch
 
 from autograder.grading import course, grade
 from autograder.grading.gate_in import sandbox
 
+_generated = {}  # assignment id -> a scratch course generated in this process (this xdist worker)
+
 
 def make_course(root, assignment_id):
-    """A scratch copy of the course holding `assignment_id`, generated into its own gradebook."""
-    root = nbtools.scratch_course(root, assignment_id)
-    course.generate_assignment(course.load_config(root), assignment_id)
+    """A scratch copy of the course holding `assignment_id`, generated into its own gradebook.
+
+    nbgrader's generate_assignment runs once per process and assignment (seconds, nbgrader's start-up and the
+    notebook's checksums); each caller gets a copy of that course (milliseconds), its gradebook its own. The course
+    holds no path of its own (nbgrader_config.py puts the root next to itself), so a copy is what a build would be."""
+    built = _generated.get(assignment_id)
+    if built is None or not built.is_dir():
+        folder = Path(tempfile.mkdtemp(prefix="ffn-courses-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        built = nbtools.scratch_course(folder / "course", assignment_id)
+        course.generate_assignment(course.load_config(built), assignment_id)
+        _generated[assignment_id] = built
+    shutil.copytree(built, root, symlinks=True, dirs_exist_ok=True)
     return Path(root)
 
 
@@ -66,12 +81,14 @@ def write_submissions(folder, assignment_id, submissions):
     return folder
 
 
-def run_batch(assignment_id, submitted, out, course_root, jobs=2, memory="2G", cell_timeout=10.0, timeout=600.0,
+def run_batch(assignment_id, submitted, out, course_root, jobs=1, memory="2G", cell_timeout=10.0, timeout=600.0,
               cluster=None, draw_figures=False):
-    """`python -m autograder grade` in this process: {student: result}."""
-    results = grade.grade(assignment_id, submitted, out, jobs=jobs, course_root=course_root, cell_timeout=cell_timeout,
-                          limits=sandbox.Limits(memory=sandbox.parse_size(memory)), timeout=timeout, cluster=cluster,
-                          draw_figures=draw_figures)
+    """`python -m autograder grade` in this process: {student: result}. One job unless the test asks for more
+    (parallel grading under test), and one batch at a time across the run's workers (one_batch)."""
+    with one_batch():
+        results = grade.grade(assignment_id, submitted, out, jobs=jobs, course_root=course_root,
+                              cell_timeout=cell_timeout, limits=sandbox.Limits(memory=sandbox.parse_size(memory)),
+                              timeout=timeout, cluster=cluster, draw_figures=draw_figures)
     return {r["student"]: r for r in results}
 
 

@@ -15,6 +15,7 @@ import nbformat
 import nbtools
 import pytest
 from adversarial import grading
+from run_locks import one_batch
 from test_feedback_safety import PNG, audit, hostile_notebook
 
 from autograder.grading import course
@@ -35,9 +36,10 @@ def _graded(tmp, *options):
     learner = nbtools.with_answers(nbtools.completed_learner(AID), {"ffn_forward": MISSING_B1})
     with zipfile.ZipFile(tmp / "download.zip", "w") as zf:
         zf.writestr(f"FFN02_bo_attempt_2024-05-02-11-30-00_{AID}.ipynb", nbformat.writes(learner))
-    run = subprocess.run([sys.executable, "-m", "autograder", "grade", AID, str(tmp / "download.zip"), "--out",
-                          str(tmp / "results"), "--course", str(root), *options], capture_output=True, text=True,
-                         env=nbtools.nbgrader_env(), timeout=1800)
+    with one_batch():
+        run = subprocess.run([sys.executable, "-m", "autograder", "grade", AID, str(tmp / "download.zip"), "--out",
+                              str(tmp / "results"), "--course", str(root), *options], capture_output=True, text=True,
+                             env=nbtools.nbgrader_env(), timeout=1800)
     assert run.returncode == 0, run.stderr[-3000:]
     result = json.loads((tmp / "results" / "bo.json").read_text())
     assert 0 < result["score"] < result["max_score"], result["score"]

@@ -61,17 +61,30 @@ def _pids_of(uids):
     return found
 
 
+def _running(pids):
+    """Those of `pids` that still run (neither gone nor a zombie)."""
+    out = []
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+                if f.read().rpartition(")")[2].split()[0] != "Z":
+                    out.append(pid)
+    return out
+
+
 def _remove_users():
     """Kill every process of the test's accounts (by pid), then delete the accounts and their homes."""
     uids = set()
     for user in (*USERS, LATE):
         with contextlib.suppress(KeyError):
             uids.add(_uid(user))
-    for sig in (signal.SIGTERM, signal.SIGKILL):
+    for sig, within in ((signal.SIGTERM, 10), (signal.SIGKILL, 30)):
         for pid in _pids_of(uids):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, sig)
-        time.sleep(1)
+        deadline = time.monotonic() + within  # until each has ended (a zombie holds nothing); SIGKILL the rest
+        while _running(_pids_of(uids)) and time.monotonic() < deadline:
+            time.sleep(0.05)  # polling
     for user in (*USERS, LATE):
         if user in {p.pw_name for p in pwd.getpwall()}:
             subprocess.run(["userdel", "--remove", user], capture_output=True)
