@@ -10,6 +10,7 @@ no other module of the course assigns to another library's modules or classes, o
 (tests/test_upstream.py scans them).
 
     check_nbclient               nbclient: the three internals execute.SandboxExecute overrides or reads
+    check_jupyter_client         jupyter_client: the channel's _recv, which gate_in/kernel.py's BoundedChannel overrides
     reuse_gradebook_engines      nbgrader: Gradebook.__init__, one database engine per URL in a process
     refuse_formgrader_autograde  nbgrader: formgrader's AutogradeHandler.post, which would grade without a sandbox
     replace_distributed_decoders distributed: every way its client decodes a peer's bytes (dispatch/dask_guard.py)
@@ -46,13 +47,15 @@ class Checked:
 
 
 NBCLIENT = Checked("nbclient", "0.11", "0.12")
+# AsyncZMQSocketChannel's _recv and get_msg read the same in every release from 8.0.0 to 8.10.0.
+JUPYTER_CLIENT = Checked("jupyter_client", "8.0", "9")
 NBGRADER = Checked("nbgrader", "0.9", "0.10")
 DISTRIBUTED = Checked("distributed", "2026.8.0", "2026.9")
 # The two below hide an optional module: each release's imports of it were read, in jsonschema 4.25.0 (the first
 # to import rfc3987_syntax) to 4.26.0 and in ipykernel 7.0.0 to 7.4.0, and are read again in the one installed.
 JSONSCHEMA = Checked("jsonschema", "4.25", "5")
 IPYKERNEL = Checked("ipykernel", "7.0", "8")
-CHECKED = (NBCLIENT, NBGRADER, DISTRIBUTED, JSONSCHEMA, IPYKERNEL)  # every range a patch here states
+CHECKED = (NBCLIENT, JUPYTER_CLIENT, NBGRADER, DISTRIBUTED, JSONSCHEMA, IPYKERNEL)  # every range a patch here states
 
 HIDE_DEBUGPY = 'sys.modules["debugpy"] = None'  # without_debugpy's statement (zygote_main.py states it too)
 
@@ -114,6 +117,31 @@ def check_nbclient():
         raise _refuse(NBCLIENT, patch, differs=f"_async_handle_timeout({', '.join(on_timeout)}), "
                       f"_async_cleanup_kernel({', '.join(on_cleanup)}), _display_id_map "
                       f"{'present' if '_display_id_map' in NotebookClient.class_trait_names() else 'absent'}")
+
+
+# -------------------------------------------------------------------------------------------------- jupyter_client
+
+def check_jupyter_client():
+    """jupyter_client: gate_in/kernel.py's BoundedChannel overrides AsyncZMQSocketChannel's `_recv(self, **kwargs)`
+    (a coroutine: one message's frames, read from the socket and deserialised by the session), so that a kernel's
+    message is measured before anything of it is decoded (gate_in/messages.py). A subclass, no assignment; but if a
+    release renamed `_recv`, or read messages in `get_msg` without it, every message would be decoded unmeasured
+    without a word. Checked when kernel.py is imported."""
+    import inspect
+
+    from jupyter_client.channels import AsyncZMQSocketChannel
+
+    patch = ("autograder.grading.gate_in.kernel overrides jupyter_client's AsyncZMQSocketChannel._recv(self, "
+             "**kwargs), which get_msg awaits")
+    _require(JUPYTER_CLIENT, patch)
+    recv = AsyncZMQSocketChannel._recv
+    kinds = [p.kind for p in inspect.signature(recv).parameters.values()]
+    reads = "await self._recv()" in inspect.getsource(AsyncZMQSocketChannel.get_msg)
+    if not inspect.iscoroutinefunction(recv) or kinds != [inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                                            inspect.Parameter.VAR_KEYWORD] or not reads:
+        raise _refuse(JUPYTER_CLIENT, patch, differs=f"_recv({', '.join(_parameters(recv))}) is "
+                      f"{'a coroutine' if inspect.iscoroutinefunction(recv) else 'no coroutine'} and get_msg "
+                      f"{'awaits' if reads else 'does not await'} it")
 
 
 # -------------------------------------------------------------------------------------------------------- nbgrader

@@ -65,10 +65,10 @@ def test_every_course_function_is_refused_in_every_exercise_that_does_not_list_i
     judge = _judge(_course_cells(aid))
     for exercise in sorted(judge.exercises):
         judge._current_exercise = exercise
-        listed = {may_call.resolve(name) for name in judge.may_call[exercise]}
+        listed = {may_call.resolve(name) for name in judge.allow.lists[exercise]}
         for dotted in catalogue:
             if public.resolve(dotted) in listed:
-                assert judge._allowed(exercise, public.resolve(dotted))
+                assert judge.allow.allows(exercise, public.resolve(dotted))
                 continue
             with pytest.raises(NotImplementedError, match=f"^{exercise} uses the course's .*unimplemented"):
                 judge._on_reference(dotted, (), {})
@@ -235,7 +235,7 @@ def test_the_notebooks_checks_refuse_exactly_what_the_judge_refuses(aid):
         for dotted in sorted(public.stubbed()):
             function = public.resolve(dotted)
             refused_here = rule._guarded(function) is not function
-            assert refused_here == (not judge._allowed(exercise, function)), (exercise, dotted)
+            assert refused_here == (not judge.allow.allows(exercise, function)), (exercise, dotted)
 
 
 def test_the_build_refuses_an_exercise_with_nowhere_to_state_its_rule():

@@ -1,7 +1,7 @@
-"""The code's shape: functions a maintainer reads in one go, and no import circles in ffn_helpers.
+"""The code's shape: functions a maintainer reads in one go, classes of one job, and no import circles in ffn_helpers.
 
-Lengths count from a function's `def` line to its last line, docstring included (nested functions count
-inside their enclosing function, and on their own).
+Lengths count from a function's `def` line (a class's `class` line) to its last line, docstring included (nested
+functions count inside their enclosing function, and on their own; a class counts its methods).
 """
 
 import ast
@@ -11,6 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 MAX_LINES = 50
+MAX_CLASS_LINES = 200  # a class past this has grown a second job into private methods: give that job a class
 MAX_COMPLEXITY = 15
 FOLDERS = ("autograder", "ffn_helpers")  # the grader and the course's helpers: the rules have no exception there
 
@@ -41,6 +42,35 @@ def test_no_function_is_over_50_lines():
     long = [f"{path.relative_to(ROOT)}:{line} {name} ({length} lines)"
             for path in _python_files() for name, line, length in _functions(path) if length > MAX_LINES]
     assert not long, f"split these functions (at most {MAX_LINES} lines each):\n  " + "\n  ".join(long)
+
+
+def _classes(path):
+    """(qualified name, first line, length in lines) of every class in the file at `path`, nested ones too."""
+    found = []
+
+    def visit(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            name = f"{prefix}{child.name}." if isinstance(child, ast.ClassDef | ast.FunctionDef
+                                                          | ast.AsyncFunctionDef) else prefix
+            if isinstance(child, ast.ClassDef):
+                found.append((prefix + child.name, child.lineno, child.end_lineno - child.lineno + 1))
+            visit(child, name)
+
+    visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)), "")
+    return found
+
+
+def test_no_class_is_over_200_lines():
+    long = [f"{path.relative_to(ROOT)}:{line} {name} ({length} lines)"
+            for path in _python_files() for name, line, length in _classes(path) if length > MAX_CLASS_LINES]
+    assert not long, f"split these classes by job (at most {MAX_CLASS_LINES} lines each):\n  " + "\n  ".join(long)
+
+
+def test_the_class_count_sees_a_long_class_and_a_nested_one(tmp_path):
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_CLASS_LINES))
+    path = tmp_path / "long.py"
+    path.write_text(f"class Long:\n{body}\n\n\ndef f():\n    class Inner:\n        pass\n", encoding="utf-8")
+    assert _classes(path) == [("Long", 1, MAX_CLASS_LINES + 1), ("f.Inner", MAX_CLASS_LINES + 5, 2)]
 
 
 # A `noqa` (of a line, or `ruff: noqa` of a file) that names C901, or names no code and so silences every rule.

@@ -386,9 +386,9 @@ def test_page_stays_bounded_whatever_the_number_of_cells():
 
 
 def _executor(cells=10):
-    from autograder.grading.execute import SandboxExecute
+    from autograder.grading.execute import Recorder, SandboxExecute
 
-    ex = SandboxExecute()
+    ex = SandboxExecute(recorder=Recorder())
     ex.nb = _notebook([_cell(f"x = {i}") for i in range(cells)])
     ex.reset_execution_trackers()
     ex.clear_before_next_output = False  # as nbclient sets it before each cell
@@ -441,7 +441,7 @@ def test_outputs_are_capped_per_cell_and_per_notebook():
     assert sum(kept) <= ex.max_notebook_output_bytes + 20 * 1_000
     assert all(o.get("metadata", {}) == {} for c in ex.nb.cells for o in c.outputs if "data" in o)
     assert "output cut by the grader" in "".join(o.get("text", "") for o in ex.nb.cells[0].outputs)
-    assert ex._info["truncated"]
+    assert ex.recorder.runs["unit"]["truncated"]
     assert len(_written(ex)) < ex.max_notebook_output_bytes + 200_000
 
 
@@ -535,7 +535,8 @@ def test_a_stuck_cell_is_ended_at_its_hard_deadline(monkeypatch, stuck):
         elapsed = time.monotonic() - started
         assert ex.km.process.wait(timeout=5) is not None  # killed
         assert elapsed < 10, elapsed
-        assert ex._info["timeouts"] == [0] and ex._info["dead"]["why"].startswith("the kernel did not")
+        run = ex.recorder.runs["unit"]
+        assert run["timeouts"] == [0] and run["dead"]["why"].startswith("the kernel did not")
         assert ex.nb.cells[0].outputs[-1]["ename"] == "CellTimeoutError"
         ex.execute_cell(ex.nb.cells[1], 1)
         assert ex.nb.cells[1].outputs[0]["ename"] == "NotRun"

@@ -2,7 +2,7 @@
 
 - An answer that loops costs one cell timeout: its test ends as `timeout` (0 points, no
   review), the clean re-run does not run that test again, its hidden test gets the short
-  limit (rerun.AFTER_TIMEOUT), and every other exercise keeps its points.
+  limit (AFTER_TIMEOUT), and every other exercise keeps its points.
 - A clean re-run that could not finish in the batch is graded again, alone, after the batch;
   the regrade's verdict is what counts. The first try is made to fail by a test double of
   the batch's pool (a loaded machine cannot be ordered up on cue); the regrade is real.
@@ -13,7 +13,7 @@ import pytest
 from adversarial import grading
 
 from autograder.grading.dispatch import pool
-from autograder.grading.gate_beside import rerun
+from autograder.grading.gate_in.loop_budget import AFTER_TIMEOUT
 
 pytestmark = [pytest.mark.grading, pytest.mark.sandbox, pytest.mark.xdist_group("grader-timeouts")]
 
@@ -71,7 +71,7 @@ def test_a_test_that_timed_out_in_the_notebook_run_is_not_run_again(batch):
     visible, hidden = cells["test_ffn_forward"], cells["test_ffn_forward_hidden"]
     assert visible["clean_run"]["message"] == (f"timed out after {CELL_TIMEOUT:g} s in the notebook run "
                                                "(not run again in the clean re-run)"), visible
-    assert hidden["clean_run"]["message"].startswith(f"timed out after {rerun.AFTER_TIMEOUT:g} s "), hidden
+    assert hidden["clean_run"]["message"].startswith(f"timed out after {AFTER_TIMEOUT:g} s "), hidden
     assert all("looping" not in students for students, _, again in pools if again), pools  # no retry either
 
 

@@ -21,7 +21,7 @@ import nbtools
 import numpy as np
 import pytest
 
-from autograder import assignments, cells
+from autograder import assignments, cells, may_call
 from autograder.grading import submissions
 from autograder.grading.course import NotebookModel, SourceCellModel
 from autograder.grading.dispatch.progress import Progress
@@ -214,10 +214,10 @@ def test_data_round_trips_exactly(socket_pair):
     value = {"x": np.arange(6, dtype=np.float64).reshape(2, 3) / 7, "n": (1, 2.5, None, True, "é", b"\x00"),
              "c": 1 + 2j, "s": np.float32(0.1), "nan": float("nan"), 3: [np.array(["a", "bc"])]}
     buffers = []
-    encoded = left.encode(value, buffers)
+    encoded = left.codec.encode(value, buffers)
     left.send({"v": encoded}, buffers)
     message, bufs = right.receive()
-    back = right.decode(message["v"], bufs)
+    back = right.codec.decode(message["v"], bufs)
     assert back["x"].dtype == np.float64 and np.array_equal(back["x"], value["x"])
     assert back["n"] == value["n"] and back["c"] == value["c"] and back[3][0].tolist() == ["a", "bc"]
     assert type(back["s"]) is np.float32 and back["s"] == value["s"] and np.isnan(back["nan"])
@@ -230,11 +230,11 @@ def test_objects_arrays_are_not_data(socket_pair):
     left.send({"v": {"$a": 0, "dtype": "|O", "shape": [2]}}, buffers)
     message, bufs = right.receive()
     with pytest.raises(rpc.ProtocolError, match="cannot be sent"):
-        right.decode(message["v"], bufs)
+        right.codec.decode(message["v"], bufs)
     left.send({"v": {"$a": 0, "dtype": "<f8", "shape": [5]}}, buffers)
     message, bufs = right.receive()
     with pytest.raises(rpc.ProtocolError, match="does not match its shape"):
-        right.decode(message["v"], bufs)
+        right.codec.decode(message["v"], bufs)
 
 
 @pytest.fixture
@@ -372,7 +372,7 @@ def test_a_message_is_bounded_before_it_is_built(socket_pair, value):
     a, b = socket_pair
     left = rpc.Peer(a, "student", "grader", exports=True)
     with pytest.raises(ValueError, match="too long|larger than a message"):
-        left.encode(value, [])
+        left.codec.encode(value, [])
     right = rpc.Peer(b, "grader", "student")
     raw = {"$t": value} if isinstance(value, list) else value  # a student's side that skips its own checks
     if len(json.dumps(raw)) < rpc.MAX_HEADER:
@@ -381,7 +381,7 @@ def test_a_message_is_bounded_before_it_is_built(socket_pair, value):
         message, bufs = right.receive()
         sender.join(10)
         with pytest.raises(rpc.ProtocolError):
-            right.decode(message["v"], bufs)
+            right.codec.decode(message["v"], bufs)
 
 
 def test_a_handle_has_no_items_or_length(student):
@@ -938,7 +938,7 @@ def test_once_a_test_times_out_its_exercise_s_later_tests_get_the_short_limit_th
     """A looping answer costs one cell timeout in the notebook run, not one per test (09 has three visible tests
     of ffn_module_backward); another exercise keeps the full limit."""
     from autograder.grading import execute
-    from autograder.grading.gate_beside import rerun
+    from autograder.grading.gate_in.loop_budget import AFTER_TIMEOUT
 
     nb = nbformat.v4.new_notebook()
     for gid, role in [("f", "solution"), ("test_f_a", "grade"), ("test_f_b", "grade"), ("test_f_c", "grade"),
@@ -951,11 +951,87 @@ def test_once_a_test_times_out_its_exercise_s_later_tests_get_the_short_limit_th
     ex._start("nb", nb)
     assert [ex._timeout_of(c) for c in nb.cells] == [60] * 6
     ex._timed_out(1)  # test_f_a ran past its 60 s
-    assert [ex._timeout_of(c) for c in nb.cells[2:]] == [rerun.AFTER_TIMEOUT, rerun.AFTER_TIMEOUT, 60, 60]
+    assert [ex._timeout_of(c) for c in nb.cells[2:]] == [AFTER_TIMEOUT, AFTER_TIMEOUT, 60, 60]
     ex._timed_out(2)  # test_f_b ran past the short limit too: test_f_c is not run at all
     cell = ex.execute_cell(nb.cells[3], 3)
     assert [(o["ename"], o["evalue"]) for o in cell.outputs] == [
         ("NotRun", "not run: f already ran past its time in test_f_a and test_f_b")]
+
+
+def test_one_loop_budget_decides_both_runs():
+    """The notebook run and the clean re-run keep the same LoopBudget: the short limit after one overrun, nothing
+    after two, in the same words; no other module of the grader words the decision again."""
+    from autograder.grading.gate_in.loop_budget import AFTER_TIMEOUT, LoopBudget
+
+    loops = LoopBudget(60)
+    assert (loops.seconds("f"), loops.not_run_why("f"), loops.shortened_why("f")) == (60, "", "")
+    loops.overran("f", "test_f_a")
+    assert loops.seconds("f") == AFTER_TIMEOUT and loops.seconds("g") == 60
+    assert loops.shortened_why("f") == \
+        f" (f had run past the 60 s limit in test_f_a: its later tests get {AFTER_TIMEOUT:g} s)"
+    loops.overran("f", "test_f_b")
+    assert loops.seconds("f") is None and loops.shortened_why("f") == ""
+    assert loops.not_run_why("f") == "not run: f already ran past its time in test_f_a and test_f_b"
+    assert LoopBudget(2).short == 2 and LoopBudget(None).short is None  # never more than the cell's own limit
+    root = Path(__file__).resolve().parents[1]
+    worded = [path.relative_to(root).as_posix() for path in sorted((root / "autograder").rglob("*.py"))
+              if "already ran past its time" in path.read_text(encoding="utf-8")]
+    assert worded == ["autograder/grading/gate_in/loop_budget.py"], worded
+
+
+@pytest.mark.parametrize("stuck", ["blocking call", "never ends"])
+def test_a_watchdog_kills_at_the_deadline_without_a_kernel(stuck):
+    """Past the cell's hard deadline the kill runs in the watchdog's own thread, even while the event loop is held
+    by a blocking call; the cell then ends as a timeout, whatever the run made of the kill."""
+    import asyncio
+
+    from autograder.grading.gate_in.watchdog import Watchdog
+
+    killed = threading.Event()
+
+    async def run():
+        if stuck == "blocking call":
+            killed.wait(30)  # holds the event loop until the kill, as a kernel client stuck in a read would
+            return "ended by the kill"
+        await asyncio.sleep(3600)
+
+    watchdog = Watchdog(killed.set, grace=0.5)
+    assert watchdog.deadline(None) is None and watchdog.deadline(10) == 12 and watchdog.deadline(10, 5) == 17
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):
+        asyncio.run(watchdog.guard(run(), 0.2))
+    assert killed.is_set() and watchdog.expired and time.monotonic() - started < 5
+    on_time = Watchdog(lambda: pytest.fail("killed a cell that ended in time"), grace=0.5)
+
+    async def quick():
+        return "done"
+
+    assert asyncio.run(on_time.guard(quick(), 0.5)) == "done" and not on_time.expired
+
+
+def test_a_notebook_run_records_into_the_recorder_it_is_given(monkeypatch):
+    """The worker's recorder, passed through nbgrader's configuration (which copies what it sets), is the one the
+    run records into and tells which cell starts; the module's default record is left alone."""
+    from nbclient import NotebookClient
+    from traitlets.config import Config
+
+    from autograder.grading import execute
+
+    seen = []
+    recorder = execute.Recorder(on_cell=lambda name, cells, index: seen.append((name, index)))
+    ex = execute.SandboxExecute(config=Config({"SandboxExecute": {"recorder": recorder}}), timeout=60)
+    assert ex.recorder is recorder
+
+    async def ran(self, cell, *args, **kwargs):
+        return cell
+
+    monkeypatch.setattr(NotebookClient, "async_execute_cell", ran)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell("y = 2")])
+    ex.nb = nb
+    ex._start("recorded", nb)
+    ex.execute_cell(nb.cells[1], 1)
+    assert seen == [("recorded", 1)] and "recorded" not in execute.LAST_RUN
+    assert recorder.runs["recorded"]["timeouts"] == [] and recorder.runs["recorded"]["seconds"]["cells"] > 0
 
 
 def test_the_exchanges_secret_stays_in_autograded_only_as_nbgrader_writes_it(tmp_path):
@@ -1022,7 +1098,7 @@ def test_the_timing_log_keeps_only_bounded_numbers_from_the_worker():
 def test_of_an_outputs_metadata_only_a_pngs_text_alternative_crosses_bounded():
     """The grader's run keeps a figure's alt text (the pages show it), as a string of at most 1,500 characters;
     nothing else of the kernel's output metadata, and nothing for an output without a PNG."""
-    from autograder.grading.execute import _image_alt
+    from autograder.grading.gate_in.outputs import _image_alt
 
     png = {"image/png": "iVBOR"}
     assert _image_alt({"image/png": {"alt": "a plot", "width": '1" onerror="x'}, "x": 1}, png) == \
@@ -1047,10 +1123,10 @@ def test_an_ffn_on_an_identity_network_runs_the_activations_reference(monkeypatc
     z = np.linspace(-4.0, 4.0, rows * 256).reshape(rows, 256)
     W1, W2 = np.eye(256), np.eye(256)
     assert _fast.splits(z, 256, activation) == (rows > 1)
-    value, reached = rerun._computed_without([getattr(activations, reference)], ffn.ffn_forward,
+    value, reached = may_call.computed_without([getattr(activations, reference)], ffn.ffn_forward,
                                              (z, W1, None, W2, None), {"activation": activation})
     assert (value, reached) == (None, f"ffn_helpers.activations.{reference}")
-    unwatched, nothing = rerun._computed_without([activations.relu], ffn.ffn_forward, (z, W1, None, W2, None),
+    unwatched, nothing = may_call.computed_without([activations.relu], ffn.ffn_forward, (z, W1, None, W2, None),
                                                  {"activation": activation})
     assert nothing is None and np.array_equal(unwatched, getattr(activations, reference)(z))
 

@@ -2,7 +2,7 @@
 
 Under a private offering's seed a failed hidden test tells the student what failed (the shapes, how far off, the
 likely mistake) without its inputs, its expected values or what came back (checks.failure's `public` text, chosen
-by rerun.for_student); the instructor's copy, `<student>.json`'s `clean_run.message`, keeps them. Without a seed
+by disclosure.for_student); the instructor's copy, `<student>.json`'s `clean_run.message`, keeps them. Without a seed
 (the public course, whose hidden inputs are published) the message is the whole one, as before.
 """
 
@@ -21,7 +21,7 @@ import pytest
 from adversarial import grading
 
 from autograder import offering
-from autograder.grading.gate_beside import rerun
+from autograder.grading.gate_beside import disclosure
 from autograder.grading.gate_out import feedback
 from ffn_helpers import checks, ffn, mistakes, module
 
@@ -327,11 +327,11 @@ def _raised(value, hidden):
 def test_only_a_hidden_tests_failure_under_an_offerings_seed_is_withheld():
     hidden_failure, test = _raised(1, 7)
     visible_failure, _ = _raised(7, 1)
-    assert rerun.for_student(hidden_failure, test) is None  # no seed: the published inputs, the whole message
+    assert disclosure.for_student(hidden_failure, test) is None  # no seed: the published inputs, the whole message
     checks.set_offering_seed(SEED)
     withheld = "AssertionError: the result (of type int) is not the expected value"
-    assert rerun.for_student(hidden_failure, test) == withheld
-    assert rerun.for_student(visible_failure, test) is None  # the visible part's inputs are published
+    assert disclosure.for_student(hidden_failure, test) == withheld
+    assert disclosure.for_student(visible_failure, test) is None  # the visible part's inputs are published
 
 
 # ---------------------------------------------------------------- through `grade`

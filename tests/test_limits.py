@@ -81,8 +81,7 @@ ALLOWED = {
     ("ffn_helpers/training.py", 2000): "notebook 13's training steps, not characters",
     ("autograder/mathml.py", 2000): "MAX_LATEX_CHARS, one formula's LaTeX: mathml's own bound",
     ("autograder/sanitise.py", 20000): "MAX_MARKDOWN_CHARS, one markdown cell: sanitise's own bound",
-    ("autograder/grading/execute.py", 20000): "SandboxExecute.max_traceback_bytes: an error's traceback, not a message",
-    ("autograder/grading/gate_in/outputs.py", 20000): "ErrorCut.traceback_chars: the same traceback bound's default",
+    ("autograder/grading/gate_in/limits.py", 20000): "TRACEBACK_CHARS: an error's traceback, not a message",
     ("autograder/grading/check.py", 20000): "the end of nbgrader's log shown when the grader itself fails",
     ("autograder/grading/gate_beside/rpc.py", 20000): "an exception's message on the channel: rpc.py runs as source "
                                                       "inside the sandbox, where nothing of the grader is importable",

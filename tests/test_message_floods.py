@@ -43,9 +43,9 @@ FLOOR, CELL, NOTEBOOK = limits.OUTPUT_FLOOR, limits.CELL_OUTPUTS, limits.NOTEBOO
 # ==== what a notebook run keeps ===================================================================================
 
 def _executor(cells=3, **traits):
-    from autograder.grading.execute import SandboxExecute
+    from autograder.grading.execute import Recorder, SandboxExecute
 
-    ex = SandboxExecute(**traits)
+    ex = SandboxExecute(recorder=Recorder(), **traits)
     ex.nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(f"x = {i}") for i in range(cells)])
     ex.reset_execution_trackers()
     ex.clear_before_next_output = False  # as nbclient sets it before each cell
@@ -102,7 +102,7 @@ def test_twenty_thousand_tiny_outputs_keep_at_most_a_cells_worth(kind):
     outs = _ended(ex, 0)
     assert len(_kept(outs, msg_type)) == CELL == 1_000
     assert "19,000 outputs dropped" in _note(outs)
-    assert ex._info["truncated"] == [0]
+    assert ex.recorder.runs["unit"]["truncated"] == [0]
     assert len(_written(ex)) < CELL * 200
 
 
@@ -125,7 +125,7 @@ def test_a_notebook_keeps_at_most_NOTEBOOK_OUTPUTS():
     kept = [len(_kept(_ended(ex, cell), "display_data")) for cell in range(8)]
     assert kept == [1_000] * 5 + [0] * 3 and sum(kept) == NOTEBOOK == 5_000
     assert "1,000 outputs dropped" in _note(ex.nb.cells[7].outputs)
-    assert ex._info["truncated"] == [5, 6, 7]
+    assert ex.recorder.runs["unit"]["truncated"] == [5, 6, 7]
 
 
 def test_each_output_counts_at_least_the_floor_against_the_characters_kept():
@@ -182,7 +182,7 @@ def test_comm_messages_are_neither_kept_nor_counted():
         _send(ex, 0, "comm_msg", {"comm_id": "c", "data": {"state": {}}})
     _send(ex, 0, "display_data", {"data": {"text/plain": "still kept"}, "metadata": {}})
     outs = _ended(ex, 0)
-    assert [o.data["text/plain"] for o in outs] == ["still kept"] and ex._info["truncated"] == []
+    assert [o.data["text/plain"] for o in outs] == ["still kept"] and ex.recorder.runs["unit"]["truncated"] == []
 
 
 def test_past_the_outputs_kept_a_cell_still_keeps_one_error():

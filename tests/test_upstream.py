@@ -70,6 +70,42 @@ def test_execute_checks_nbclient_on_import():
     assert "upstream.check_nbclient()" in [ast.unparse(node) for node in ast.parse(inspect.getsource(execute)).body]
 
 
+# ------------------------------------------------------------------------------------------------ jupyter_client
+
+def test_check_jupyter_client_refuses_a_jupyter_client_it_was_not_written_for(monkeypatch):
+    """kernel.BoundedChannel overrides jupyter_client 8's AsyncZMQSocketChannel._recv(self, **kwargs), which
+    get_msg awaits: another release, another _recv, or a get_msg that reads without it, is refused."""
+    from jupyter_client.channels import AsyncZMQSocketChannel
+
+    upstream.check_jupyter_client()  # the installed release passes
+    _pretend(monkeypatch, "jupyter_client", "9.0.0")
+    with pytest.raises(RuntimeError, match=_refusal(upstream.JUPYTER_CLIENT, "9.0.0") + ".*pyproject.toml pins"):
+        upstream.check_jupyter_client()
+    monkeypatch.undo()
+
+    async def other(self, copy=True):
+        return {}
+
+    monkeypatch.setattr(AsyncZMQSocketChannel, "_recv", other)
+    with pytest.raises(RuntimeError, match=r"found jupyter_client 8\.[\d.]+, where _recv\(self, copy\) is a coroutine"):
+        upstream.check_jupyter_client()
+    monkeypatch.undo()
+
+    async def reads_itself(self, timeout=None):
+        return await self.socket.recv_multipart()
+
+    monkeypatch.setattr(AsyncZMQSocketChannel, "get_msg", reads_itself)
+    with pytest.raises(RuntimeError, match="get_msg does not await it"):
+        upstream.check_jupyter_client()
+
+
+def test_kernel_checks_jupyter_client_on_import():
+    from autograder.grading.gate_in import kernel
+
+    assert "upstream.check_jupyter_client()" in [ast.unparse(node)
+                                                 for node in ast.parse(inspect.getsource(kernel)).body]
+
+
 # ------------------------------------------------------------------------------------------------------ nbgrader
 
 def test_reuse_gradebook_engines_refuses_an_nbgrader_it_was_not_written_for(monkeypatch):

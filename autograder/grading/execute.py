@@ -9,58 +9,101 @@ On top of nbgrader's own behaviour (per-cell timeout, interrupt on timeout):
 - a kernel whose messages cannot be read (junk written to its sockets) is
   stopped, and that cell and the later ones end as above (recorded as a timeout);
 - once a test cell has timed out, the later tests of its exercise get
-  rerun.AFTER_TIMEOUT seconds each, and after a second timeout are not run:
-  a looping answer costs one cell timeout, not one per test;
+  gate_in/loop_budget.py's AFTER_TIMEOUT seconds each, and after a second timeout are not run
+  (its LoopBudget, the clean re-run's rule too): a looping answer costs one cell timeout, not one per test;
 - a hard deadline per cell (the cell's timeout plus `hard_grace` seconds): if
   nbclient has not finished the cell by then (a kernel whose channels were
   broken by junk written to its sockets, one that ignores interrupts), a
   watchdog thread kills the kernel's whole process group (the sandbox, and
-  everything in it), and the cell ends as a timeout;
+  everything in it), and the cell ends as a timeout (gate_in/watchdog.py);
 - a kernel that sends more than its channels' budget (gate_in/channels.py), on any channel, or one message that
   would cost the grader more than gate_in/limits.py allows (its size and parts, counted by the relay; what it would
   become once decoded, measured by the kernel client: gate_in/messages.py), is killed; the cell fails with a
   MemoryError saying which channel, and the run counts as out of memory, as a MemoryError in plain nbgrader would;
-- everything the kernel sends is bounded before it is kept (gate_in/outputs.py): characters of output per cell
+- everything the kernel sends is bounded before it is kept (gate_in/outputs.py's kept_message and OutputBudget,
+  whose bounds are gate_in/limits.py's): characters of output per cell
   (`max_output_bytes`) and per notebook (`max_notebook_output_bytes`), each output counted as at least
   gate_in/limits.py's OUTPUT_FLOOR characters, and the number of outputs per cell and per notebook, errors
   included (name, message and traceback cut, so an error still decides the cell's score); display metadata
   dropped, widget messages ignored;
-- `LAST_RUN[notebook]` tells the worker what happened: timeouts, memory errors, a dead kernel.
+- its `recorder` (a Recorder, passed in through the configuration) tells the caller what happened in each
+  notebook's run (timeouts, memory errors, a dead kernel, the cells whose output was cut, the seconds of each
+  stage) and which cell is starting. Given none, a run records into LAST_RUN and calls ON_CELL, module globals
+  kept for a caller that does not pass its own yet.
 """
 
 import asyncio
-import json
-import re
-import threading
+import contextlib
 import time
 
 from jupyter_core.utils import run_sync
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
-from traitlets import Integer, default
+from traitlets import Instance, Integer, default
 
-from .. import exercises_in_order, limits, readable, upstream
+from .. import exercises_in_order, readable, upstream
 from ..cells import role_of
-from .gate_beside.rerun import AFTER_TIMEOUT
+from .gate_in import limits
 from .gate_in.kernel import SandboxedKernelManager, kill_sandbox, over_budget
-from .gate_in.outputs import ErrorCut, OutputBudget
+from .gate_in.loop_budget import LoopBudget
+from .gate_in.outputs import ErrorCut, OutputBudget, kept_message
+from .gate_in.watchdog import Watchdog
 
 # SandboxExecute overrides two of nbclient's internals and reads a third (upstream.check_nbclient names them and
 # checks the installed nbclient on import: a grading run stops before its first student).
 upstream.check_nbclient()
 
-LAST_RUN = {}  # notebook name -> what happened in its run (see SandboxExecute.preprocess)
-ON_CELL = None  # the worker's, or None: called with (notebook name, its cells, index) as each code cell starts
-# The parts of a notebook run that LAST_RUN[name]["seconds"] times (wall seconds; the rest is nbgrader's own work).
+# The parts of a notebook run that a run's record times in "seconds" (wall seconds; the rest is nbgrader's own work).
 STAGES = ("kernel start", "cells", "kernel stop")
 
 # results.py reads a `why` that starts with "the kernel did not" as a timeout
 TIMEOUT_WHY = "the kernel did not respond after the cell's time limit"
 BROKEN_WHY = "the kernel did not send readable messages (its channels were broken): it was stopped"
-_OUTPUT_TYPES = {"stream", "display_data", "execute_result", "update_display_data", "error"}
-_JSON_MIME = re.compile(r"^application/(.*\+)?json$")
-_PASSED_ON = _OUTPUT_TYPES | {"status", "execute_input", "clear_output"}
+
+
+class Recorder:
+    """What notebook runs tell the one who started them. `runs[notebook]`: what happened in its last run (timeouts,
+    memory errors, a dead kernel, the cells whose output was cut, the seconds of each of STAGES); `on_cell(notebook,
+    cells, index)`, if given, is called as each code cell starts (a progress line's).
+
+    Passed by reference through nbgrader's configuration (c.SandboxExecute.recorder), which copies each value it
+    sets: a copy of a recorder is the recorder itself, or the runs would be recorded where nobody reads them."""
+
+    def __init__(self, on_cell=None):
+        self.runs, self._on_cell = {}, on_cell
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def start(self, notebook, truncated):
+        """A fresh record for `notebook`'s run; `truncated`: the list its output budget fills."""
+        self.runs[notebook] = {"timeouts": [], "dead": None, "memory_errors": [], "truncated": truncated,
+                               "seconds": dict.fromkeys(STAGES, 0.0)}
+        return self.runs[notebook]
+
+    def cell_starting(self, notebook, cells, index):
+        on_cell = self.on_cell()
+        if on_cell is not None:
+            on_cell(notebook, cells, index)
+
+    def on_cell(self):
+        return self._on_cell
+
+
+LAST_RUN = {}  # notebook name -> its run's record, for a caller that passes no recorder (see Recorder)
+ON_CELL = None  # that caller's, or None: called with (notebook name, its cells, index) as each code cell starts
+
+
+class _ModuleRecorder(Recorder):
+    """The recorder of a run given none: LAST_RUN and ON_CELL, as they are when each cell starts."""
+
+    def __init__(self):
+        super().__init__()
+        self.runs = LAST_RUN
+
+    def on_cell(self):
+        return ON_CELL
 
 
 def _test_exercises(cells):
@@ -73,53 +116,37 @@ def _test_exercises(cells):
             in enumerate(zip(roles, exercises_in_order(roles), strict=True)) if role == "test"}
 
 
+@contextlib.contextmanager
+def _timed(record, stage):
+    """Add the wall seconds the block takes to `stage` of a run's record (None: a kernel started outside a run)."""
+    started = time.monotonic()
+    try:
+        yield
+    finally:
+        if record is not None:
+            record["seconds"][stage] += time.monotonic() - started
+
+
 def _error(ename, evalue):
     return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
-def _image_alt(metadata, data):
-    """{"image/png": {"alt": text}} when a kept PNG came with a string text alternative, else {}."""
-    png = metadata.get("image/png") if isinstance(metadata, dict) and "image/png" in data else None
-    alt = png.get("alt") if isinstance(png, dict) else None
-    return {"image/png": {"alt": alt[:limits.MAX_ALT_CHARS]}} if isinstance(alt, str) and alt else {}
-
-
-def _size(value):
-    """Characters a value takes in the notebook (a cheap upper bound for strings and lists of strings)."""
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return sum(map(len, value)) + len(value)
-    try:
-        return len(json.dumps(value, default=str))
-    except (TypeError, ValueError, RecursionError):
-        return None  # not data at all: dropped
-
-
-def _kept_data(data):
-    """({mime: value} kept of a display's data, the characters it takes): nbformat's schema, bounded names."""
-    kept, size = {}, 0
-    for mime, value in data.items():
-        value_size = _size(value)
-        if isinstance(mime, str) and len(mime) <= 100 and value_size is not None and \
-                (_JSON_MIME.match(mime) or isinstance(value, str)
-                 or isinstance(value, list) and all(isinstance(v, str) for v in value)):  # nbformat's schema
-            kept[mime] = value
-            size += value_size + len(mime)
-    return kept, size
-
-
 class SandboxExecute(Execute):
-    max_output_bytes = Integer(1_000_000, help="Output kept per cell (characters); the rest is dropped.").tag(
+    max_output_bytes = Integer(limits.CELL_OUTPUT_CHARS, help="Output kept per cell (characters); the rest is "
+                               "dropped.").tag(config=True)
+    max_notebook_output_bytes = Integer(limits.NOTEBOOK_OUTPUT_CHARS, help="Output kept per notebook (characters), "
+                                        "errors included; the rest is dropped.").tag(config=True)
+    max_error_name = Integer(limits.ERROR_NAME_CHARS, help="Characters kept of an error's name.").tag(config=True)
+    max_error_value = Integer(limits.ERROR_VALUE_CHARS, help="Characters kept of an error's message.").tag(
         config=True)
-    max_notebook_output_bytes = Integer(5_000_000, help="Output kept per notebook (characters), errors "
-                                        "included; the rest is dropped.").tag(config=True)
-    max_error_name = Integer(200, help="Characters kept of an error's name.").tag(config=True)
-    max_error_value = Integer(4_000, help="Characters kept of an error's message.").tag(config=True)
-    max_traceback_lines = Integer(100, help="Lines kept of an error's traceback.").tag(config=True)
-    max_traceback_bytes = Integer(20_000, help="Characters kept of an error's traceback.").tag(config=True)
-    hard_grace = Integer(10, help="Seconds past a cell's timeout after which the kernel's sandbox is killed, "
-                         "whatever state its channels are in.").tag(config=True)
+    max_traceback_lines = Integer(limits.TRACEBACK_LINES, help="Lines kept of an error's traceback.").tag(
+        config=True)
+    max_traceback_bytes = Integer(limits.TRACEBACK_CHARS, help="Characters kept of an error's traceback.").tag(
+        config=True)
+    hard_grace = Integer(limits.HARD_GRACE_SECONDS, help="Seconds past a cell's timeout after which the kernel's "
+                         "sandbox is killed, whatever state its channels are in.").tag(config=True)
+    recorder = Instance(Recorder, allow_none=True, help="Where each notebook's run is recorded (see Recorder); "
+                        "none: LAST_RUN and ON_CELL.").tag(config=True)
 
     def __init__(self, *args, **kwargs):
         kwargs["kernel_manager_class"] = SandboxedKernelManager  # nbgrader's Execute would default to its own
@@ -141,41 +168,27 @@ class SandboxExecute(Execute):
     def _start(self, name, nb=None):
         """Fresh accounts for one notebook's run."""
         self._name = name
-        self._info = LAST_RUN[name] = {"timeouts": [], "dead": None, "memory_errors": [], "truncated": [],
-                                       "seconds": dict.fromkeys(STAGES, 0.0)}
-        self._exercise = _test_exercises(nb.cells if nb is not None else [])
-        self._looped, self._spent = {}, {}  # exercise -> its test that timed out first, and second
-        self._dead = None
         self._outputs = OutputBudget(self.max_output_bytes, self.max_notebook_output_bytes, ErrorCut(
             self.max_error_name, self.max_error_value, self.max_traceback_lines, self.max_traceback_bytes))
-        self._info["truncated"] = self._outputs.truncated
-        self._expired = False
+        self._record = (self.recorder or _ModuleRecorder()).start(name, self._outputs.truncated)
+        self._exercise = _test_exercises(nb.cells if nb is not None else [])
+        self._loops = LoopBudget(self.timeout)
+        self._dead = None
 
-    def _add_seconds(self, stage, started):
-        info = getattr(self, "_info", None)
-        if info is not None:
-            info["seconds"][stage] += time.monotonic() - started
+    def _timed(self, stage):
+        return _timed(getattr(self, "_record", None), stage)
 
     async def async_start_new_kernel(self, **kwargs):
-        started = time.monotonic()
-        try:
+        with self._timed("kernel start"):
             return await super().async_start_new_kernel(**kwargs)
-        finally:
-            self._add_seconds("kernel start", started)
 
     async def async_start_new_kernel_client(self):
-        started = time.monotonic()  # until the kernel answers kernel_info: its imports and start-up
-        try:
+        with self._timed("kernel start"):  # until the kernel answers kernel_info: its imports and start-up
             return await super().async_start_new_kernel_client()
-        finally:
-            self._add_seconds("kernel start", started)
 
     async def _async_cleanup_kernel(self):
-        started = time.monotonic()
-        try:
+        with self._timed("kernel stop"):
             return await super()._async_cleanup_kernel()
-        finally:
-            self._add_seconds("kernel stop", started)
 
     # nbclient binds its own coroutines to these synchronous names: bind ours
     start_new_kernel = run_sync(async_start_new_kernel)
@@ -187,18 +200,15 @@ class SandboxExecute(Execute):
         return await super()._async_handle_timeout(timeout, cell)
 
     def _timed_out(self, index):
-        if index not in self._info["timeouts"]:
-            self._info["timeouts"].append(index)
+        if index not in self._record["timeouts"]:
+            self._record["timeouts"].append(index)
             if index in self._exercise:
-                exercise, grade_id = self._exercise[index]
-                (self._spent if exercise in self._looped else self._looped).setdefault(exercise, grade_id)
+                self._loops.overran(*self._exercise[index])
 
     def _timeout_of(self, cell):
         """A cell's time limit (nbclient's timeout_func): shorter for the later tests of an exercise that looped."""
-        exercise = self._exercise.get(self._index_of(cell), (None,))[0]
-        if exercise in self._looped and self.timeout and self.timeout > 0:
-            return min(self.timeout, AFTER_TIMEOUT)
-        return self.timeout
+        self._loops.cell_timeout = self.timeout  # nbclient's setting as it is now, which a caller may change
+        return self._loops.seconds(self._exercise.get(self._index_of(cell), (None,))[0])
 
     def _cell_timeout(self, cell):
         """The cell's time limit in seconds, or None: nbclient's rule, from its public settings."""
@@ -216,11 +226,8 @@ class SandboxExecute(Execute):
     async def async_execute_cell(self, cell, cell_index, execution_count=None, store_history=True):
         if cell.cell_type != "code" or not cell.source.strip():
             return cell
-        started = time.monotonic()
-        try:
+        with self._timed("cells"):
             return await self._execute_cell(cell, cell_index, execution_count, store_history)
-        finally:
-            self._add_seconds("cells", started)
 
     execute_cell = run_sync(async_execute_cell)  # the base class binds its own coroutine: bind ours
 
@@ -229,49 +236,32 @@ class SandboxExecute(Execute):
         if not_run:
             cell.outputs = [_error("NotRun", not_run)]
             return cell
-        self._starting(cell_index)
-        timeout = self._cell_timeout(cell)
-        limit = timeout + max(self.hard_grace, (self.iopub_timeout or 0) + 2) if timeout else None
-        watchdog = None
-        self._expired = False
-        if limit:
-            # A thread, not a task: it fires even when the event loop is stuck in a blocking call.
-            watchdog = threading.Timer(limit, self._expire)
-            watchdog.daemon = True
-            watchdog.start()
+        (self.recorder or _ModuleRecorder()).cell_starting(self._name, self.nb.cells, cell_index)
+        self._watchdog = Watchdog(self._kill_process_group, self.hard_grace, self.log)  # this cell's
+        deadline = self._watchdog.deadline(self._cell_timeout(cell), self.iopub_timeout)
         try:
             run = super().async_execute_cell(cell, cell_index, execution_count, store_history)
-            # The watchdog kills the kernel at `limit`, which nbclient notices within a second or two; if it
-            # does not, stop waiting for it.
-            cell = await (asyncio.wait_for(run, limit + self.hard_grace) if limit else run)
-            if self._expired:
-                raise CellTimeoutError("the kernel was killed at the cell's hard deadline")
+            cell = await self._watchdog.guard(run, deadline)
         except CellExecutionError:
             raise
         except Exception as exc:  # noqa: BLE001 (every way a run can end is recorded: _ended says which)
             await self._ended(cell, cell_index, exc)
         except asyncio.CancelledError as exc:
-            if not self._expired:
+            if not self._watchdog.expired:
                 raise
             await self._ended(cell, cell_index, exc)
         finally:
-            if watchdog is not None:
-                watchdog.cancel()
             self._outputs.finish(cell_index, cell.outputs)
         for out in cell.get("outputs", []):
             if out.get("output_type") == "error" and "MemoryError" in str(out.get("ename", "")):
-                self._info["memory_errors"].append(cell_index)
+                self._record["memory_errors"].append(cell_index)
         return cell
 
     def _not_run_why(self, cell_index):
-        """Why this cell is not run at all (the kernel is gone, or its exercise already ran past its time), or ''."""
+        """Why this cell is not run at all (the kernel is gone, or its loop budget is spent: LoopBudget), or ''."""
         if self._dead is not None:
             return f"not run: the kernel stopped at an earlier cell ({self._dead})"
-        exercise = self._exercise.get(cell_index, (None,))[0]
-        if exercise in self._spent:
-            return f"not run: {exercise} already ran past its time in {self._looped[exercise]} and " \
-                   f"{self._spent[exercise]}"
-        return ""
+        return self._loops.not_run_why(self._exercise.get(cell_index, (None,))[0])
 
     async def _ended(self, cell, cell_index, exc):
         """Record how the cell's run ended early: the kernel sent more than its channels' budget, died, ran past
@@ -281,7 +271,7 @@ class SandboxExecute(Execute):
             self._stop(cell, cell_index, over, ename="MemoryError")
             await self._kill()
             return
-        if isinstance(exc, DeadKernelError) and not self._expired:
+        if isinstance(exc, DeadKernelError) and not self._watchdog.expired:
             self._stop(cell, cell_index, "the kernel died while running this cell "
                        "(os._exit, a kill, a crash or the CPU-time limit)")
             return
@@ -294,21 +284,11 @@ class SandboxExecute(Execute):
         self._stop(cell, cell_index, why)
         await self._kill()
 
-    def _starting(self, cell_index):
-        if ON_CELL is not None:  # the progress line's
-            ON_CELL(self._name, self.nb.cells, cell_index)
-
     def _stop(self, cell, cell_index, why, ename=None):
         self._dead = f"cell {cell_index}: {why}"
-        self._info["dead"] = {"cell": cell_index, "why": why}
+        self._record["dead"] = {"cell": cell_index, "why": why}
         ename = ename or ("KernelDied" if "died" in why else "CellTimeoutError")
         cell.outputs = list(cell.get("outputs", [])) + [_error(ename, why)]
-
-    def _expire(self):
-        """The watchdog: the cell is past its hard deadline. Kill the sandbox (runs in a thread)."""
-        self._expired = True
-        self.log.error("cell past its hard deadline: killing the kernel's sandbox")
-        self._kill_process_group()
 
     def _kill_process_group(self):
         kill_sandbox(getattr(getattr(self.km, "provisioner", None), "process", None))
@@ -320,73 +300,16 @@ class SandboxExecute(Execute):
         except Exception as exc:  # already gone: nothing left to stop
             self.log.debug("kernel already gone: %s", exc)
 
-    # ------------------------------------------------------------ what the kernel sends, bounded
+    # ------------------------------------------------------------ what the kernel sends, bounded (gate_in/outputs.py)
 
     def process_message(self, msg, cell, cell_index):
-        msg_type = msg.get("msg_type")
-        if msg_type not in _PASSED_ON:
-            return None  # comm (widgets) and anything else: not kept
-        content = msg.get("content") if isinstance(msg.get("content"), dict) else {}
-        bounded = {}
-        count = content.get("execution_count")
-        if "execution_count" in content or msg_type == "execute_result":
-            ok = isinstance(count, int) and not isinstance(count, bool) and 0 <= count < 10**9
-            bounded["execution_count"] = count if ok else None
-        transient = content.get("transient")
-        if isinstance(transient, dict) and isinstance(transient.get("display_id"), str) \
-                and 0 < len(transient["display_id"]) <= 200 and msg_type != "stream":
-            bounded["transient"] = {"display_id": transient["display_id"]}
-        if msg_type == "status":
-            state = content.get("execution_state")
-            bounded["execution_state"] = state if isinstance(state, str) else "busy"
-        elif msg_type == "clear_output":
-            bounded["wait"] = bool(content.get("wait"))
-        elif msg_type == "execute_input":
-            bounded["code"] = ""
-        elif self._bounded_output(msg_type, content, cell, cell_index, bounded) is None:
-            return None
-        header = dict(msg.get("header") if isinstance(msg.get("header"), dict) else {}, msg_type=msg_type)
-        parent = msg.get("parent_header") if isinstance(msg.get("parent_header"), dict) else {}
-        # Lone surrogates in what the learner printed would fail every later write of the notebook.
-        msg = dict(msg, msg_type=msg_type, header=header, parent_header=parent, content=readable.clean(bounded),
-                   metadata={})
-        return super().process_message(msg, cell, cell_index)
+        kept = kept_message(msg, self._outputs, cell_index, cell.outputs, self._copies)
+        return None if kept is None else super().process_message(kept, cell, cell_index)
 
-    def _copies(self, bounded):
-        """How many outputs an output with a display id rewrites (nbclient updates every output with that id)."""
-        display_id = bounded.get("transient", {}).get("display_id")
+    def _copies(self, display_id):
+        """How many outputs an output with this display id rewrites (nbclient updates every output with that id)."""
         # nbclient internal (upstream.check_nbclient): {display_id: {cell index: [output index, ...]}}
-        return sum(map(len, self._display_id_map.get(display_id, {}).values())) if display_id else 0
-
-    def _bounded_output(self, msg_type, content, cell, cell_index, bounded):
-        """Fill `bounded` with what is kept of an output message's content (gate_in/outputs.py decides how much),
-        or return None to drop it."""
-        if msg_type == "error":
-            kept = self._outputs.error(cell_index, cell.outputs, content.get("ename", "Error"),
-                                       content.get("evalue", ""), content.get("traceback"))
-            if kept is None:
-                return None
-            bounded.update(zip(("ename", "evalue", "traceback"), kept, strict=True))
-            return bounded
-        if msg_type == "stream":
-            text = content.get("text")
-            text = text if isinstance(text, str) else "".join(map(str, text)) if isinstance(text, list) else ""
-            bounded["name"] = "stderr" if content.get("name") == "stderr" else "stdout"
-            bounded["text"] = self._outputs.stream(cell_index, cell.outputs, text)
-            return None if bounded["text"] is None else bounded
-        data = content.get("data") if isinstance(content.get("data"), dict) else {}
-        kept, size = _kept_data(data)
-        keeps_id = self._outputs.display(cell_index, cell.outputs, size, self._copies(bounded),
-                                         new=msg_type != "update_display_data")
-        if keeps_id is None:
-            return None
-        if not keeps_id:
-            bounded.pop("transient", None)  # shown once, but it will not rewrite earlier outputs
-        bounded["data"] = kept
-        # Of the kernel's say on how to show an output, only a PNG's text alternative, as a bounded string (the
-        # pages' alt text: sanitise.image_alt makes it plain); nothing else a grade or a page needs.
-        bounded["metadata"] = _image_alt(content.get("metadata"), kept)
-        return bounded
+        return sum(map(len, self._display_id_map.get(display_id, {}).values()))
 
     def on_cell_executed(self, **kwargs):
         """nbgrader's hook: it appends the cell's reply's error as an output when no error output has its name (a

@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 
 from ...limits import MAX_MESSAGE_CHARS  # RPC-IMPORT: inside the sandbox, rerun.runner_source states it
-from .rpc import ChannelError, Peer, ProtocolError  # RPC-IMPORT: dropped inside the sandbox
+from .rpc import ChannelError, Codec, Peer, ProtocolError  # RPC-IMPORT: dropped inside the sandbox
 
 _GUARDED_PREFIXES = ("ffn_helpers",)
 _GUARDED_MODULES = ("builtins", "math", "numpy", "numpy.testing", "numpy.linalg", "numpy.random", "numpy.lib",
@@ -87,7 +87,21 @@ def _changes(before, after):
     return sorted(changed)
 
 
+class _StudentCodec(Codec):
+    """The student's side's values: as any side's, and a value that only pretends to be data (a subclass of a plain
+    type, which the grader would read as the plain one) is noted for the grader."""
+
+    def encode(self, value, buffers, depth=0, data_only=False, budget=None):
+        t = type(value)
+        if t not in _DATA_TYPES and t is not np.ndarray and t.__module__ != "numpy":
+            if isinstance(value, _LOOKALIKES):
+                self.peer.lying.append(f"a {t.__name__}, a subclass of {t.__mro__[1].__name__}, not the plain type")
+        return super().encode(value, buffers, depth, data_only, budget)
+
+
 class StudentPeer(Peer):
+    codec_class = _StudentCodec
+
     def __init__(self, sock):
         super().__init__(sock, "student", "grader", exports=True)
         self.namespace = {"__name__": "__main__", "__builtins__": builtins}
@@ -160,13 +174,6 @@ class StudentPeer(Peer):
                 self.changed = [(key, array) for key, array, before in self.watched if array.tobytes() != before]
                 for w in caught[:20]:
                     self.warned.append({"category": w.category.__name__, "message": str(w.message)[:MAX_MESSAGE_CHARS]})
-
-    def encode(self, value, buffers, depth=0, data_only=False, budget=None):
-        t = type(value)
-        if t not in _DATA_TYPES and t is not np.ndarray and t.__module__ != "numpy":
-            if isinstance(value, _LOOKALIKES):
-                self.lying.append(f"a {t.__name__}, a subclass of {t.__mro__[1].__name__}, not the plain type")
-        return super().encode(value, buffers, depth, data_only, budget)
 
     def perform_extra(self, op, message, buffers):
         if op == "exec":

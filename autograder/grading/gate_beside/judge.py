@@ -45,7 +45,7 @@ class Controlled:
 
     def __init__(self, control):
         self.control, self.peer = control, None
-        self.interrupts = 0  # sent to the process running now (rerun.CleanRun._stopped)
+        self.interrupts = 0  # sent to the process running now (rerun._stopped)
 
     def _ask(self, op):
         self.control.sendall((json.dumps({"op": op}) + "\n").encode())

@@ -18,13 +18,15 @@ No code that computes an answer runs beside the learner's: the student's process
 imports the public build of ffn_helpers (public.py), whose functions are stubs
 that ask the grader. While an exercise is graded (its answer cell runs, or one of
 its tests), the grader computes only the course functions that exercise may call
-(its answer cell's metadata: autograder/may_call.py) and those its test hands over
-(`checks.substitute`); any other is refused, and the test fails as for an
-unimplemented function, whatever path the learner's code took to make the call.
-An allowed function that runs the exercise's own reference is refused too. Each
-call runs under the deadline of the cell or test that made it (rpc.Peer.perform).
+(its answer cell's metadata) and those its test hands over (`checks.substitute`);
+any other is refused, and the test fails as for an unimplemented function, whatever
+path the learner's code took to make the call. An allowed function that runs the
+exercise's own reference is refused too (the rule: autograder/may_call.py's AllowList).
+Each call runs under the deadline of the cell or test that made it (rpc.Peer.perform).
+An exercise's tests share one loop budget (gate_in/loop_budget.py), as in the notebook run.
 
-A test passes here when it raises nothing in the grader's process.
+A test passes here when it raises nothing in the grader's process. What its failure
+tells the student is disclosure.py's decision.
 """
 
 import ast
@@ -44,10 +46,12 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ... import may_call
 from ...cells import needed, slim
 from ...limits import MAX_MESSAGE_CHARS, MAX_TEST_MESSAGE_CHARS
 from ..gate_in import confine, unsandboxed, zygote
-from . import public, rpc
+from ..gate_in.loop_budget import LoopBudget
+from . import disclosure, public, rpc
 
 _HERE = Path(__file__).resolve().parent
 
@@ -219,10 +223,6 @@ def _sandboxed_child():
 
 INTERRUPT_GRACE = 3.0  # seconds the student's process gets to stop after an interrupt
 COURSE_CELL_TIMEOUT = 120.0
-# Once a test of an exercise has run past the cell's time limit (in the notebook run, on the small inputs of a
-# visible test: the answer loops), that exercise's later tests get this long, in both runs, until one of them
-# overruns too; the rest of its tests are then not run. A correct answer to any test takes milliseconds.
-AFTER_TIMEOUT = 3.0
 
 
 def _split_last_expression(code, filename):
@@ -269,26 +269,20 @@ class CleanRun:
         self.on_cell = on_cell
         self.cells, self.sandbox, self.cell_timeout = cells, sandbox, cell_timeout
         self.notebook_timeouts = frozenset(notebook_timeouts)
-        self.looped = {}  # exercise -> the test in which it overran: its later tests get AFTER_TIMEOUT
-        self.spent = {}  # exercise -> the test in which it overran AFTER_TIMEOUT too: its later tests are not run
+        self.loops = LoopBudget(cell_timeout)  # keyed by exercise, as the notebook run's
         self._deadline = None  # of the test running now
         self.references, self.course_cells = references, course_cells
         self.student = student or StudentProcess(sandbox)
         self.result = CleanRunResult()
         self.exercises = {c.grade_id for c in course_cells if c.role == "answer" and c.grade_id}
-        self.defined_by = {}  # a name an answer cell defines -> its exercise (whose call a note is about)
-        for cell in cells:
-            if cell.role == "answer":
-                self.defined_by[cell.grade_id] = cell.exercise
-                for name in cell.defines:
-                    self.defined_by.setdefault(name, cell.exercise)
+        self.defined_by = _defined_by(cells)  # a name an answer defines -> its exercise (whose call a note is about)
         self._executed = []  # student cells run so far (replayed when the process is restarted)
         self._skipped = set()  # cells that killed or hung the process: not replayed
         self._current_exercise = None
         self._refused = []  # messages of the reference calls refused during the current test
-        self._reference_objects = {}  # exercise -> the course's functions that answer it
-        # exercise -> what its answer may call, from the course's cells (never the submission's metadata)
-        self.may_call = {c.grade_id: c.may_call for c in course_cells if c.role == "answer" and c.grade_id}
+        # what each exercise's answer may call, from the course's cells (never the submission's metadata)
+        self.allow = may_call.AllowList({c.grade_id: c.may_call for c in course_cells
+                                         if c.role == "answer" and c.grade_id}, self._references_of)
         self._handed = []  # a stack of the dotted names each checks.substitute block under way hands the learner
 
     # --- the student's process --------------------------------------------------------------------------
@@ -302,59 +296,24 @@ class CleanRun:
         emit_warnings(notes)
 
     def _on_reference(self, dotted, args, kwargs):
-        """A stub of the public build called: the course's function, if the exercise under test may call it
-        (`_allowed`) and it runs none of the functions that answer that exercise (moe_forward with one expert is
-        an FFN: ffn_forward's reference runs in it). No exercise under way (the course's setup, a free cell): any."""
-        from ffn_helpers.checks import refusal  # the words the notebook's own checks use for the same rule
-
-        function = public.resolve(dotted)
-        exercise = self._current_exercise
-        references = self._references_of(exercise) if exercise is not None else []
-        detail, message = dotted, None
-        if any(function is r for r in references):
-            how = f"the course's own {dotted.rpartition('.')[2]} ({dotted}),"
-        elif exercise is not None and not self._allowed(exercise, function):
-            message = refusal(exercise, dotted, self.may_call.get(exercise, ()))
-        else:
+        """A stub of the public build called: the course's function, if the allow-list lets the exercise under test
+        have it computed (may_call.AllowList), else NotImplementedError, the refusal noted for the instructor."""
+        handed = [public.resolve(d) for block in self._handed for d in block]
+        try:
             with _quiet():
-                value, reached = _computed_without(references, function, args, kwargs)
-            if reached is None:
-                return value
-            how, detail = f"the course's {dotted}, which runs {reached},", f"{dotted} (runs {reached})"
-        message = message or (f"{exercise} uses {how} which the grader does not run for {exercise}: its test fails "
-                              f"as for an unimplemented function")
-        self._refused.append(message)
-        note = Note(exercise, "reference", detail)
-        if note not in self.result.notes:
-            self.result.notes.append(note)
-        raise NotImplementedError(message)
-
-    def _allowed(self, exercise, function):
-        """Whether `exercise` may call the course's `function`: its answer cell lists it, or a substitution under
-        way hands it over (03's block is graded with the course's layer_norm under the learner's name)."""
-        from ... import may_call
-
-        listed = []
-        for name in self.may_call.get(exercise, ()):
-            with contextlib.suppress(LookupError):  # the build refuses such a name (may_call.problems)
-                listed.append(may_call.resolve(name))
-        handed = [public.resolve(dotted) for block in self._handed for dotted in block]
-        return any(function is f for f in listed + handed)
+                return self.allow.call(self._current_exercise, dotted, public.resolve(dotted), args, kwargs, handed)
+        except may_call.Refused as refused:
+            self._refused.append(refused.message)
+            note = Note(self._current_exercise, "reference", refused.detail)
+            if note not in self.result.notes:
+                self.result.notes.append(note)
+            raise NotImplementedError(refused.message) from None
 
     def _references_of(self, exercise):
-        """The course's functions that answer `exercise` (integrity.reference_names), as objects."""
-        import importlib
-
+        """The dotted names of the course's functions that answer `exercise` (integrity.reference_names)."""
         from ..scoring.integrity import reference_names
 
-        if exercise not in self._reference_objects:
-            found = []
-            for dotted in self.references.get(exercise) or reference_names(exercise):
-                module, _, name = dotted.rpartition(".")
-                with contextlib.suppress(ImportError, AttributeError):
-                    found.append(getattr(importlib.import_module(module), name))
-            self._reference_objects[exercise] = found
-        return self._reference_objects[exercise]
+        return self.references.get(exercise) or reference_names(exercise)
 
     def _start(self):
         self.student.stop()
@@ -364,39 +323,10 @@ class CleanRun:
 
     def _recover(self, exc):
         """After a channel failure: interrupt an overrunning request, or restart the process; True if it lived."""
-        if isinstance(exc, rpc.ChannelTimeout) and exc.request_id is not None:
-            self.student.interrupt()
-            self.student.peer.deadline = time.monotonic() + INTERRUPT_GRACE
-            with contextlib.suppress(rpc.ChannelError):
-                if self._stopped(exc.request_id):
-                    return True
+        if _interrupted(self.student, exc):
+            return True
         self._start()
         return False
-
-    def _stopped(self, request_id):
-        """Whether the interrupted request has ended and the process has received every interrupt sent to it. The
-        request may have ended by itself just before its interrupt came (a loop whose calls to the grader stop at
-        its deadline); an interrupt still on its way would stop the next cell instead. Waits at most until the
-        peer's deadline; a channel failure is raised."""
-        peer = self.student.peer
-        try:
-            peer.await_reply(request_id)
-        except rpc.ChannelError:
-            raise
-        except Exception:  # noqa: S110 (the interrupted request's error, KeyboardInterrupt: it stopped)
-            pass
-        while True:
-            try:
-                count = peer.request({"op": "interrupts"})
-            except rpc.ChannelError:
-                raise
-            except Exception:  # noqa: BLE001 (the learner's code changed the runner: start a new process)
-                return False
-            if type(count) is int and count >= self.student.interrupts:
-                return True
-            if time.monotonic() > peer.deadline:
-                return False
-            time.sleep(0.02)
 
     def _audit(self, exercise):
         """Ask the student's process which guarded module attributes changed (only a hint: see the module doc)."""
@@ -410,14 +340,6 @@ class CleanRun:
         for detail in patched[:50] if isinstance(patched, list) else []:
             self.result.notes.append(Note(exercise, "patched", str(detail)[:300]))
 
-    @staticmethod
-    def _failure(exc, timeout):
-        if isinstance(exc, rpc.ChannelTimeout):
-            return f"timed out after {timeout:g} s"
-        if isinstance(exc, rpc.ChannelClosed):
-            return "the learner's code ended the process running it (os._exit, a kill or a crash)"
-        return f"the learner's process garbled the grader's channel ({exc})"
-
     def _exec(self, cell, replay=False):
         """Run one cell in the student's process; return an error message or ''."""
         self._current_exercise = cell.exercise
@@ -429,7 +351,7 @@ class CleanRun:
                                        "trusted": cell.role == "instructor"})
             error = ""
         except rpc.ChannelError as exc:
-            message = self._failure(exc, limit)
+            message = _failure(exc, limit)
             if isinstance(exc, rpc.ProtocolError):
                 self.result.notes.append(Note(cell.exercise, "channel", message))
             if replay:
@@ -445,33 +367,13 @@ class CleanRun:
 
     # --- the whole run ----------------------------------------------------------------------------------
     def run(self):
-        cells, course = self.cells, self.course_cells
-        tests = [c for c in course if c.role == "test" and c.grade_id]
-        answers = [c for c in cells if c.role == "answer" and c.grade_id in self.exercises]
-        # The grader runs the course's own cells that the tests need; the student's process runs the answers,
-        # and the submission's cells that define what the answers use.
-        trusted = [c for c in course if c.role in ("instructor", "learner")]
-        grader_side = needed(course, set().union(*(t.loads for t in tests)), trusted)
-        wanted = set().union(*(c.loads for c in answers))
-        others = [c for c in cells if c.role in ("instructor", "learner")]
-        providers = needed(cells, wanted, others)
-        wanted = set().union(wanted, *(c.loads for c in providers), *(c.loads for c in answers))
-        student_side = sorted(answers + [dataclasses.replace(c, python=slim(c.python, wanted))
-                                         if c.role == "instructor" else c for c in providers],
-                              key=lambda c: c.index)
-        shell = _Shell()
-        namespace = {"__name__": "__main__", "get_ipython": lambda: shell}
-        for cell in grader_side:
-            try:
-                with _quiet():
-                    exec(compile(cell.python, f"<{cell.label}>", "exec"), namespace)
-            except Exception as exc:
-                self.result.course_errors.append((cell.label, f"{type(exc).__name__}: {exc}"))
+        tests, grader_side, student_side = _sides(self.cells, self.course_cells, self.exercises)
+        namespace = _course_namespace(grader_side, self.result.course_errors)
         for test in tests:
             self.result.tests[test.grade_id] = TestResult(test.grade_id, test.exercise, test.points)
         try:
             self._start()
-            for kind, cell in self._schedule(student_side, tests):
+            for kind, cell in _schedule(self.cells, student_side, tests):
                 if self.on_cell is not None:
                     self.on_cell(cell)
                 if kind == "test":
@@ -490,33 +392,6 @@ class CleanRun:
         finally:
             self.student.stop()
         return self.result
-
-    def _schedule(self, student_side, tests):
-        """The learner's cells and the tests in the submission's order, as the notebook run has them.
-
-        A test runs after the answers above it and before those below, so that what a later
-        cell does (hold 2 GiB, patch a module) reaches a test here exactly when it would there.
-        """
-        position = {c.grade_id: c.index for c in self.cells if c.role == "test" and c.grade_id}
-        last = max((c.index for c in self.cells), default=0) + 1
-        steps = [(c.index, 0, "cell", c) for c in student_side]
-        steps += [(position.get(t.grade_id, last), 1, "test", t) for t in tests]
-        return [(kind, cell) for _, _, kind, cell in sorted(steps, key=lambda s: s[:2])]
-
-    def _bind(self, test, namespace):
-        """Give the test the learner's objects under the exercise names it reads, and nothing else."""
-        peer = self.student.peer
-        for name in sorted(test.loads & self.exercises):
-            peer.deadline = time.monotonic() + self.cell_timeout
-            try:
-                value = peer.request({"op": "lookup", "name": name}, root=name)
-            except NameError:
-                namespace.pop(name, None)  # never let a test fall back to a course object of that name
-                continue
-            if isinstance(value, rpc.Remote):
-                object.__setattr__(value, "_r_name", name)
-                object.__setattr__(value, "_r_root", name)
-            namespace[name] = value
 
     @contextlib.contextmanager
     def _substitute(self, dotted):
@@ -540,11 +415,10 @@ class CleanRun:
         if limit is None:  # timed out in the notebook run, or its exercise ran out of time: min() would be 0
             outcome.message, outcome.timed_out = why_short, True
             if test.grade_id in self.notebook_timeouts:
-                (self.spent if self._key(test) in self.looped else self.looped).setdefault(self._key(test),
-                                                                                          test.grade_id)
+                self.loops.overran(_exercise_of(test), test.grade_id)
             return
         try:
-            self._bind(test, namespace)
+            _bind(self.student.peer, test, test.loads & self.exercises, namespace, self.cell_timeout)
             body, last = _split_last_expression(test.python, f"<{test.label}>")
             self._deadline = self.student.peer.deadline = time.monotonic() + limit
             with _quiet(), _hooked(self._substitute):
@@ -553,80 +427,153 @@ class CleanRun:
             outcome.points, outcome.message = _score(value, test.points)
             self._audit(test.exercise)
         except rpc.ChannelError as exc:
-            outcome.points, outcome.message = 0.0, self._failure(exc, limit) + why_short
+            outcome.points, outcome.message = 0.0, _failure(exc, limit) + why_short
             outcome.timed_out = isinstance(exc, rpc.ChannelTimeout)
             # Under the short limit an overrun is the same loop again: a timeout, not a run to try again.
             outcome.incomplete = not (outcome.timed_out and why_short)
             if outcome.timed_out and why_short:
-                self.spent.setdefault(self._key(test), test.grade_id)
+                self.loops.overran(_exercise_of(test), test.grade_id)  # its second overrun: the rest are not run
             if isinstance(exc, rpc.ProtocolError):
                 self.result.notes.append(Note(test.exercise, "channel", outcome.message))
             self._recover(exc)
         except Exception as exc:
-            from ffn_helpers.checks import named_mistakes
-            from ffn_helpers.mistakes import CATALOGUE
-
             outcome.points, outcome.message = 0.0, f"{type(exc).__name__}: {exc}"[:MAX_TEST_MESSAGE_CHARS]
-            # What the check recognised, from the exception this process's check raised: never read from
-            # the message, which quotes what the learner's code returned or raised.
-            # Only the exercise's own keys: a key of another catalogue is a course bug, which must cost a
-            # diagnosis, not the judge's whole verdict (judge.verdict refuses foreign keys).
-            own = {m.key for m in CATALOGUE.get(test.exercise, ())}
-            outcome.mistakes = tuple(k for k in named_mistakes(exc) if k in own)
-            outcome.public = for_student(exc, test)
+            outcome.mistakes = disclosure.mistakes(exc, test.exercise)  # named by the check, as data
+            outcome.public = disclosure.for_student(exc, test)
         if self._refused:  # a verdict, whatever the learner's code made of the refusal (caught it, hung...)
             outcome.points, outcome.message = 0.0, f"NotImplementedError: {self._refused[0]}"
             outcome.timed_out = outcome.incomplete = False
             outcome.mistakes, outcome.public = (), None
 
-    @staticmethod
-    def _key(test):
-        return test.exercise or test.grade_id
-
     def _limit(self, test):
         """(seconds the test gets, or None not to run it; why it gets less than the cell's limit, or '')."""
-        key = self._key(test)
+        key = _exercise_of(test)
         if test.grade_id in self.notebook_timeouts:
-            took = AFTER_TIMEOUT if key in self.looped else self.cell_timeout
+            took = self.loops.short if key in self.loops.looped else self.cell_timeout
             return None, f"timed out after {took:g} s in the notebook run (not run again in the clean re-run)"
-        if key in self.spent:
-            return None, f"not run: {key} already ran past its time in {self.looped[key]} and {self.spent[key]}"
-        if key in self.looped:
-            return AFTER_TIMEOUT, (f" ({key} had run past the {self.cell_timeout:g} s limit in {self.looped[key]}: "
-                                   f"its later tests get {AFTER_TIMEOUT:g} s)")
-        return self.cell_timeout, ""
+        return self.loops.seconds(key), self.loops.not_run_why(key) or self.loops.shortened_why(key)
 
 
-def for_student(exc, test):
-    """The one decision on hidden data in feedback: what the student reads of the failure `exc` of `test` instead of
-    its message, or None to read the message itself.
+def _interrupted(student, exc):
+    """After a channel failure: whether the learner's process was interrupted out of an overrunning request and
+    lives (False: it must be started again)."""
+    if not isinstance(exc, rpc.ChannelTimeout) or exc.request_id is None:
+        return False
+    student.interrupt()
+    student.peer.deadline = time.monotonic() + INTERRUPT_GRACE
+    with contextlib.suppress(rpc.ChannelError):
+        return _stopped(student, exc.request_id)
+    return False
 
-    Under a private offering (checks.set_offering_seed) a failure in the test cell's hidden tests happened on the
-    offering's own inputs, which its message quotes with the expected values and what came back: the student
-    reads the check's public text (checks.public_message: what failed, the shapes, how far off, the likely
-    mistakes), and the message goes to the instructor only. A failure in the cell's visible part, on the published
-    inputs, and any failure while no seed is set, keep their message.
+
+def _stopped(student, request_id):
+    """Whether the interrupted request has ended and the process has received every interrupt sent to it. The
+    request may have ended by itself just before its interrupt came (a loop whose calls to the grader stop at
+    its deadline); an interrupt still on its way would stop the next cell instead. Waits at most until the
+    peer's deadline; a channel failure is raised."""
+    peer = student.peer
+    try:
+        peer.await_reply(request_id)
+    except rpc.ChannelError:
+        raise
+    except Exception:  # noqa: S110 (the interrupted request's error, KeyboardInterrupt: it stopped)
+        pass
+    while True:
+        try:
+            count = peer.request({"op": "interrupts"})
+        except rpc.ChannelError:
+            raise
+        except Exception:  # noqa: BLE001 (the learner's code changed the runner: start a new process)
+            return False
+        if type(count) is int and count >= student.interrupts:
+            return True
+        if time.monotonic() > peer.deadline:
+            return False
+        time.sleep(0.02)
+
+
+def _failure(exc, timeout):
+    if isinstance(exc, rpc.ChannelTimeout):
+        return f"timed out after {timeout:g} s"
+    if isinstance(exc, rpc.ChannelClosed):
+        return "the learner's code ended the process running it (os._exit, a kill or a crash)"
+    return f"the learner's process garbled the grader's channel ({exc})"
+
+
+def _sides(cells, course, exercises):
+    """(the course's tests, the course's cells the grader runs for them, the cells the learner's process runs). The
+    grader runs the course's own cells that the tests need; the student's process runs the answers, and the
+    submission's cells that define what the answers use (the course's cells among them cut to what is used)."""
+    tests = [c for c in course if c.role == "test" and c.grade_id]
+    answers = [c for c in cells if c.role == "answer" and c.grade_id in exercises]
+    trusted = [c for c in course if c.role in ("instructor", "learner")]
+    grader_side = needed(course, set().union(*(t.loads for t in tests)), trusted)
+    wanted = set().union(*(c.loads for c in answers))
+    others = [c for c in cells if c.role in ("instructor", "learner")]
+    providers = needed(cells, wanted, others)
+    wanted = set().union(wanted, *(c.loads for c in providers), *(c.loads for c in answers))
+    student_side = sorted(answers + [dataclasses.replace(c, python=slim(c.python, wanted))
+                                     if c.role == "instructor" else c for c in providers],
+                          key=lambda c: c.index)
+    return tests, grader_side, student_side
+
+
+def _course_namespace(grader_side, errors):
+    """The grader's namespace for the tests: the course's own cells run in it (their failures added to `errors`)."""
+    shell = _Shell()
+    namespace = {"__name__": "__main__", "get_ipython": lambda: shell}
+    for cell in grader_side:
+        try:
+            with _quiet():
+                exec(compile(cell.python, f"<{cell.label}>", "exec"), namespace)
+        except Exception as exc:
+            errors.append((cell.label, f"{type(exc).__name__}: {exc}"))
+    return namespace
+
+
+def _schedule(cells, student_side, tests):
+    """The learner's cells and the tests in the submission's order, as the notebook run has them.
+
+    A test runs after the answers above it and before those below, so that what a later
+    cell does (hold 2 GiB, patch a module) reaches a test here exactly when it would there.
     """
-    from ffn_helpers import checks
-
-    from ..course import hidden_lines
-
-    if not checks.private_offering():
-        return None
-    line = _line_in(exc, f"<{test.label}>")
-    if line is not None and line not in hidden_lines(test.python):
-        return None
-    return checks.public_message(exc)[:MAX_TEST_MESSAGE_CHARS]  # a line of the hidden tests, or none found: withheld
+    position = {c.grade_id: c.index for c in cells if c.role == "test" and c.grade_id}
+    last = max((c.index for c in cells), default=0) + 1
+    steps = [(c.index, 0, "cell", c) for c in student_side]
+    steps += [(position.get(t.grade_id, last), 1, "test", t) for t in tests]
+    return [(kind, cell) for _, _, kind, cell in sorted(steps, key=lambda s: s[:2])]
 
 
-def _line_in(exc, filename):
-    """The line of the test cell (compiled as `filename`) whose statement raised `exc`, or None."""
-    tb = exc.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == filename:
-            return tb.tb_lineno  # the outermost frame of the cell: a statement of the cell itself
-        tb = tb.tb_next
-    return None
+def _defined_by(cells):
+    """{a name an answer cell defines (its grade id included): the cell's exercise}, the first answer's."""
+    found = {}
+    for cell in cells:
+        if cell.role == "answer":
+            found[cell.grade_id] = cell.exercise
+            for name in cell.defines:
+                found.setdefault(name, cell.exercise)
+    return found
+
+
+def _bind(peer, test, names, namespace, seconds):
+    """Give the test the learner's objects under the exercise `names` it reads, and nothing else (`seconds` each to
+    look up)."""
+    for name in sorted(names):
+        peer.deadline = time.monotonic() + seconds
+        try:
+            value = peer.request({"op": "lookup", "name": name}, root=name)
+        except NameError:
+            namespace.pop(name, None)  # never let a test fall back to a course object of that name
+            continue
+        if isinstance(value, rpc.Remote):
+            object.__setattr__(value, "_r_name", name)
+            object.__setattr__(value, "_r_root", name)
+        namespace[name] = value
+
+
+def _exercise_of(test):
+    """What a test's loop budget is kept by: its exercise (or, a test of none, itself), as in the notebook run."""
+    return test.exercise or test.grade_id
 
 
 @contextlib.contextmanager
@@ -639,35 +586,6 @@ def _hooked(hook):
         yield
     finally:
         checks.substitute.hook = None
-
-
-def _computed_without(references, function, args, kwargs):
-    """(function(*args, **kwargs), None), or (None, the name of the first of `references` that ran in it): whatever
-    path leads there, the reference's own code runs, and that is what a profile hook sees (its value is dropped)."""
-    import inspect
-
-    codes = {}
-    for reference in references:
-        members = vars(reference).values() if inspect.isclass(reference) else [reference]
-        for member in members:
-            member = inspect.unwrap(getattr(member, "__func__", member))
-            if inspect.isfunction(member):
-                codes[member.__code__] = f"{reference.__module__}.{reference.__qualname__}"
-    if not codes:
-        return function(*args, **kwargs), None
-    reached = []
-
-    def watch(frame, event, arg):
-        if event == "call" and not reached and frame.f_code in codes:
-            reached.append(codes[frame.f_code])
-
-    previous = sys.getprofile()
-    sys.setprofile(watch)
-    try:
-        value = function(*args, **kwargs)
-    finally:
-        sys.setprofile(previous)
-    return (None, reached[0]) if reached else (value, None)
 
 
 @contextlib.contextmanager

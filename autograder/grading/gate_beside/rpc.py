@@ -19,9 +19,12 @@ data and the learner's own handles, and gets data back, or a refusal. Every call
 grader's side runs for the other side, a course function or a callback, runs under the
 peer's `deadline` (`_until`): the time of the cell or test that made it.
 
-Frames: b"FFN1", header length, buffer count, a JSON header, then each
-buffer with its length. This module uses only the standard library and numpy:
-its source also runs inside the sandbox, ahead of `clean_runner`.
+Three parts, one job each: `Codec` writes a message's values and reads them back
+(what is data, what becomes a handle or a callback, the arrays a call changed in
+place); `write_frame` and `read_frame` carry one message: b"FFN1", header length,
+buffer count, a JSON header, then each buffer with its length; `Peer` makes
+requests and serves the other side's. This module uses only the standard library
+and numpy: its source also runs inside the sandbox, ahead of `clean_runner`.
 """
 
 import builtins
@@ -168,30 +171,21 @@ class Callback:
         return f"<the course's function {self.__name__}>"
 
 
-class Peer:
-    """One end of the channel: encodes, sends, receives and serves requests.
+class Codec:
+    """What a message's values are on the wire, for one end of the channel (`peer`): data as JSON and raw buffers,
+    within Budget, read back exactly; what is not data as a handle (the student's side exports its objects) or a
+    callback (the grader's side hands over functions). Nothing is ever unpickled or evaluated."""
 
-    `name` is this side's name ("grader" or "student"). `exports`: this side
-    hands out handles to its objects (the student's side); the grader's side
-    sends only data, and functions as callbacks (see the module's doc).
-    """
-
-    def __init__(self, sock, name, other, exports=False):
-        self.sock, self.name, self.other = sock, name, other
-        self.exports = exports
-        self.pid = os.getpid()  # a forked copy of this process must never speak on the channel
-        self.handles, self._next_handle, self._next_request = {}, 1, 1
+    def __init__(self, peer):
+        self.peer, self.exports = peer, peer.exports
+        self.handles, self._next_handle = {}, 1  # the student's side: handle id -> the learner's object
         self.callbacks = {}  # the grader's side: callback id -> function
-        self.deadline = None  # time.monotonic() value; None waits forever
-        self.on_reply = None  # called with each reply's "notes" (set by the grader)
-        self.serve_hook = None  # called before replying, returns extra "notes" (set by the student's side)
-        self.on_reference = None  # the grader's side: (dotted name, args, kwargs) -> a course function's result
-        self.root = None  # the name whose call is under way (for the student's side)
 
-    # --- encoding ---------------------------------------------------------------------------------------
-    def encode_handle(self, obj, data_only=False):
-        if isinstance(obj, Remote) and obj._r_peer is self:
-            return {"$h": obj._r_id, "o": self.other}
+    def handle(self, obj, data_only=False):
+        """The JSON form of what is not data: the other side's own handle, a callback (the grader's side) or a
+        handle to one of this side's objects (the student's); TypeError where only data may go."""
+        if isinstance(obj, Remote) and obj._r_peer is self.peer:
+            return {"$h": obj._r_id, "o": self.peer.other}
         if data_only:
             raise TypeError(f"only data can be sent here, not a {type(obj).__name__}")
         if not self.exports:
@@ -203,7 +197,7 @@ class Peer:
         hid = self._next_handle
         self._next_handle += 1
         self.handles[hid] = obj
-        return {"$h": hid, "o": self.name, "t": type(obj).__name__[:100]}
+        return {"$h": hid, "o": self.peer.name, "t": type(obj).__name__[:100]}
 
     def encode(self, value, buffers, depth=0, data_only=False, budget=None):
         """The JSON form of `value`; raw array bytes are appended to `buffers`.
@@ -246,7 +240,7 @@ class Peer:
             budget.take(0, nbytes=value.nbytes)
             buffers.append(np.asarray(value).tobytes())
             return {"$s": len(buffers) - 1, "dtype": value.dtype.str}
-        return self.encode_handle(value, data_only)
+        return self.handle(value, data_only)
 
     def decode(self, value, buffers, depth=0, data_only=False, budget=None):
         """The value a message holds, within `Budget`. `data_only`: a handle or callback is an error."""
@@ -275,110 +269,7 @@ class Peer:
                 return decode_tagged(self, value, buffers, inner, data_only, budget)
         raise ProtocolError("unknown value tag")
 
-    # --- framing ----------------------------------------------------------------------------------------
-    def send(self, message, buffers=()):
-        if os.getpid() != self.pid:
-            os._exit(0)  # the learner's code forked, and the copy is unwinding through this loop
-        header = json.dumps(message, allow_nan=False).encode()
-        parts = [MAGIC, struct.pack("<II", len(header), len(buffers)), header]
-        for buf in buffers:
-            parts += [struct.pack("<Q", len(buf)), buf]
-        data = b"".join(parts)
-        view = memoryview(data)
-        while view:
-            self._wait(select_write=True)
-            try:
-                n = self.sock.send(view)  # a socket's own call: on Windows a socket is no file descriptor
-            except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError) as exc:
-                raise ChannelClosed(str(exc)) from None
-            view = view[n:]
-
-    def _wait(self, select_write=False):
-        timeout = None if self.deadline is None else max(0.0, self.deadline - time.monotonic())
-        fd = self.sock.fileno()
-        ready = select.select([], [fd], [], timeout)[1] if select_write else select.select([fd], [], [], timeout)[0]
-        if not ready:
-            raise ChannelTimeout("no answer before the deadline")
-
-    def _read(self, n):
-        chunks, left = [], n
-        while left:
-            self._wait()
-            try:
-                chunk = self.sock.recv(min(left, 1 << 20))
-            except (ConnectionResetError, ConnectionAbortedError) as exc:
-                raise ChannelClosed(str(exc)) from None
-            if not chunk:
-                raise ChannelClosed("the other side closed the channel")
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-
-    def receive(self):
-        head = self._read(12)
-        if head[:4] != MAGIC:
-            raise ProtocolError("bad frame")
-        n_header, n_buffers = struct.unpack("<II", head[4:])
-        if n_header > MAX_HEADER or n_buffers > 100000:
-            raise ProtocolError("frame too large")
-        try:
-            message = json.loads(self._read(n_header))
-        except (ValueError, RecursionError) as exc:
-            raise ProtocolError(f"unreadable header: {exc}") from None
-        buffers, total = [], 0
-        for _ in range(n_buffers):
-            (size,) = struct.unpack("<Q", self._read(8))
-            total += size
-            if total > MAX_PAYLOAD:
-                raise ProtocolError(f"message larger than {MAX_PAYLOAD // 2**20} MiB")
-            buffers.append(self._read(size))
-        if type(message) is not dict:
-            raise ProtocolError("a message must be an object")
-        return message, buffers
-
-    # --- requests ---------------------------------------------------------------------------------------
-    def request(self, message, values=None, root=None, data_only=False):
-        """Send a request and serve the other side's requests until its answer comes.
-
-        A "target" field is a handle of the other side's; `values` are encoded as
-        data (and, from the grader, callbacks), with `data_only` as data alone.
-        """
-        rid = self._next_request
-        self._next_request += 1
-        buffers = []
-        parts = {"id": rid}
-        budget = Budget()
-        for key, value in message.items():
-            parts[key] = self.encode_handle(value, data_only=True) if key == "target" else value
-        for key, value in (values or {}).items():
-            parts[key] = self.encode(value, buffers, data_only=data_only, budget=budget)
-        if root is not None:
-            parts["root"] = root
-        self.send(parts, buffers)
-        return self.await_reply(rid, root, values)
-
-    def await_reply(self, rid, root=None, values=None):
-        """Serve the other side's requests until the answer to request `rid` comes; return or raise it."""
-        while True:
-            try:
-                reply, bufs = self.receive()
-            except ChannelTimeout as exc:
-                exc.request_id = rid
-                raise
-            if reply.get("re") == rid:
-                if type(reply.get("writeback")) is list and values:
-                    self._write_back(reply["writeback"], bufs, values)
-                if self.on_reply is not None and "notes" in reply:
-                    self.on_reply(reply["notes"], root)
-                if reply.get("ok") is True:
-                    return self.decode(reply.get("value"), bufs, data_only=self.exports)
-                raise rebuild_exception(reply.get("error") if type(reply.get("error")) is dict else {})
-            if "op" in reply and "id" in reply:
-                self.serve(reply, bufs)
-            else:
-                raise ProtocolError("unexpected message")
-
-    def _write_back(self, entries, buffers, values):
+    def write_back(self, entries, buffers, values):
         """Arrays the other side changed in place: change ours the same way (as a call in one process would)."""
         args, kwargs = values.get("args") or [], values.get("kwargs") or {}
         for entry in entries[:64]:
@@ -395,6 +286,82 @@ class Peer:
                     and original.shape == changed.shape and original.dtype == changed.dtype:
                 original[...] = changed
 
+
+class Peer:
+    """One end of the channel: sends and receives frames, makes requests and serves the other side's. What a
+    message's values are on the wire is its `codec`'s (Codec).
+
+    `name` is this side's name ("grader" or "student"). `exports`: this side
+    hands out handles to its objects (the student's side); the grader's side
+    sends only data, and functions as callbacks (see the module's doc).
+    """
+
+    codec_class = Codec  # a subclass may write values its own way (clean_runner's)
+
+    def __init__(self, sock, name, other, exports=False):
+        self.sock, self.name, self.other = sock, name, other
+        self.exports = exports
+        self.codec = self.codec_class(self)
+        self.pid = os.getpid()  # a forked copy of this process must never speak on the channel
+        self._next_request = 1
+        self.deadline = None  # time.monotonic() value; None waits forever
+        self.on_reply = None  # called with each reply's "notes" (set by the grader)
+        self.serve_hook = None  # called before replying, returns extra "notes" (set by the student's side)
+        self.on_reference = None  # the grader's side: (dotted name, args, kwargs) -> a course function's result
+        self.root = None  # the name whose call is under way (for the student's side)
+
+    # --- framing (write_frame, read_frame) ---------------------------------------------------------------
+    def send(self, message, buffers=()):
+        if os.getpid() != self.pid:
+            os._exit(0)  # the learner's code forked, and the copy is unwinding through this loop
+        write_frame(self.sock, message, buffers, self.deadline)
+
+    def receive(self):
+        """(message, its buffers): the next frame, read by the peer's deadline."""
+        return read_frame(self.sock, self.deadline)
+
+    # --- requests ---------------------------------------------------------------------------------------
+    def request(self, message, values=None, root=None, data_only=False):
+        """Send a request and serve the other side's requests until its answer comes.
+
+        A "target" field is a handle of the other side's; `values` are encoded as
+        data (and, from the grader, callbacks), with `data_only` as data alone.
+        """
+        rid = self._next_request
+        self._next_request += 1
+        buffers = []
+        parts = {"id": rid}
+        budget = Budget()
+        for key, value in message.items():
+            parts[key] = self.codec.handle(value, data_only=True) if key == "target" else value
+        for key, value in (values or {}).items():
+            parts[key] = self.codec.encode(value, buffers, data_only=data_only, budget=budget)
+        if root is not None:
+            parts["root"] = root
+        self.send(parts, buffers)
+        return self.await_reply(rid, root, values)
+
+    def await_reply(self, rid, root=None, values=None):
+        """Serve the other side's requests until the answer to request `rid` comes; return or raise it."""
+        while True:
+            try:
+                reply, bufs = self.receive()
+            except ChannelTimeout as exc:
+                exc.request_id = rid
+                raise
+            if reply.get("re") == rid:
+                if type(reply.get("writeback")) is list and values:
+                    self.codec.write_back(reply["writeback"], bufs, values)
+                if self.on_reply is not None and "notes" in reply:
+                    self.on_reply(reply["notes"], root)
+                if reply.get("ok") is True:
+                    return self.codec.decode(reply.get("value"), bufs, data_only=self.exports)
+                raise rebuild_exception(reply.get("error") if type(reply.get("error")) is dict else {})
+            if "op" in reply and "id" in reply:
+                self.serve(reply, bufs)
+            else:
+                raise ProtocolError("unexpected message")
+
     def watch(self, args, kwargs):
         """Called with a call's decoded arguments just before the call (see StudentPeer)."""
 
@@ -409,7 +376,8 @@ class Peer:
         try:
             value = self.perform(message, buffers)
             bufs = []
-            reply = {"re": message["id"], "ok": True, "value": self.encode(value, bufs, data_only=not self.exports)}
+            reply = {"re": message["id"], "ok": True,
+                     "value": self.codec.encode(value, bufs, data_only=not self.exports)}
         except ChannelError:
             raise
         except BaseException as exc:  # noqa: B036 (SystemExit, KeyboardInterrupt too: they are answers)
@@ -419,7 +387,7 @@ class Peer:
         changed = self.take_writeback()
         if changed:
             try:
-                reply["writeback"] = [[key, self.encode(array, bufs)] for key, array in changed]
+                reply["writeback"] = [[key, self.codec.encode(array, bufs)] for key, array in changed]
             except ValueError:
                 pass  # too large to send back: the caller keeps its arrays as they were
         if self.serve_hook is not None:
@@ -443,17 +411,17 @@ class Peer:
         op = message.get("op")
         if op == "reference" and self.on_reference is not None:
             # a stub of ffn_helpers' public build: data, and the learner's own objects as handles (a sublayer)
-            args = self.decode(message.get("args", []), buffers)
-            kwargs = self.decode(message.get("kwargs", {"$d": []}), buffers)
+            args = self.codec.decode(message.get("args", []), buffers)
+            kwargs = self.codec.decode(message.get("kwargs", {"$d": []}), buffers)
             _check_call(args, kwargs)
             return self.on_reference(str(message.get("name"))[:200], args, kwargs)
         if op != "callback":
             raise ProtocolError(f"the grader does not serve {str(op)[:40]!r} requests")
-        function = self.callbacks.get(message.get("cb"))
+        function = self.codec.callbacks.get(message.get("cb"))
         if function is None:
             raise ProtocolError("unknown callback")
-        args = self.decode(message.get("args", []), buffers, data_only=True)
-        kwargs = self.decode(message.get("kwargs", {"$d": []}), buffers, data_only=True)
+        args = self.codec.decode(message.get("args", []), buffers, data_only=True)
+        kwargs = self.codec.decode(message.get("kwargs", {"$d": []}), buffers, data_only=True)
         _check_call(args, kwargs)
         return function(*args, **kwargs)
 
@@ -461,10 +429,10 @@ class Peer:
         """The student's side: a call, attribute or request of the grader's on the learner's objects."""
         op = message.get("op")
         if op in ("call", "getattr", "setattr"):
-            target = self.decode(message.get("target"), buffers)
+            target = self.codec.decode(message.get("target"), buffers)
             if op == "call":
-                args = self.decode(message.get("args", []), buffers)
-                kwargs = self.decode(message.get("kwargs", {"$d": []}), buffers)
+                args = self.codec.decode(message.get("args", []), buffers)
+                kwargs = self.codec.decode(message.get("kwargs", {"$d": []}), buffers)
                 if type(args) is not list or type(kwargs) is not dict or not all(type(k) is str for k in kwargs):
                     raise ProtocolError("malformed call")
                 self.watch(args, kwargs)
@@ -474,12 +442,76 @@ class Peer:
                 raise AttributeError(name)
             if op == "getattr":
                 return getattr(target, name)
-            setattr(target, name, self.decode(message.get("value"), buffers))
+            setattr(target, name, self.codec.decode(message.get("value"), buffers))
             return None
         return self.perform_extra(op, message, buffers)
 
     def perform_extra(self, op, message, buffers):
         raise ProtocolError(f"unknown request {op!r}")
+
+
+# --- frames: b"FFN1", header length, buffer count, a JSON header, then each buffer with its length --------------
+def write_frame(sock, message, buffers, deadline):
+    """Send one message (a JSON header) and its raw buffers, by `deadline` (time.monotonic(); None: no limit)."""
+    header = json.dumps(message, allow_nan=False).encode()
+    parts = [MAGIC, struct.pack("<II", len(header), len(buffers)), header]
+    for buf in buffers:
+        parts += [struct.pack("<Q", len(buf)), buf]
+    view = memoryview(b"".join(parts))
+    while view:
+        _wait(sock, deadline, select_write=True)
+        try:
+            n = sock.send(view)  # a socket's own call: on Windows a socket is no file descriptor
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError) as exc:
+            raise ChannelClosed(str(exc)) from None
+        view = view[n:]
+
+
+def read_frame(sock, deadline):
+    """(message, buffers) of the next frame, each size checked before it is read; ProtocolError if it is none."""
+    head = _read(sock, 12, deadline)
+    if head[:4] != MAGIC:
+        raise ProtocolError("bad frame")
+    n_header, n_buffers = struct.unpack("<II", head[4:])
+    if n_header > MAX_HEADER or n_buffers > 100000:
+        raise ProtocolError("frame too large")
+    try:
+        message = json.loads(_read(sock, n_header, deadline))
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError(f"unreadable header: {exc}") from None
+    buffers, total = [], 0
+    for _ in range(n_buffers):
+        (size,) = struct.unpack("<Q", _read(sock, 8, deadline))
+        total += size
+        if total > MAX_PAYLOAD:
+            raise ProtocolError(f"message larger than {MAX_PAYLOAD // 2**20} MiB")
+        buffers.append(_read(sock, size, deadline))
+    if type(message) is not dict:
+        raise ProtocolError("a message must be an object")
+    return message, buffers
+
+
+def _wait(sock, deadline, select_write=False):
+    timeout = None if deadline is None else max(0.0, deadline - time.monotonic())
+    fd = sock.fileno()
+    ready = select.select([], [fd], [], timeout)[1] if select_write else select.select([fd], [], [], timeout)[0]
+    if not ready:
+        raise ChannelTimeout("no answer before the deadline")
+
+
+def _read(sock, n, deadline):
+    chunks, left = [], n
+    while left:
+        _wait(sock, deadline)
+        try:
+            chunk = sock.recv(min(left, 1 << 20))
+        except (ConnectionResetError, ConnectionAbortedError) as exc:
+            raise ChannelClosed(str(exc)) from None
+        if not chunk:
+            raise ChannelClosed("the other side closed the channel")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
 
 
 class _until:
@@ -525,34 +557,34 @@ def _check_call(args, kwargs):
         raise ProtocolError("malformed call")
 
 
-# --- decoding tagged values: each function reads one tag's dict (see Peer.decode) ------------------------------
+# --- decoding tagged values: each function reads one tag's dict (see Codec.decode) ------------------------------
 def _buffer(buffers, index):
     if type(index) is not int or not 0 <= index < len(buffers):
         raise ProtocolError("bad buffer reference")
     return buffers[index]
 
 
-def _float(peer, value, buffers, inner, data_only, budget):
+def _float(codec, value, buffers, inner, data_only, budget):
     return float.fromhex(value["$f"])
 
 
-def _complex(peer, value, buffers, inner, data_only, budget):
+def _complex(codec, value, buffers, inner, data_only, budget):
     re_, im = value["$c"]
     return complex(float.fromhex(re_), float.fromhex(im))
 
 
-def _bytes(peer, value, buffers, inner, data_only, budget):
+def _bytes(codec, value, buffers, inner, data_only, budget):
     return bytes(_buffer(buffers, value["$b"]))
 
 
-def _tuple(peer, value, buffers, inner, data_only, budget):
+def _tuple(codec, value, buffers, inner, data_only, budget):
     if type(value["$t"]) is not list:
         raise ProtocolError("malformed tuple")
     budget.take(len(value["$t"]), error=ProtocolError)
     return tuple(inner(v) for v in value["$t"])
 
 
-def _dict(peer, value, buffers, inner, data_only, budget):
+def _dict(codec, value, buffers, inner, data_only, budget):
     if type(value["$d"]) is not list:
         raise ProtocolError("malformed dict")
     budget.take(2 * len(value["$d"]), error=ProtocolError)
@@ -568,7 +600,7 @@ def _dict(peer, value, buffers, inner, data_only, budget):
     return out
 
 
-def _array(peer, value, buffers, inner, data_only, budget):
+def _array(codec, value, buffers, inner, data_only, budget):
     """An ndarray ($a, with its shape) or a numpy scalar ($s), of a data dtype, from its raw bytes."""
     dtype = np.dtype(str(value["dtype"]))
     if dtype.kind not in DATA_KINDS or dtype.fields or dtype.hasobject:
@@ -588,23 +620,23 @@ def _array(peer, value, buffers, inner, data_only, budget):
     return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
 
 
-def _handle(peer, value, buffers, inner, data_only, budget):
+def _handle(codec, value, buffers, inner, data_only, budget):
     hid = value["$h"]
     if data_only:
         raise TypeError("only data is accepted here, not an object")
-    if value.get("o") == peer.name:
-        if not peer.exports or hid not in peer.handles:
+    if value.get("o") == codec.peer.name:
+        if not codec.exports or hid not in codec.handles:
             raise ProtocolError("unknown handle")
-        return peer.handles[hid]
-    if peer.exports:  # the grader's side has no objects to hand out
+        return codec.handles[hid]
+    if codec.exports:  # the grader's side has no objects to hand out
         raise ProtocolError("a handle from a side that exports none")
-    return Remote(peer, hid, str(value.get("t", "object"))[:100], peer.root)
+    return Remote(codec.peer, hid, str(value.get("t", "object"))[:100], codec.peer.root)
 
 
-def _callback(peer, value, buffers, inner, data_only, budget):
-    if data_only or not peer.exports:  # only the grader sends callbacks, only to the student's side
+def _callback(codec, value, buffers, inner, data_only, budget):
+    if data_only or not codec.exports:  # only the grader sends callbacks, only to the student's side
         raise ProtocolError("a callback where none may come")
-    return Callback(peer, value["$cb"], str(value.get("n", "function"))[:100])
+    return Callback(codec.peer, value["$cb"], str(value.get("n", "function"))[:100])
 
 
 _TAGGED = (("$f", _float), ("$c", _complex), ("$b", _bytes), ("$t", _tuple), ("$d", _dict), ("$a", _array),

@@ -14,4 +14,6 @@
     messages.py       what a kernel's message may become when read, bounded before it is decoded
     outputs.py        what a notebook run keeps of its outputs: a budget per run, per cell and per notebook
     limits.py         the one place for the bounds on what a kernel's messages and outputs may cost the grader
+    watchdog.py       a cell's hard deadline: past it, the kernel's whole sandbox is killed
+    loop_budget.py    the time an exercise's later tests get once one has overrun, in both runs
 """

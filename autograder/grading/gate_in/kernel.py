@@ -56,6 +56,10 @@ from ... import upstream
 from . import channels, confine, messages, unsandboxed, zygote
 from .sandbox import Sandbox
 
+# BoundedChannel overrides an internal of jupyter_client's (upstream.check_jupyter_client names it and checks the
+# installed jupyter_client on import: a grading run stops before its first student).
+upstream.check_jupyter_client()
+
 PROVISIONER = "autograder-sandbox"  # the entry point's name in pyproject.toml
 
 # ipykernel_launcher, without the debugger (upstream.without_debugpy: why, and the check of ipykernel).
@@ -310,12 +314,13 @@ class BoundedChannel(AsyncZMQSocketChannel):
 
     A message over a bound is never decoded: `on_refused` (the client's) is told why, and getting it raises
     messages.Refused. One within them is copied out of ZeroMQ's frames as the session reads it, the frames freed
-    before the session decodes (messages.for_session). jupyter_client's own _recv, otherwise."""
+    before the session decodes (messages.for_session). jupyter_client's own _recv, otherwise: an internal, which
+    upstream.check_jupyter_client checks when this module is imported."""
 
     channel = ""  # its name, in the student's message
     on_refused = None
 
-    async def _recv(self, **kwargs):
+    async def _recv(self, **kwargs):  # jupyter_client internal: upstream.check_jupyter_client
         frames = await self.socket.recv_multipart(copy=False)
         parts = messages.after_delimiter([frame.buffer for frame in frames])
         why = messages.refusal(parts)

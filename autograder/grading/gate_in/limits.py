@@ -34,8 +34,11 @@ DECODE_DEPTH = 64
 # bytes are freed as each part is decoded: messages.read_json).
 DECODE_BYTES = 256 * MiB
 
-# ---- outputs a notebook run keeps (outputs.py; the characters kept per cell and per notebook are SandboxExecute's
-# max_output_bytes and max_notebook_output_bytes) ----------------------------------------------------------------
+# ---- outputs a notebook run keeps (outputs.py; SandboxExecute's settings of the same names default to these) -------
+# Characters of output kept per cell and per notebook, errors included (SandboxExecute's max_output_bytes and
+# max_notebook_output_bytes): a page of text many times over, and the whole notebook a person can still open.
+CELL_OUTPUT_CHARS = 1_000_000
+NOTEBOOK_OUTPUT_CHARS = 5_000_000
 # Characters an output counts for at least, however little it holds: an empty display_data still takes about this
 # much of the notebook's JSON (86 characters, as nbformat writes it), and costs nbgrader, the feedback page and
 # formgrader a step each.
@@ -45,3 +48,16 @@ OUTPUT_FLOOR = 100
 # displays a few; a training loop that displays each epoch, a few hundred.
 CELL_OUTPUTS = 1_000
 NOTEBOOK_OUTPUTS = 5_000
+
+# ---- what is kept of one error (outputs.ErrorCut; SandboxExecute's max_error_* and max_traceback_* default to these)
+# Characters of its name and of its message, lines and characters of its traceback: the end of the traceback and the
+# message decide what a learner reads; a recursion's thousand identical frames do not.
+ERROR_NAME_CHARS = 200
+ERROR_VALUE_CHARS = 4_000
+TRACEBACK_LINES = 100
+TRACEBACK_CHARS = 20_000
+
+# ---- time ----------------------------------------------------------------------------------------------------------
+# Seconds past a cell's timeout after which the watchdog kills the kernel's sandbox, whatever state its channels are
+# in (SandboxExecute.hard_grace): nbclient's own interrupt and iopub wait come first, and take a few seconds.
+HARD_GRACE_SECONDS = 10

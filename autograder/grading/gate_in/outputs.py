@@ -9,12 +9,20 @@ lost. nbgrader's LimitOutput is no model here: it counts a stream's lines only.
 
 An error is kept, cut short, once per cell whatever the budget left: it decides the cell's score. A display that
 rewrites earlier outputs (a display id) counts once for each output it rewrites.
+
+`kept_message` is what of each message the kernel sends is passed on to nbclient at all (execute.SandboxExecute):
+the fields nbformat's schema has, each bounded, display metadata dropped (a PNG's text alternative aside), widget
+messages and every other kind dropped.
 """
 
+import json
+import re
 from dataclasses import dataclass
 
 from nbformat.notebooknode import NotebookNode
 
+from ... import limits as grader_limits
+from ... import readable
 from . import limits
 
 
@@ -22,10 +30,10 @@ from . import limits
 class ErrorCut:
     """What is kept of an error: characters of its name and message, lines and characters of its traceback."""
 
-    name: int = 200
-    value: int = 4_000
-    traceback_lines: int = 100
-    traceback_chars: int = 20_000
+    name: int = limits.ERROR_NAME_CHARS
+    value: int = limits.ERROR_VALUE_CHARS
+    traceback_lines: int = limits.TRACEBACK_LINES
+    traceback_chars: int = limits.TRACEBACK_CHARS
 
 
 def cut(text, limit):
@@ -150,3 +158,106 @@ class OutputBudget:
         return (f"\n... output cut by the grader (at most {self.cell_chars:,} characters and "
                 f"{limits.CELL_OUTPUTS:,} outputs per cell, {self.notebook_chars:,} characters and "
                 f"{limits.NOTEBOOK_OUTPUTS:,} outputs per notebook{lost}) ...\n")
+
+
+# ---- what of a kernel's message is passed on ------------------------------------------------------------------------
+_OUTPUT_TYPES = {"stream", "display_data", "execute_result", "update_display_data", "error"}
+_JSON_MIME = re.compile(r"^application/(.*\+)?json$")
+_PASSED_ON = _OUTPUT_TYPES | {"status", "execute_input", "clear_output"}
+
+
+def kept_message(msg, budget, cell, outputs, copies):
+    """The message nbclient gets in place of the kernel's `msg`, bounded (readable, the schema's fields only), or
+    None: dropped. `budget`: the run's OutputBudget; `cell`, `outputs`: the cell's index and its outputs so far;
+    `copies(display_id)`: how many kept outputs an output with that display id rewrites."""
+    msg_type = msg.get("msg_type")
+    if msg_type not in _PASSED_ON:
+        return None  # comm (widgets) and anything else: not kept
+    content = msg.get("content") if isinstance(msg.get("content"), dict) else {}
+    bounded = {}
+    count = content.get("execution_count")
+    if "execution_count" in content or msg_type == "execute_result":
+        ok = isinstance(count, int) and not isinstance(count, bool) and 0 <= count < 10**9
+        bounded["execution_count"] = count if ok else None
+    transient = content.get("transient")
+    if isinstance(transient, dict) and isinstance(transient.get("display_id"), str) \
+            and 0 < len(transient["display_id"]) <= 200 and msg_type != "stream":
+        bounded["transient"] = {"display_id": transient["display_id"]}
+    if msg_type == "status":
+        state = content.get("execution_state")
+        bounded["execution_state"] = state if isinstance(state, str) else "busy"
+    elif msg_type == "clear_output":
+        bounded["wait"] = bool(content.get("wait"))
+    elif msg_type == "execute_input":
+        bounded["code"] = ""
+    elif _bounded_output(msg_type, content, budget, cell, outputs, copies, bounded) is None:
+        return None
+    header = dict(msg.get("header") if isinstance(msg.get("header"), dict) else {}, msg_type=msg_type)
+    parent = msg.get("parent_header") if isinstance(msg.get("parent_header"), dict) else {}
+    # Lone surrogates in what the learner printed would fail every later write of the notebook.
+    return dict(msg, msg_type=msg_type, header=header, parent_header=parent, content=readable.clean(bounded),
+                metadata={})
+
+
+def _bounded_output(msg_type, content, budget, cell, outputs, copies, bounded):
+    """Fill `bounded` with what is kept of an output message's content (the budget decides how much), or return
+    None to drop it."""
+    if msg_type == "error":
+        kept = budget.error(cell, outputs, content.get("ename", "Error"), content.get("evalue", ""),
+                            content.get("traceback"))
+        if kept is None:
+            return None
+        bounded.update(zip(("ename", "evalue", "traceback"), kept, strict=True))
+        return bounded
+    if msg_type == "stream":
+        text = content.get("text")
+        text = text if isinstance(text, str) else "".join(map(str, text)) if isinstance(text, list) else ""
+        bounded["name"] = "stderr" if content.get("name") == "stderr" else "stdout"
+        bounded["text"] = budget.stream(cell, outputs, text)
+        return None if bounded["text"] is None else bounded
+    data = content.get("data") if isinstance(content.get("data"), dict) else {}
+    kept, size = _kept_data(data)
+    display_id = bounded.get("transient", {}).get("display_id")
+    keeps_id = budget.display(cell, outputs, size, copies(display_id) if display_id else 0,
+                              new=msg_type != "update_display_data")
+    if keeps_id is None:
+        return None
+    if not keeps_id:
+        bounded.pop("transient", None)  # shown once, but it will not rewrite earlier outputs
+    bounded["data"] = kept
+    # Of the kernel's say on how to show an output, only a PNG's text alternative, as a bounded string (the
+    # pages' alt text: sanitise.image_alt makes it plain); nothing else a grade or a page needs.
+    bounded["metadata"] = _image_alt(content.get("metadata"), kept)
+    return bounded
+
+
+def _image_alt(metadata, data):
+    """{"image/png": {"alt": text}} when a kept PNG came with a string text alternative, else {}."""
+    png = metadata.get("image/png") if isinstance(metadata, dict) and "image/png" in data else None
+    alt = png.get("alt") if isinstance(png, dict) else None
+    return {"image/png": {"alt": alt[:grader_limits.MAX_ALT_CHARS]}} if isinstance(alt, str) and alt else {}
+
+
+def _size(value):
+    """Characters a value takes in the notebook (a cheap upper bound for strings and lists of strings)."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return sum(map(len, value)) + len(value)
+    try:
+        return len(json.dumps(value, default=str))
+    except (TypeError, ValueError, RecursionError):
+        return None  # not data at all: dropped
+
+
+def _kept_data(data):
+    """({mime: value} kept of a display's data, the characters it takes): nbformat's schema, bounded names."""
+    kept, size = {}, 0
+    for mime, value in data.items():
+        value_size = _size(value)
+        if isinstance(mime, str) and len(mime) <= 100 and value_size is not None and \
+                (_JSON_MIME.match(mime) or isinstance(value, str)
+                 or isinstance(value, list) and all(isinstance(v, str) for v in value)):  # nbformat's schema
+            kept[mime] = value
+            size += value_size + len(mime)
+    return kept, size

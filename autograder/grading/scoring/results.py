@@ -82,7 +82,7 @@ class _TwoRuns:
         points = 0.0 if flagged else min(self.notebook.points, self.clean.points)
         use_clean = self.clean.points < self.max_points and self.clean.message
         # The student's message; the clean run's own (`clean_run`, the instructor's copy) keeps a private
-        # offering's hidden data (rerun.for_student).
+        # offering's hidden data (disclosure.for_student).
         message = (self.public or self.clean.message) if use_clean else self.notebook.message
         if flagged:
             status = CellStatus.FLAGGED
