@@ -319,7 +319,7 @@ def test_start_here_links_to_notebook(aid):
         f"{nbtools.ORIENTATION} has no link to {aid}.ipynb")
 
 
-@pytest.mark.parametrize("aid, following", list(zip(AIDS, AIDS[1:])))
+@pytest.mark.parametrize("aid, following", list(zip(AIDS[:-1], AIDS[1:], strict=True)))
 def test_each_notebook_ends_by_linking_on_to_the_next(aid, following):
     """A learner who finishes a notebook is sent on: its last markdown cell links to the next one."""
     last = [c.source for c in nbtools.source(aid).cells if c.cell_type == "markdown"][-1]
