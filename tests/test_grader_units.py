@@ -1030,7 +1030,9 @@ def test_a_notebook_run_records_into_the_recorder_it_is_given(monkeypatch):
     ex.nb = nb
     ex._start("recorded", nb)
     ex.execute_cell(nb.cells[1], 1)
-    assert seen == [("recorded", 1)] and "recorded" not in execute.LAST_RUN
+    assert seen == [("recorded", 1)]
+    other = execute.SandboxExecute(timeout=60)  # given none, a run has a recorder of its own: nothing is shared
+    assert other.recorder is not recorder and other.recorder is not execute.SandboxExecute(timeout=60).recorder
     assert recorder.runs["recorded"]["timeouts"] == [] and recorder.runs["recorded"]["seconds"]["cells"] > 0
 
 

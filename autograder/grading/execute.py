@@ -28,8 +28,8 @@ On top of nbgrader's own behaviour (per-cell timeout, interrupt on timeout):
   dropped, widget messages ignored;
 - its `recorder` (a Recorder, passed in through the configuration) tells the caller what happened in each
   notebook's run (timeouts, memory errors, a dead kernel, the cells whose output was cut, the seconds of each
-  stage) and which cell is starting. Given none, a run records into LAST_RUN and calls ON_CELL, module globals
-  kept for a caller that does not pass its own yet.
+  stage) and which cell is starting. Given none, a run records into a recorder of its own, which nobody reads:
+  there is no module-wide record, so two runs in one process never see each other's.
 """
 
 import asyncio
@@ -91,21 +91,6 @@ class Recorder:
         return self._on_cell
 
 
-LAST_RUN = {}  # notebook name -> its run's record, for a caller that passes no recorder (see Recorder)
-ON_CELL = None  # that caller's, or None: called with (notebook name, its cells, index) as each code cell starts
-
-
-class _ModuleRecorder(Recorder):
-    """The recorder of a run given none: LAST_RUN and ON_CELL, as they are when each cell starts."""
-
-    def __init__(self):
-        super().__init__()
-        self.runs = LAST_RUN
-
-    def on_cell(self):
-        return ON_CELL
-
-
 def _test_exercises(cells):
     """cell index -> (exercise, grade id) of each test cell, by the rule the whole grader uses."""
     roles = []
@@ -145,13 +130,17 @@ class SandboxExecute(Execute):
         config=True)
     hard_grace = Integer(limits.HARD_GRACE_SECONDS, help="Seconds past a cell's timeout after which the kernel's "
                          "sandbox is killed, whatever state its channels are in.").tag(config=True)
-    recorder = Instance(Recorder, allow_none=True, help="Where each notebook's run is recorded (see Recorder); "
-                        "none: LAST_RUN and ON_CELL.").tag(config=True)
+    recorder = Instance(Recorder, help="Where each notebook's run is recorded (see Recorder): the caller's, "
+                        "passed in its configuration, or one of this run's own.").tag(config=True)
 
     def __init__(self, *args, **kwargs):
         kwargs["kernel_manager_class"] = SandboxedKernelManager  # nbgrader's Execute would default to its own
         super().__init__(*args, **kwargs)
         self.timeout_func = self._timeout_of
+
+    @default("recorder")
+    def _recorder_default(self):
+        return Recorder()  # a caller that reads no record (nbgrader's own autograde, a test)
 
     @default("shutdown_kernel")
     def _shutdown_default(self):
@@ -170,7 +159,7 @@ class SandboxExecute(Execute):
         self._name = name
         self._outputs = OutputBudget(self.max_output_bytes, self.max_notebook_output_bytes, ErrorCut(
             self.max_error_name, self.max_error_value, self.max_traceback_lines, self.max_traceback_bytes))
-        self._record = (self.recorder or _ModuleRecorder()).start(name, self._outputs.truncated)
+        self._record = self.recorder.start(name, self._outputs.truncated)
         self._exercise = _test_exercises(nb.cells if nb is not None else [])
         self._loops = LoopBudget(self.timeout)
         self._dead = None
@@ -236,7 +225,7 @@ class SandboxExecute(Execute):
         if not_run:
             cell.outputs = [_error("NotRun", not_run)]
             return cell
-        (self.recorder or _ModuleRecorder()).cell_starting(self._name, self.nb.cells, cell_index)
+        self.recorder.cell_starting(self._name, self.nb.cells, cell_index)
         self._watchdog = Watchdog(self._kill_process_group, self.hard_grace, self.log)  # this cell's
         deadline = self._watchdog.deadline(self._cell_timeout(cell), self.iopub_timeout)
         try:

@@ -60,14 +60,15 @@ class Worker:
         _preload(mpl_cache)
         self.cell_timeout = cell_timeout(setup.cell_timeout, self.config)
         figures = "png" if setup.draw_figures else "text"  # each figure drawn, or its text alternative
-        self._configure()
         self.timing = Timing()
         self.where = position.Tracker(self.model)  # for the parent's progress line; main() sets its report
-        execute.ON_CELL = self.where.notebook_cell
+        self.recorder = execute.Recorder(on_cell=self.where.notebook_cell)  # each notebook run's record
+        self._configure()
         self.sandboxes = Sandboxes(setup, figures, mpl_cache)
         self.sandboxes.start_zygote(self.scratch)
         self.folders = StudentFolders(self.root, self.scratch, self.model)
-        self.notebook_run = NotebookRun(self.config, self.folders, self.sandboxes, self.timing, self.where)
+        self.notebook_run = NotebookRun(self.config, self.folders, self.sandboxes, self.timing, self.where,
+                                       self.recorder)
         self.clean_rerun = CleanRerun(course_cells, self.cell_timeout, setup.offering_seed, self.folders,
                                       self.sandboxes, self.timing, self.where)
 
@@ -103,6 +104,7 @@ class Worker:
                                                CheckCellMetadata]
         c.Execute.timeout = int(self.cell_timeout)
         c.Execute.interrupt_on_timeout = True
+        c.SandboxExecute.recorder = self.recorder  # the recorder itself, not a copy (Recorder.__deepcopy__)
 
     def _matplotlib_cache(self):
         """A folder holding matplotlib's font list: a copy of the run's (`grade` builds it once for all its
@@ -164,9 +166,7 @@ class Worker:
 
     def _judge(self, student, nbm, autograded_dir, findings, error, again):
         """(the result of notebook `nbm`, the notebook its page shows): both runs judged, what formgrader shows kept."""
-        from . import execute
-
-        run_info = dict(execute.LAST_RUN.get(nbm.name, {}))
+        run_info = dict(self.recorder.runs.get(nbm.name, {}))
         executed, notebook = self.notebook_run.graded(student, nbm, autograded_dir, error)
         result = self.clean_rerun.judge(student, nbm, executed, notebook, run_info, findings, error, again)
         self.folders.keep_graded(autograded_dir / f"{nbm.name}.ipynb", notebook, self.course_markdown.get(nbm.name, ()))

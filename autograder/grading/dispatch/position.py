@@ -104,7 +104,7 @@ class Tracker:
         return [c.name for c in self.model.notebooks[self.notebooks[name]].cells]
 
     def notebook_cell(self, name, nb_cells, index):
-        """execute.ON_CELL: the notebook run's cell `index`, by the course's name of it or of the one above it."""
+        """A Recorder's on_cell: the notebook run's cell `index`, by the course's name of it or of the one above it."""
         try:
             if self._located[0] is not nb_cells:
                 ids = [(c.get("metadata") or {}).get("nbgrader", {}).get("grade_id") for c in nb_cells]

@@ -130,7 +130,7 @@ def combine(model, autograded, run_info, clean, findings, again=False):
     """The NotebookResult of one notebook, and the findings (Flags) with disagreements added.
 
     model: course.NotebookModel; autograded: the executed notebook (or None);
-    run_info: execute.LAST_RUN of that run; clean: rerun.CleanRunResult (or None);
+    run_info: that run's record (execute.Recorder.runs); clean: rerun.CleanRunResult (or None);
     again: this is the regrade, alone after the batch, of a clean re-run that could not finish.
     """
     findings = list(findings)
@@ -152,7 +152,7 @@ def combine(model, autograded, run_info, clean, findings, again=False):
 
 
 def notebook_run_timeouts(autograded, run_info):
-    """The grade ids of the cells that timed out in the notebook run (run_info: execute.LAST_RUN's)."""
+    """The grade ids of the cells that timed out in the notebook run (run_info: the Recorder's record of it)."""
     run_cells = autograded.cells if autograded is not None else []
     grade_ids = [c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in run_cells]
     return {grade_ids[i] for i in (run_info or {}).get("timeouts", [])

@@ -12,28 +12,28 @@ from ..dispatch import position
 
 class NotebookRun:
     """nbgrader's Autograde with the worker's configuration `config`, in `folders` (StudentFolders), its kernel in
-    one of `sandboxes` (Sandboxes); its stages counted in `timing`, where it is told to `where` (position.Tracker)."""
+    one of `sandboxes` (Sandboxes); its stages counted in `timing`, where it is told to `where` (position.Tracker);
+    each notebook's run recorded in `recorder` (execute.Recorder, the one `config` hands SandboxExecute)."""
 
-    def __init__(self, config, folders, sandboxes, timing, where):
+    def __init__(self, config, folders, sandboxes, timing, where, recorder):
         self.config, self.folders, self.sandboxes, self.timing, self.where = config, folders, sandboxes, timing, where
+        self.recorder = recorder
         self.last_log = ""  # what nbgrader logged as errors in the last try
 
     def run(self, student, first):
         """Autograde the student's notebooks (`first`: the first of them), each stage timed. Returns nbgrader's error
         message, or ''."""
-        from .. import execute
-
         started = time.monotonic()
         self.where.phase(position.NOTEBOOK_RUN, first)  # before the kernel starts
         for _attempt in range(2):
-            execute.LAST_RUN.clear()
+            self.recorder.runs.clear()
             self.sandboxes.clear_slot()
             error = self._autograde(student)
             self._killed_for_memory()
             if "before replying to kernel_info" not in self.last_log:
                 break
         self.timing.since("notebook run", started)
-        for info in execute.LAST_RUN.values():
+        for info in self.recorder.runs.values():
             for stage, seconds in info.get("seconds", {}).items():
                 self.timing.add(f"notebook run: {stage}", seconds)
         return error
@@ -42,10 +42,8 @@ class NotebookRun:
         """Processes the kernel killed for their sandbox's memory (its cgroup's bound) ran out of memory, as a
         MemoryError would have said: the notebook run counts as out of memory (results.py's status), at the cell
         its kernel died in if it died. The notebooks' kernels share the one sandbox's group: each is counted."""
-        from .. import execute
-
         if self.sandboxes.killed_for_memory():
-            for info in execute.LAST_RUN.values():
+            for info in self.recorder.runs.values():
                 info["memory_errors"].append((info.get("dead") or {}).get("cell"))
 
     def _autograde(self, student):
