@@ -75,7 +75,7 @@ def ffn_forward(x, W1, b1, W2, b2, activation="relu"):
     NaN in any input propagates to the affected outputs.
     """
     x, W1, b1, W2, b2 = check_ffn_shapes(x, W1, b1, W2, b2)
-    if _fast.computes(activation):  # ReLU, GELU, SiLU: the same values, computed in place (see _fast)
+    if _fast.computes(activation):  # ReLU, GELU, SiLU: this formula, computed in place and across threads (_fast)
         return _fast.ffn_forward(x, W1, b1, W2, b2, activation)
     sigma = get_activation(activation)
     z = _affine(x, W1, b1)  # (..., d_ff)
