@@ -11,8 +11,8 @@ examples W-1 ... W-10), `checks` and `mistakes` (feedback on learners' code),
 `precision` (bfloat16 rounding, int8 quantisation, float16 forward passes),
 `memory` (the FFN read as a key-value memory: storing pairs, recall, the units that fire),
 `training` (notebook 13: the loss, a gradient-descent step, the loop, the memorising task),
-`plots` and `widgets` (figures and the interactive view; imported on first use so
-that `import ffn_helpers` stays fast and never loads matplotlib).
+`plots` and `widgets` (figures, one module of `plots` per family, and the interactive view;
+imported on first use so that `import ffn_helpers` stays fast and never loads matplotlib).
 """
 
 import importlib

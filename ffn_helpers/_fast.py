@@ -1,4 +1,10 @@
-"""Speed for `ffn_forward`: activations written back into z, and a row split across threads for the smooth ones.
+"""`ffn_forward`'s fast path: the formula's values, with the activation written back into z, and for the smooth
+activations on many tokens a row split across threads.
+
+`ffn.ffn_forward` shows the formula and hands the activations this module knows (ReLU, GELU, SiLU) to
+`ffn_forward` here. The bias and the activation are applied in place: one GEMM per layer over all tokens and no
+temporary arrays keep the cost within a few percent of the two bare matrix products (benchmarks/). Each value is
+the formula's, bit for bit, on the unsplit path.
 
 numpy's matrix products use every core but its elementwise ufuncs use one, so
 exact GELU (or SiLU) after a threaded GEMM leaves cores idle; worse, OpenBLAS's
@@ -10,6 +16,10 @@ operations as in the plain path, but not always bit for bit: BLAS may add a row'
 products in another order for a block of rows on one thread than for the whole
 matrix on all of them (OpenBLAS's Haswell kernel does), so the two paths agree to
 a few float64 roundings.
+
+The grader watches this code run: the activations are computed by activations.py's own functions (its watch for
+a reference sees them), in the rows' threads under the caller's profile function, and no module global is rebound
+(its guard reads one as a patch).
 """
 
 import contextvars
@@ -42,13 +52,30 @@ _INPLACE = {
 _SPLIT = {"gelu", "silu"}  # ReLU is cheap enough after one threaded GEMM: no split
 
 
-def activate_inplace(z, name, fallback):
-    """Apply activation `name` to float64 array z, in place where we know how."""
-    kernel = _INPLACE.get(name) if isinstance(name, str) else None
-    if kernel is None:
-        return fallback(z)
-    kernel(z)
+def computes(activation):
+    """Does this module know σ's in-place kernel (a name: relu, gelu, silu)?"""
+    return isinstance(activation, str) and activation in _INPLACE
+
+
+def activate_inplace(z, name):
+    """Apply the activation `name` (one `computes` knows) to float64 array z, in place; return z."""
+    _INPLACE[name](z)
     return z
+
+
+def ffn_forward(x, W1, b1, W2, b2, activation):
+    """σ(x W1 + b1) W2 + b2 for checked float64 arrays, x: (..., d_model), and an activation `computes` knows."""
+    x2 = x.reshape(-1, x.shape[-1])
+    if splits(x2, W1.shape[1], activation):  # exact GELU or SiLU on many tokens
+        return ffn_rows_in_threads(x2, W1, b1, W2, b2, activation).reshape(x.shape[:-1] + (W2.shape[1],))
+    z = x @ W1
+    if b1 is not None:
+        z += b1
+    h = activate_inplace(z, activation)
+    y = h @ W2
+    if b2 is not None:
+        y += b2
+    return y
 
 
 def _threads():

@@ -328,6 +328,52 @@ def _wrong(actual, expected, name, args, rtol, atol, exact, shown=None):
     return None if comparison.ok else failure(comparison.message, public=comparison.public or comparison.message)
 
 
+def check_judged(run, cases, mistakes, *, expected, parts=None, mistake_args=None, comparison=None):
+    """A test's own judgement of the learner's code on several inputs, diagnosed over all of them: `cases` holds
+    (args, judge) pairs, `run(*args)` calls the learner's code (through `call`), and `judge(result)` raises an
+    AssertionError at a wrong result. The first failure is the check's; the learner's code still runs on the later
+    inputs, as evidence only (`evidence`). A failure that names the part of the result it found wrong, as its
+    attribute `part` (one of `parts`, the names of a result's parts in order), is raised with the mistakes
+    `mistakes(part)` that give that part of the learner's result on every input (`diagnose_cases`); with `parts`
+    None, with the mistakes `mistakes(None)` of the whole result. A failure that names no part of a result of parts
+    (the result is not a pair, say) is raised as it is.
+
+    `expected`: the reference's results, one per case, or a function that returns them once the learner's code has
+    run on every case; `mistake_args`: the arguments the mistakes take, one tuple per case (each case's args by
+    default); `comparison`: `diagnose_cases`'s rtol, atol or same, as a dict or a function of the part.
+    """
+    results, failed = [], None
+    for args, judge in cases:
+        if failed is not None:
+            results.append(evidence(run, args))
+            continue
+        got = run(*args)
+        results.append(got)
+        try:
+            judge(got)
+        except AssertionError as error:
+            failed = error
+    if failed is None:
+        return
+    part = getattr(failed, "part", None) if parts is not None else None
+    found = []
+    if parts is None or part is not None:
+        index = None if part is None else parts.index(part)
+
+        def piece(result):
+            if index is None:
+                return result
+            return result[index] if isinstance(result, tuple | list) and len(result) == len(parts) else NO_RESULT
+
+        options = comparison(part) if callable(comparison) else dict(comparison or {})
+        wanted = expected() if callable(expected) else expected
+        taken = mistake_args if mistake_args is not None else [args for args, _ in cases]
+        found = diagnose_cases([piece(r) for r in results], mistakes(part), taken,
+                               expected=[piece(e) for e in wanted], **options)
+    named = named_mistakes(failed)
+    raise failure(str(failed), [m for m in found if m.key not in named], keeps=failed) from None
+
+
 def _plain(value):
     """Whether `value`'s repr is short and reads as Python: a number, a string, a flag, None, or a tuple of them."""
     if isinstance(value, tuple | list):

@@ -452,6 +452,49 @@ def test_mistakes_the_inputs_cannot_tell_apart_are_named_together_and_said_so():
     assert message.splitlines()[1] == checks.ALIKE and message.count("Likely mistake") == 2
 
 
+def _judged(learner, cases):
+    """checks.check_judged on (a + b, a * b), judged part by part; the learner's calls, and what it was told."""
+    calls = []
+    catalogue = {"sum": (), "product": (mistakes.Mistake("added", "you added.", lambda a, b: a + b, "product"),)}
+
+    def judge(got, a, b):
+        if not (isinstance(got, tuple) and len(got) == 2):
+            raise checks.wrong_result("both(a, b)", "a pair (sum, product)", got)
+        for part, value, want in zip(("sum", "product"), got, (a + b, a * b), strict=True):
+            try:
+                checks.check_equal(value, want, name=f"both({a:g}, {b:g}): {part}")
+            except AssertionError as error:
+                error.part = part
+                raise
+
+    def run(a, b):
+        calls.append((a, b))
+        return checks.call(learner, a, b, name="both")
+
+    with pytest.raises(AssertionError) as info:
+        checks.check_judged(run, [((a, b), lambda got, a=a, b=b: judge(got, a, b)) for a, b in cases],
+                            lambda part: catalogue[part], expected=[(a + b, a * b) for a, b in cases],
+                            parts=("sum", "product"))
+    return calls, info.value
+
+
+def test_check_judged_names_a_mistake_of_the_wrong_part_only_where_it_explains_every_input():
+    """The product is wrong first on (1, 3); the learner's code still runs on (2, 5), and the mistake of that part
+    ("added") is named only where it gives the learner's product there too. A result that is no pair names no part:
+    nothing is named."""
+    cases = [(2.0, 2.0), (1.0, 3.0), (2.0, 5.0)]
+    calls, error = _judged(lambda a, b: (a + b, a + b), cases)
+    assert calls == cases
+    assert str(error).startswith("both(1, 3): product") and checks.named_mistakes(error) == ("added",)
+    calls, error = _judged(lambda a, b: (a + b, a + b if b < 5 else 0.0), cases)
+    assert calls == cases and checks.named_mistakes(error) == ()
+    calls, error = _judged(lambda a, b: (a + b, a + b) if b < 5 else 1 / 0, cases)  # a crash there: no evidence
+    assert checks.named_mistakes(error) == ("added",)
+    calls, error = _judged(lambda a, b: [a + b], cases)
+    assert calls == cases and "should return a pair (sum, product)" in str(error)
+    assert checks.named_mistakes(error) == ()
+
+
 def test_check_cases_confirms_a_single_number_on_every_input_of_the_test():
     """preactivation's W-1 case A gives 2.0 for b added to each of four products, and a learner's `return 2.0` too:
     only the other cases tell them apart."""

@@ -174,7 +174,7 @@ def test_activate_inplace_is_exactly_the_public_function(activation):
     z = 10 * rng.standard_normal((3, 101, 233))
     z.flat[:4] = [-np.inf, np.inf, np.nan, -1e308]  # the limits and NaN
     expected = ACTIVATIONS[activation](z)
-    out = _fast.activate_inplace(z, activation, ACTIVATIONS[activation])
+    out = _fast.activate_inplace(z, activation)
     assert out is z  # in place
     np.testing.assert_array_equal(out, expected)
     assert np.signbit(out.flat[0])  # -0.0 at -inf
@@ -184,15 +184,34 @@ def test_activate_inplace_on_a_non_contiguous_array_still_writes_into_it():
     base = np.random.default_rng(9).standard_normal((400, 400))
     z = base.T
     expected = fh.gelu(z)
-    out = _fast.activate_inplace(z, "gelu", fh.gelu)
+    out = _fast.activate_inplace(z, "gelu")
     assert out is z
     np.testing.assert_array_equal(base.T, expected)
 
 
-def test_activate_inplace_falls_back_for_other_activations():
-    z = np.array([-1.0, 0.0, 2.0])
-    np.testing.assert_array_equal(_fast.activate_inplace(z.copy(), "gelu_tanh", fh.gelu_tanh), fh.gelu_tanh(z))
-    np.testing.assert_array_equal(_fast.activate_inplace(z.copy(), np.tanh, np.tanh), np.tanh(z))
+@pytest.mark.parametrize("activation", ["relu", "gelu", "silu"])
+@pytest.mark.parametrize("bias", [True, False])
+def test_the_fast_path_gives_the_formulas_values_bit_for_bit(activation, bias):
+    """Below the row split, ffn_forward's in-place path is the formula σ(x W1 + b1) W2 + b2 (ffn_trace) exactly."""
+    W1, b1, W2, b2 = params(32, 64, seed=6)
+    if not bias:
+        b1 = b2 = None
+    x = 3 * np.random.default_rng(7).standard_normal((2, 50, 32))
+    x.flat[:3] = [np.nan, -np.inf, np.inf]
+    assert _fast.computes(activation) and not _fast.splits(x.reshape(-1, 32), 64, activation)
+    y = fh.ffn_forward(x, W1, b1, W2, b2, activation=activation)
+    np.testing.assert_array_equal(y, fh.ffn_trace(x, W1, b1, W2, b2, activation=activation).y)
+
+
+def test_other_activations_take_the_formula():
+    """An activation _fast has no kernel for (another name, a callable) runs σ(x W1 + b1) W2 + b2 as written."""
+    assert not _fast.computes("gelu_tanh") and not _fast.computes(np.tanh) and not _fast.computes(fh.gelu)
+    W1, b1, W2, b2 = params(4, 8, seed=6)
+    x = np.random.default_rng(7).standard_normal((3, 4))
+    np.testing.assert_array_equal(fh.ffn_forward(x, W1, b1, W2, b2, activation=np.tanh),
+                                  np.tanh(x @ W1 + b1) @ W2 + b2)
+    np.testing.assert_array_equal(fh.ffn_forward(x, W1, b1, W2, b2, activation="gelu_tanh"),
+                                  fh.gelu_tanh(x @ W1 + b1) @ W2 + b2)
 
 
 # --- NaN (documented: it propagates, position-wise) -------------------------------------------------

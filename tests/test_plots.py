@@ -576,7 +576,7 @@ def test_the_dataflow_alt_text_reads_out_the_forward_pass():
                    "FFN with d_model = 3, d_ff = 4, left to right. Input x = [1, -0.5, 0.8]; bias b1 = [0.1, -0.1, "
                    "0.2, 0]; bias b2 = [0.05, -0.05, 0.1]; pre-activation z = x W1 + b1 = [0.94, -0.62, 0.55, 0.96]; "
                    "hidden h = ReLU(z) = [0.94, 0, 0.55, 0.96], unit 1 inactive; "
-                   f"output y = {plots._values(ex.W_2.y)}. Lines are the weights: solid blue positive, dashed "
+                   f"output y = {plots.figure._values(ex.W_2.y)}. Lines are the weights: solid blue positive, dashed "
                    "vermilion negative, thicker for larger magnitude.")
 
 

@@ -51,72 +51,53 @@ def check_router(fn, cases):
     """Test cells' helper: fn(*args) must return the reference's (indices, gates) for each (args, case) of `cases`.
 
     fn routes every case; on the first wrong one, a catalogued mistake of the part that is wrong is named where it
-    gives that part of fn's result on every case (checks.diagnose_cases).
+    gives that part of fn's result on every case (checks.check_judged).
     """
-    results, failed = [], None
-    for args, case in cases:
-        got = checks.call(fn, *args) if failed is None else checks.evidence(fn, args)
-        results.append(got)
-        if failed is None:
-            failed = _router_failure(got, args, case)
-    if failed is None:
-        return
-    part, case, failure = failed
-    found = []
-    if part is not None:
-        tolerance = {"rtol": 0, "atol": 0} if part == "indices" else {}
-        position = ("indices", "gates").index(part)
-        found = checks.diagnose_cases(
-            [got[position] if isinstance(got, tuple | list) and len(got) == 2 else checks.NO_RESULT for got in results],
-            mistakes.for_exercise("router_topk", part), [args for args, _ in cases],
-            expected=[moe.router_topk(*args)[position] for args, _ in cases], **tolerance)
-    raise checks.in_case(case, failure, found) from None
+    runs = [(args, lambda got, args=args, case=case: _judge_router(got, args, case)) for args, case in cases]
+    checks.check_judged(lambda *args: checks.call(fn, *args), runs,
+                        lambda part: mistakes.for_exercise("router_topk", part), parts=("indices", "gates"),
+                        expected=lambda: [moe.router_topk(*args) for args, _ in cases],
+                        comparison=lambda part: {"rtol": 0, "atol": 0} if part == "indices" else {})
 
 
-def _router_failure(got, args, case):
-    """None when fn's `got` is the reference's (indices, gates) for `args`, else (the wrong part or None, case,
-    the failure)."""
+def _judge_router(got, args, case):
+    """Raise unless fn's `got` is the reference's (indices, gates) for `args`: the failure under `case`, marked
+    with the wrong part (`part`) where one is."""
     expected_indices, expected_gates = moe.router_topk(*args)
     if not (isinstance(got, tuple | list) and len(got) == 2):
-        return None, case, checks.wrong_result("router_topk", "a pair (indices, gates)", got)
+        raise checks.in_case(case, checks.wrong_result("router_topk", "a pair (indices, gates)", got))
     indices, gates = got
     if np.asarray(indices).dtype.kind not in "iu":
         said = f"indices should be integers (expert numbers), got dtype {np.asarray(indices).dtype}"
-        return None, case, checks.failure(f"{said}: {indices!r}", public=said)
+        raise checks.in_case(case, checks.failure(f"{said}: {indices!r}", public=said))
     for part, value, want, tolerance in (("indices", indices, expected_indices, {"rtol": 0, "atol": 0}),
                                          ("gates", gates, expected_gates, {})):
         try:
             checks.assert_close(value, want, name=part, **tolerance)
         except AssertionError as failure:
-            return part, case, failure
-    return None
+            error = checks.in_case(case, failure)
+            error.part = part
+            raise error from None
 
 
 def check_counts(fn, cases, catalogue=()):
     """Test cells' helper: fn(*args, **kwargs) must return the reference's (total, active), for each (args, kwargs)
     of `cases` (gated=... by keyword when kwargs has it); on the first wrong pair, a catalogued mistake is named
-    where it gives fn's pairs on every case (checks.diagnose_cases)."""
-    results, failed = [], None
-    for args, kwargs in cases:
+    where it gives fn's pairs on every case (checks.check_judged)."""
+    def judge(got, args, kwargs):
         call = checks.call_text(fn.__name__, args, kwargs)
-        got = (checks.call(lambda a=args, k=kwargs: fn(*a, **k), name=fn.__name__) if failed is None
-               else checks.evidence(lambda a=args, k=kwargs: fn(*a, **k), (), name=fn.__name__))
-        results.append(got)
-        if failed is None:
-            try:
-                if not (isinstance(got, tuple | list) and len(got) == 2):
-                    raise checks.wrong_result(call, "a pair (total, active)", got)
-                for part, value, want in zip(("total", "active"), got, moe.moe_param_count(*args, **kwargs),
-                                             strict=True):
-                    checks.check_equal(value, want, name=f"{call}: {part}")
-            except AssertionError as failure:
-                failed = failure
-    if failed is not None:
-        # the catalogue's functions take gated by position
-        positional = [(*args, kwargs.get("gated", True)) for args, kwargs in cases]
-        found = checks.diagnose_cases(results, catalogue, positional,
-                                      expected=[moe.moe_param_count(*args) for args in positional], rtol=0, atol=0)
-        raise checks.failure(str(failed), found, keeps=failed) from None
+        if not (isinstance(got, tuple | list) and len(got) == 2):
+            raise checks.wrong_result(call, "a pair (total, active)", got)
+        for part, value, want in zip(("total", "active"), got, moe.moe_param_count(*args, **kwargs), strict=True):
+            checks.check_equal(value, want, name=f"{call}: {part}")
+
+    runs = [((args, kwargs), lambda got, a=args, k=kwargs: judge(got, a, k)) for args, kwargs in cases]
+    # the catalogue's functions take gated by position
+    positional = [(*args, kwargs.get("gated", True)) for args, kwargs in cases]
+    checks.check_judged(lambda args, kwargs: checks.call(lambda: fn(*args, **kwargs), name=fn.__name__), runs,
+                        lambda part: catalogue, mistake_args=positional,
+                        expected=lambda: [moe.moe_param_count(*args) for args in positional],
+                        comparison={"rtol": 0, "atol": 0})
 
 
 # %% [markdown]

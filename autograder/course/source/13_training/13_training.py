@@ -135,41 +135,8 @@ def as_dicts(catalogue):
     return [m.computing(lambda *args, m=m: {name: m.compute(name, *args) for name in PARAMS}) for m in catalogue]
 
 
-def check_runs(run, cases, parts, catalogue):
-    """Test cells' helper: run(*args) is the learner's result (through checks.call) on each case of `cases`, a list
-    of (args, the reference's result, judge); judge(got) raises at the first wrong case, marking the part of the
-    result it found wrong (`in_part`; `parts` lists the parts, None where the result is one whole). The learner's
-    code still runs on the other cases, and a catalogued mistake of that part (`catalogue(part)`) is named only where
-    it gives that part of the learner's result on every case (checks.diagnose_cases)."""
-    results, failed = [], None
-    for args, expected, judge in cases:
-        if failed is not None:
-            results.append(checks.evidence(run, args))
-            continue
-        got = run(*args)
-        results.append(got)
-        try:
-            judge(got)
-        except AssertionError as failure:
-            failed = failure
-    if failed is None:
-        return
-    part = getattr(failed, "part", None)
-    index = None if part is None else parts.index(part)
-
-    def piece(result):
-        if index is None:
-            return result
-        return result[index] if isinstance(result, tuple | list) and len(result) == len(parts) else checks.NO_RESULT
-
-    found = [] if parts is not None and part is None else checks.diagnose_cases(  # not a pair: no part to explain
-        [piece(r) for r in results], catalogue(part), [args for args, _, _ in cases],
-        expected=[piece(e) for _, e, _ in cases], same=same_result)
-    raise checks.failure(str(failed), found, keeps=failed) from None
-
-
 def in_part(part, check):
-    """Run `check`; a failure it raises is marked as one of the result's `part`."""
+    """Run `check`; a failure it raises is marked as one of the result's `part` (checks.check_judged reads it)."""
     try:
         check()
     except AssertionError as failure:
@@ -185,12 +152,14 @@ def check_loss(fn, cases):
         in_part("loss", lambda: checks.assert_close(loss, want[0], name="mse_loss(y, target)'s L"))
         in_part("grad", lambda: checks.assert_close(grad, want[1], name="mse_loss(y, target)'s ∂L/∂y"))
 
-    runs = []
+    runs, wanted = [], []
     for y, target in cases:
         want = training.mse_loss(y, target)
-        runs.append(((y, target), want, lambda got, want=want: judge(got, want)))
-    check_runs(lambda y, target: checks.call(fn, y, target, name="mse_loss"), runs, ("loss", "grad"),
-               lambda part: mistakes.for_exercise("mse_loss", part))
+        runs.append(((y, target), lambda got, want=want: judge(got, want)))
+        wanted.append(want)
+    checks.check_judged(lambda y, target: checks.call(fn, y, target, name="mse_loss"), runs,
+                        lambda part: mistakes.for_exercise("mse_loss", part), parts=("loss", "grad"),
+                        expected=wanted, comparison={"same": same_result})
 
 
 def check_step(fn, cases):
@@ -200,12 +169,14 @@ def check_step(fn, cases):
         given = copied(grads) | {"x": np.array(grads.get("x", np.ones((3, np.shape(params["W1"])[0]))), dtype=float)}
         return checks.call(fn, copied(params), given, lr, name="sgd_step")
 
-    runs = []
+    runs, wanted = [], []
     for params, grads, lr in cases:
         want = training.sgd_step(params, grads, lr)
-        runs.append(((params, grads, lr), want,
+        runs.append(((params, grads, lr),
                      lambda got, want=want, lr=lr: check_params(got, want, f"sgd_step(params, grads, lr={lr:g})")))
-    check_runs(run, runs, None, lambda part: as_dicts(mistakes.for_exercise("sgd_step")))
+        wanted.append(want)
+    checks.check_judged(run, runs, lambda part: as_dicts(mistakes.for_exercise("sgd_step")), expected=wanted,
+                        comparison={"same": same_result})
 
 
 def check_train(fn, cases):
@@ -222,16 +193,18 @@ def check_train(fn, cases):
         in_part("params", lambda: check_params(trained, want[0], f"{call}'s params"))
         in_part("losses", lambda: checks.assert_close(losses, want[1], name=f"{call}'s losses"))
 
-    runs = []
+    runs, wanted = [], []
     for params, x, target, lr, steps in cases:
         want, call = training.train(params, x, target, lr, steps), f"train(params, x, target, lr={lr:g}, steps={steps})"
-        runs.append(((params, x, target, lr, steps), want, lambda got, want=want, call=call: judge(got, want, call)))
+        runs.append(((params, x, target, lr, steps), lambda got, want=want, call=call: judge(got, want, call)))
+        wanted.append(want)
 
     def catalogue(part):
         found = mistakes.for_exercise("train", part)
         return as_dicts(found) if part == "params" else found
 
-    check_runs(run, runs, ("params", "losses"), catalogue)
+    checks.check_judged(run, runs, catalogue, parts=("params", "losses"), expected=wanted,
+                        comparison={"same": same_result})
 
 
 def check_fit(fn, params, x, target, case):
