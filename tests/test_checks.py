@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from ffn_helpers import checks, mistakes
+from ffn_helpers._checks import hidden
 from ffn_helpers.checks import assert_close, call, check, check_equal, compare, diagnose
 
 
@@ -332,7 +333,7 @@ def test_an_offerings_seed_changes_every_hidden_input_and_none_keeps_the_publish
     key = ("02_forward_pass", "test_ffn_forward_hidden")
     published, published_seed = checks.hidden_rng(*key).normal(size=4), checks.hidden_seed(*key)
     np.testing.assert_array_equal(published, checks.hidden_rng(*key).normal(size=4))
-    monkeypatch.setattr(checks, "_offering_seed", None)  # put back whatever the test changes
+    monkeypatch.setattr(hidden, "_offering_seed", None)  # put back whatever the test changes
     checks.set_offering_seed(2027)
     assert checks.private_offering()
     assert not np.array_equal(checks.hidden_rng(*key).normal(size=4), published)

@@ -295,7 +295,8 @@ def test_every_failure_a_check_raises_says_what_its_student_may_read():
     public text (`public=`, or `keeps=` an earlier failure's), so none of them reaches a private offering's student
     as a bare "withheld"."""
     files = sorted((nbtools.COURSE_ROOT / "source").glob("*/*.py"))
-    files.append(nbtools.REPO_ROOT / "ffn_helpers" / "checks.py")
+    helpers = nbtools.REPO_ROOT / "ffn_helpers"
+    files += [helpers / "checks.py", *sorted((helpers / "_checks").glob("*.py"))]  # the checks and their parts
     seen, bare = 0, []
     for path in files:
         for node, text in _failure_calls(path):

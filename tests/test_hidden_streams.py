@@ -1,5 +1,5 @@
 """Each hidden test draws from a stream of its own (issue 48): keyed by its notebook's assignment id and its own
-cell's grade id, under the offering's seed (ffn_helpers.checks.hidden_stream).
+cell's grade id, under the offering's seed (ffn_helpers._checks.hidden.hidden_stream, re-exported by checks).
 
 Before, each test named a hand-chosen number, and two tests could share one: 10's test_recall_hidden and 11's
 test_router_topk_hidden both drew from 2011, so under any offering the directions of 10's hidden key rows were
@@ -14,6 +14,7 @@ import pytest
 from autograder import SOURCE_DIR, assignments, authored, cells
 from autograder.authoring.build import HIDDEN_BEGIN
 from ffn_helpers import checks
+from ffn_helpers._checks import hidden
 
 DRAWS = ("hidden_rng", "hidden_seed", "hidden_stream")
 
@@ -64,7 +65,7 @@ def test_the_course_has_no_other_hidden_draw():
 
 @pytest.fixture
 def offering(monkeypatch):
-    monkeypatch.setattr(checks, "_offering_seed", None)  # put back whatever the test sets
+    monkeypatch.setattr(hidden, "_offering_seed", None)  # put back whatever the test sets
     return checks.set_offering_seed
 
 
