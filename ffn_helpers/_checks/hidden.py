@@ -11,7 +11,7 @@ import re
 import numpy as np
 
 # A private offering's own seed (autograder/AUTHORING.md, "A private offering"). It is never written here: this
-# module is public and every sandbox imports it. The grader's judge sets it, from the instructor's configuration
+# module is public, and copied into every sandbox. The grader's judge sets it, from the instructor's configuration
 # outside the repository (autograder/offering.py), before it runs the hidden tests. None: the published inputs.
 _offering_seed = None
 

@@ -78,8 +78,7 @@ def restore(namespace, saved):
 # While an exercise is graded, the grader's clean re-run computes only the course functions its answer cell lists
 # (autograder/may_call.py) and those a test hands over (`substitute`); any other call is refused, and the test fails
 # (`refusal`'s words). The build writes the same lists into the notebook's setup cell (`may_call`), so that the
-# notebook's own checks refuse the same calls before the learner submits (`_Rule`). In the clean re-run the grader
-# does it itself: there `substitute.hook` is set, and `_Rule` stands aside.
+# notebook's own checks refuse the same calls before the learner submits (`_Rule`).
 
 _LISTS = "__course_may_call__"  # the notebook's global under which `may_call` keeps the lists
 _PACKAGE = "ffn_helpers"
