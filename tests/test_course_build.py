@@ -355,8 +355,10 @@ def _hidden_cell(body):
     ("checks.ok('all right')\n### BEGIN HIDDEN TESTS\ncheck()\n### END HIDDEN TESTS", True),
     ("# what the grader checks\n### BEGIN HIDDEN TESTS\ncheck()\nchecks.ok('all right')\n### END HIDDEN TESTS", False),
     ("### BEGIN HIDDEN TESTS\nrng = np.random.default_rng(5)\nchecks.ok('all right')\n### END HIDDEN TESTS", True),
-    ("### BEGIN HIDDEN TESTS\nrng = checks.hidden_rng(5)\nchecks.ok('all right')\n### END HIDDEN TESTS", False),
-    ("x = checks.hidden_rng(5).normal(size=3)\n### BEGIN HIDDEN TESTS\ncheck(x)\nchecks.ok('ok')\n### END HIDDEN TESTS",
+    ("### BEGIN HIDDEN TESTS\nrng = checks.hidden_rng('xx', 'test_f_hidden')\nchecks.ok('all right')\n"
+     "### END HIDDEN TESTS", False),
+    ("x = checks.hidden_rng('xx', 'test_f_hidden').normal(size=3)\n### BEGIN HIDDEN TESTS\ncheck(x)\nchecks.ok('ok')\n"
+     "### END HIDDEN TESTS",
      True),
 ])
 def test_build_check_rejects_success_outside_the_hidden_block(body, flagged):
