@@ -32,8 +32,8 @@ from .. import tempfolders
 from ..gate_in.sandbox import precompile
 
 PACKAGE = "ffn_helpers"
-# Modules copied as they are, a package with all its modules: no answer is computed there, and they import no other
-# module of ffn_helpers (tests/test_public_build.py checks both). ffn_helpers._checks holds the parts of checks
+# Modules copied as they are, a package with all its modules: no answer is computed there, and they import no module
+# of ffn_helpers but each other (tests/test_public_build.py checks both). ffn_helpers._checks holds the parts of checks
 # (its comparison and the grading protocol), which checks imports: private, so an answer has no reason to name it.
 PUBLIC_MODULES = ("ffn_helpers.checks", "ffn_helpers._checks", "ffn_helpers.examples")
 
