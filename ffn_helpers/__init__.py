@@ -3,7 +3,8 @@
     FFN(x) = σ(x W1 + b1) W2 + b2,   x: (..., d_model)
 
 Modules: `activations`, `ffn`, `norm`, `budgets`, `examples` (the worked
-examples W-1 ... W-10), `checks` and `mistakes` (feedback on learners' code),
+examples W-1 ... W-10), `checks` and `mistakes` (feedback on learners' code; the parts of
+`checks` a notebook does not call by name, its grading protocol among them, are in `_checks/`),
 `module` (the references of notebook 09: FeedForwardNetwork, its parts, gradient checks),
 `moe` (mixture of experts: router, forward pass, parameter counts, load balancing),
 `positions` (the reference detector of mixing between positions),

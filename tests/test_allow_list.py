@@ -222,8 +222,8 @@ def test_the_setup_cell_hands_the_same_lists_to_the_notebooks_checks():
 @pytest.mark.parametrize("aid", nbtools.graded_assignments())
 def test_the_notebooks_checks_refuse_exactly_what_the_judge_refuses(aid):
     """Every function of the public build's catalogue, for each exercise of the notebook: the checks' rule (the
-    setup cell's checks.may_call, ffn_helpers.checks._Rule) refuses it exactly when the judge does."""
-    from ffn_helpers import checks
+    setup cell's checks.may_call, ffn_helpers._checks.rule._Rule) refuses it exactly when the judge does."""
+    from ffn_helpers._checks import rule as checks_rule
 
     namespace = {"__name__": "__main__"}
     exec(compile(nbtools.python_source(nbtools.cells_by_id(nbtools.learner(aid))["setup"].source), "<setup>", "exec"),
@@ -231,7 +231,7 @@ def test_the_notebooks_checks_refuse_exactly_what_the_judge_refuses(aid):
     judge = _judge(_course_cells(aid))
     for exercise in sorted(judge.exercises):
         judge._current_exercise = exercise
-        rule = checks._Rule(namespace, exercise, namespace["__course_may_call__"][exercise])
+        rule = checks_rule._Rule(namespace, exercise, namespace["__course_may_call__"][exercise])
         for dotted in sorted(public.stubbed()):
             function = public.resolve(dotted)
             refused_here = rule._guarded(function) is not function

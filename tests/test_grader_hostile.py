@@ -424,10 +424,14 @@ def test_no_sandbox_sees_the_environment_grade_runs_with(batch):
 
 
 def test_no_sandbox_can_read_the_offerings_seed(batch):
+    from ffn_helpers import checks
+
+    published = checks.hidden_seed("02_forward_pass", "test_ffn_forward_hidden")  # no seed set in this process
     for run, report in _walk_reports(batch).items():
         assert str(OFFERING_SEED) not in report, f"the {run} read the offering's seed"
         assert "SEED-FILE unreadable" in report, f"the {run} could open the seed file {batch['ctx'].seed_file}"
-        assert "\nDRAW 201 " in report, f"the {run}'s hidden_seed(201) is not the published 201: the seed is in reach"
+        assert f"\nDRAW False {published}" in report, \
+            f"the {run} holds an offering's seed, or draws other than the published hidden inputs: the seed is in reach"
     # the honest students' hidden tests did run with the offering's seed: they still pass them
     assert batch["graded"]["honest-correct"]["score"] == batch["graded"]["honest-correct"]["max_score"] > 0
 

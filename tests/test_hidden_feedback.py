@@ -72,7 +72,7 @@ def _draw(seed):
     the expected output and what a forgotten b1 returns."""
     checks.set_offering_seed(seed)
     try:
-        rng = checks.hidden_rng(201)
+        rng = checks.hidden_rng("02_forward_pass", "test_ffn_forward_hidden")
         x = rng.normal(size=(5, 3))
         W1, b1 = rng.normal(size=(3, 4)) / np.sqrt(3), rng.normal(size=4)
         W2, b2 = rng.normal(size=(4, 3)) / np.sqrt(4), rng.normal(size=3)
@@ -295,7 +295,8 @@ def test_every_failure_a_check_raises_says_what_its_student_may_read():
     public text (`public=`, or `keeps=` an earlier failure's), so none of them reaches a private offering's student
     as a bare "withheld"."""
     files = sorted((nbtools.COURSE_ROOT / "source").glob("*/*.py"))
-    files.append(nbtools.REPO_ROOT / "ffn_helpers" / "checks.py")
+    helpers = nbtools.REPO_ROOT / "ffn_helpers"
+    files += [helpers / "checks.py", *sorted((helpers / "_checks").glob("*.py"))]  # the checks and their parts
     seen, bare = 0, []
     for path in files:
         for node, text in _failure_calls(path):

@@ -157,8 +157,8 @@ def source_problems(assignment_id, nb=None):
         hidden = set(cell.source.splitlines()) - set(kept)
         for line in sorted(line for line in hidden if UNSEEDED in line):
             problems.append(f"{assignment_id}: hidden-test cell {grade_id or cell.id} draws inputs with "
-                            f"{line.strip()!r}: use checks.hidden_rng(n), so that an offering's own seed "
-                            "changes them (AUTHORING.md, 'A private offering')")
+                            f"{line.strip()!r}: use checks.hidden_rng({assignment_id!r}, {grade_id!r}), so that an "
+                            "offering's own seed changes them (AUTHORING.md, 'A private offering')")
     return problems
 
 

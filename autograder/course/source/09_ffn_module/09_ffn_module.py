@@ -593,7 +593,7 @@ checks.ok("the forward pass reproduces W-2 and W-4's two tokens.")
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_module_forward_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(909)
+rng = checks.hidden_rng("09_ffn_module", "test_ffn_module_forward_hidden")
 d_model, d_ff = 5, 11
 params = random_params(rng, d_model, d_ff)
 for activation in ("relu", "gelu", "silu"):
@@ -763,7 +763,7 @@ checks.ok("the output layer's gradients ∂L/∂W2 and ∂L/∂b2 match the refe
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_module_backward_layer2_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(9091)
+rng = checks.hidden_rng("09_ffn_module", "test_ffn_module_backward_layer2_hidden")
 d_model, d_ff = 4, 7
 params = random_params(rng, d_model, d_ff)
 for shape in [(6, d_model), (2, 3, d_model)]:
@@ -790,7 +790,7 @@ checks.ok("∂L/∂W1, ∂L/∂b1 and ∂L/∂x match the reference for W-2, dea
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_module_backward_layer1_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(9092)
+rng = checks.hidden_rng("09_ffn_module", "test_ffn_module_backward_layer1_hidden")
 d_model, d_ff = 4, 7
 params = list(random_params(rng, d_model, d_ff))
 params[1][2] = -50.0  # unit 2 is dead for every input below
@@ -822,7 +822,7 @@ checks.ok("ffn_module_backward gives the reference's GELU gradients for W-2.")
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_module_backward_gelu_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(9093)
+rng = checks.hidden_rng("09_ffn_module", "test_ffn_module_backward_gelu_hidden")
 d_model, d_ff = 3, 6
 params = random_params(rng, d_model, d_ff)
 for shape in [(d_model,), (5, d_model), (2, 2, d_model)]:
@@ -939,7 +939,7 @@ checks.ok("the class keeps its parameters and uses the current ones, for ReLU an
 # %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(9095)
+rng = checks.hidden_rng("09_ffn_module", "test_FeedForwardNetwork_hidden")
 with checks.substitute(xavier_init=reference.xavier_init, count_parameters=reference.count_parameters,
                        ffn_module_forward=ffn_forward, ffn_module_backward=reference.ffn_backward):
     for d_model, d_ff, activation, use_bias, seed in [(5, 2, "relu", False, 7), (2, 7, "gelu", False, 123),
@@ -1046,7 +1046,7 @@ checks.ok("numerical_gradient gives 3x² for Σ x³.")
 # %% nbgrader={"grade": true, "grade_id": "test_numerical_gradient_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(9094)
+rng = checks.hidden_rng("09_ffn_module", "test_numerical_gradient_hidden")
 A = rng.normal(size=(3, 4))
 W = rng.normal(size=(4, 2))
 W_before = W.copy()

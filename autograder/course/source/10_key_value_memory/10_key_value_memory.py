@@ -232,7 +232,7 @@ checks.ok("kv_ffn stores W-9: W1 = I, b1 = -θ, W2 = V / (1 - θ), b2 = 0, at θ
 # %% nbgrader={"grade": true, "grade_id": "test_kv_ffn_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(2010)
+rng = checks.hidden_rng("10_key_value_memory", "test_kv_ffn_hidden")
 for n, d_model, threshold in [(4, 4, 0.3), (5, 3, 0.2), (2, 6, 0.9), (4, 4, 0.0), (7, 4, 0.5), (1, 2, 0.3)]:
     K_test = rng.normal(size=(n, d_model)) * rng.uniform(0.3, 3.0, size=(n, 1))
     V_test = rng.normal(size=(n, d_model))
@@ -392,7 +392,7 @@ checks.ok("recall: W-9 gives back its values, even from noisy keys or with a lon
 # %% nbgrader={"grade": true, "grade_id": "test_recall_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(2011)
+rng = checks.hidden_rng("10_key_value_memory", "test_recall_hidden")
 cases = []
 for n, d_model, threshold in [(24, 8, 0.0), (40, 6, 0.3), (12, 16, 0.0)]:
     K_test = memory.random_unit_vectors(n, d_model, rng)
@@ -522,7 +522,7 @@ checks.ok("top_memories ranks W-9's memories: [0, 1, 2] for the noisy key, each 
 # %% nbgrader={"grade": true, "grade_id": "test_top_memories_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(2012)
+rng = checks.hidden_rng("10_key_value_memory", "test_top_memories_hidden")
 d_model, d_ff = 6, 10
 W1_test, b1_test = rng.normal(size=(d_model, d_ff)), rng.normal(size=d_ff) - 0.5
 inputs = [rng.normal(size=shape) for shape in [(d_model,), (5, d_model), (2, 3, d_model)]]

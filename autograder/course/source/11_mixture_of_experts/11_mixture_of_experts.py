@@ -251,7 +251,7 @@ checks.ok("router_topk picks W-10's experts, largest first, with gates [0.731059
 # %% nbgrader={"grade": true, "grade_id": "test_router_topk_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(2311)
+rng = checks.hidden_rng("11_mixture_of_experts", "test_router_topk_hidden")
 d_model, E = 5, 8
 W_r = rng.normal(size=(d_model, E))
 cases = []
@@ -401,7 +401,7 @@ checks.ok("moe_forward reproduces W-10: [1.462117, 0.731059] and [0.268941, 2.92
 # %% nbgrader={"grade": true, "grade_id": "test_moe_forward_hidden", "locked": true, "points": 2, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(2111)
+rng = checks.hidden_rng("11_mixture_of_experts", "test_moe_forward_hidden")
 d_model, E = 4, 6
 W_r = rng.normal(size=(d_model, E))
 experts_test = tuple((rng.normal(size=(d_model, d_ff)), rng.normal(size=d_ff), rng.normal(size=(d_ff, d_model)),
@@ -728,7 +728,7 @@ checks.ok("load_balancing_loss gives 1.8 for the collapsed router and 1 for the 
 # %% nbgrader={"grade": true, "grade_id": "test_load_balancing_loss_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(2211)
+rng = checks.hidden_rng("11_mixture_of_experts", "test_load_balancing_loss_hidden")
 E = 8
 cases = []
 for shape in [(50,), (3, 7)]:

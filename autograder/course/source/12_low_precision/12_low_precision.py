@@ -328,7 +328,8 @@ print("fix=True with an input of 70,000:", y_huge)
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_forward_float16_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-x_r, W1_r, b1_r, W2_r, b2_r = reference.random_ffn(8, 32, n_tokens=6, seed=checks.hidden_seed(1201))
+seed_r = checks.hidden_seed("12_low_precision", "test_ffn_forward_float16_hidden")
+x_r, W1_r, b1_r, W2_r, b2_r = reference.random_ffn(8, 32, n_tokens=6, seed=seed_r)
 for fix in (False, True):
     check_float16(ffn_forward_float16, (x_r.reshape(2, 3, 8), W1_r, b1_r, W2_r, b2_r), fix=fix)
 x_big, W1_big = x_r.copy(), W1_r.copy()
@@ -464,7 +465,7 @@ checks.ok("to_bfloat16 rounds π, 65504, 70000 and both ties near 1 like PyTorch
 # %% nbgrader={"grade": true, "grade_id": "test_to_bfloat16_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(1202)
+rng = checks.hidden_rng("12_low_precision", "test_to_bfloat16_hidden")
 random_bits = rng.integers(0, 2**32, size=(100, 100), dtype=np.uint64).astype(np.uint32)
 check_bfloat16(to_bfloat16, random_bits.view(np.float32))
 ties = (rng.integers(0, 2**16, size=200, dtype=np.uint64).astype(np.uint32) << 16) | 0x8000
@@ -594,7 +595,7 @@ checks.ok("quantize_int8 gives W's per-column scales and q = [[85, -64], [42, 12
 # %% nbgrader={"grade": true, "grade_id": "test_quantize_int8_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(1203)
+rng = checks.hidden_rng("12_low_precision", "test_quantize_int8_hidden")
 for shape in ((16, 16), (64, 8)):
     check_quantized(quantize_int8, rng.standard_normal(shape) * np.geomspace(1e-2, 1e2, shape[1]))
 ties_W = np.array([[127.0, 0.0, -254.0], [2.5, 0.0, 5.0], [-2.5, 0.0, -3.0], [0.5, 0.0, 1.0], [-1.5, 0.0, 7.0]])
@@ -645,7 +646,7 @@ checks.ok("dequantize multiplies each column by its scale.")
 # %% nbgrader={"grade": true, "grade_id": "test_dequantize_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(1204)
+rng = checks.hidden_rng("12_low_precision", "test_dequantize_hidden")
 for shape in ((6, 6), (40, 5)):
     q_r = rng.integers(-127, 128, size=shape).astype(np.int8)
     s_r = rng.uniform(1e-3, 1.0, size=shape[1])
@@ -762,7 +763,8 @@ checks.ok("ffn_forward_int8 runs the FFN on int8 weights and their scales.")
 # %% nbgrader={"grade": true, "grade_id": "test_ffn_forward_int8_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-x_h, W1_h, b1_h, W2_h, b2_h = reference.random_ffn(8, 32, n_tokens=6, seed=checks.hidden_seed(1205))
+seed_h = checks.hidden_seed("12_low_precision", "test_ffn_forward_int8_hidden")
+x_h, W1_h, b1_h, W2_h, b2_h = reference.random_ffn(8, 32, n_tokens=6, seed=seed_h)
 W1_h = W1_h * np.geomspace(0.01, 100.0, 32)
 q1_h, s1_h = reference.quantize_int8(W1_h)
 q2_h, s2_h = reference.quantize_int8(W2_h)

@@ -382,7 +382,7 @@ checks.ok("your module gives W-2's output and gradients.")
 # %% nbgrader={"grade": true, "grade_id": "test_FeedForwardNetwork_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(1301)
+rng = checks.hidden_rng("13_training", "test_FeedForwardNetwork_hidden")
 for d_model, d_ff, use_bias, activation in [(5, 2, True, "relu"), (2, 7, False, "relu"), (4, 6, True, "gelu")]:
     params = random_params(rng, d_model, d_ff, use_bias)
     shape = (2, 3, d_model)
@@ -461,7 +461,7 @@ checks.ok("numerical_gradient gives 3x² for Σ x³.")
 # %% nbgrader={"grade": true, "grade_id": "test_numerical_gradient_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(1302)
+rng = checks.hidden_rng("13_training", "test_numerical_gradient_hidden")
 A = rng.normal(size=(3, 4))
 
 
@@ -623,7 +623,7 @@ checks.ok("mse_loss gives L = 0.875 and ∂L/∂y = (y - t)/4 for the worked exa
 # %% nbgrader={"grade": true, "grade_id": "test_mse_loss_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(1303)
+rng = checks.hidden_rng("13_training", "test_mse_loss_hidden")
 cases = [(rng.normal(size=shape), rng.normal(size=shape)) for shape in [(5,), (7, 3), (2, 4, 6)]]
 same = rng.normal(size=(4, 3))
 check_loss(mse_loss, [*cases, (same, same.copy())])
@@ -722,7 +722,7 @@ checks.ok("sgd_step moves each parameter by -lr times its gradient.")
 # %% nbgrader={"grade": true, "grade_id": "test_sgd_step_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(1304)
+rng = checks.hidden_rng("13_training", "test_sgd_step_hidden")
 check_step(sgd_step, [(random_params(rng, 8, 16), random_params(rng, 8, 16), lr) for lr in (0.01, 0.5, 3.0, 2)])
 checks.ok("sgd_step is right for every size and learning rate.")
 ### END HIDDEN TESTS
@@ -835,7 +835,7 @@ checks.ok("train runs the loop: forward, loss, backward, step, with the losses b
 # %% nbgrader={"grade": true, "grade_id": "test_train_hidden", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false}
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
-rng = checks.hidden_rng(1305)
+rng = checks.hidden_rng("13_training", "test_train_hidden")
 check_train(train, [
     (random_params(rng, 8, 16), rng.normal(size=(12, 8)), rng.normal(size=(12, 8)), 0.5, 20),
     (random_params(rng, 3, 5), rng.normal(size=(2, 3, 3)), rng.normal(size=(2, 3, 3)), 0.2, 4),
@@ -937,9 +937,9 @@ checks.ok("fit memorises the task's 32 pairs to L < 0.01.")
 # Hidden tests: the grader runs the checks listed above in this cell; until then it checks nothing.
 ### BEGIN HIDDEN TESTS
 for draw in (1, 2):
-    keys_draw, values_draw = training.memory_task(32, 8, checks.hidden_seed(1306 + draw))
-    check_fit(fit, training.initial_params(8, 64, checks.hidden_seed(1316 + draw)), keys_draw, values_draw,
-              f"another draw of 32 pairs (number {draw})")
+    keys_draw, values_draw = training.memory_task(32, 8, checks.hidden_seed("13_training", "test_fit_hidden", "task", draw))
+    start_draw = training.initial_params(8, 64, checks.hidden_seed("13_training", "test_fit_hidden", "init", draw))
+    check_fit(fit, start_draw, keys_draw, values_draw, f"another draw of 32 pairs (number {draw})")
 checks.ok("fit memorises other draws of 32 pairs too.")
 ### END HIDDEN TESTS
 
