@@ -48,6 +48,8 @@ ALLOWED = {
         "a stuck call under test: nbclient's event loop blocked until the watchdog kills the kernel",
     ("test_feedback_safety.py", "test_a_stuck_cell_is_ended_at_its_hard_deadline.forever", "asyncio.sleep(3600)"):
         "a stuck call under test: an await that never returns, which the hard deadline must cancel",
+    ("test_grader_units.py", "test_a_watchdog_kills_at_the_deadline_without_a_kernel.run", "asyncio.sleep(3600)"):
+        "a stuck call under test: an await that never returns, which the watchdog's deadline must cancel",
     ("test_formgrader.py", "_wait", "time.sleep(0.5)"):
         POLL + ": the instructor's JupyterLab answering",
     ("test_grader_adversarial.py", "test_gradebook_intact_and_matches_results", "time.sleep(0.05)"):
