@@ -20,44 +20,36 @@ def _python_files():
     return [path for folder in FOLDERS for path in sorted((ROOT / folder).rglob("*.py"))]
 
 
-def _functions(path):
-    """(qualified name, first line, length in lines) of every function and method in the file at `path`."""
+def _definitions(path, kinds):
+    """(qualified name, first line, length in lines) of every definition of `kinds` in the file at `path`, nested
+    ones too (a method is `Class.method`, a class in a function `f.Inner`)."""
     found = []
 
     def visit(node, prefix):
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+            if isinstance(child, kinds):
                 found.append((prefix + child.name, child.lineno, child.end_lineno - child.lineno + 1))
-                visit(child, f"{prefix}{child.name}.")
-            elif isinstance(child, ast.ClassDef):
-                visit(child, f"{prefix}{child.name}.")
-            else:
-                visit(child, prefix)
+            defines = isinstance(child, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            visit(child, f"{prefix}{child.name}." if defines else prefix)
 
     visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)), "")
     return found
+
+
+def _functions(path):
+    """Every function and method in the file at `path` (see _definitions)."""
+    return _definitions(path, ast.FunctionDef | ast.AsyncFunctionDef)
+
+
+def _classes(path):
+    """Every class in the file at `path`, nested ones too (see _definitions)."""
+    return _definitions(path, ast.ClassDef)
 
 
 def test_no_function_is_over_50_lines():
     long = [f"{path.relative_to(ROOT)}:{line} {name} ({length} lines)"
             for path in _python_files() for name, line, length in _functions(path) if length > MAX_LINES]
     assert not long, f"split these functions (at most {MAX_LINES} lines each):\n  " + "\n  ".join(long)
-
-
-def _classes(path):
-    """(qualified name, first line, length in lines) of every class in the file at `path`, nested ones too."""
-    found = []
-
-    def visit(node, prefix):
-        for child in ast.iter_child_nodes(node):
-            name = f"{prefix}{child.name}." if isinstance(child, ast.ClassDef | ast.FunctionDef
-                                                          | ast.AsyncFunctionDef) else prefix
-            if isinstance(child, ast.ClassDef):
-                found.append((prefix + child.name, child.lineno, child.end_lineno - child.lineno + 1))
-            visit(child, name)
-
-    visit(ast.parse(path.read_text(encoding="utf-8"), filename=str(path)), "")
-    return found
 
 
 def test_no_class_is_over_200_lines():
