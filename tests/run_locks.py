@@ -13,11 +13,36 @@ LOCKS = "FFN_TEST_LOCKS"
 _held = threading.local()
 
 
+def cores():
+    """The sandboxes the machine runs at once without oversubscribing it: one per core."""
+    return max(1, os.cpu_count() or 1)
+
+
+def _slot_files(folder, stack):
+    return [stack.enter_context(open(Path(folder) / f"core-{i}.lock", "a", encoding="ascii")) for i in range(cores())]
+
+
+def _take_one(files):
+    """Lock one free core's file, or wait for this worker's own (it holds nothing while it waits: no deadlock)."""
+    for f in files:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            continue
+    own = int("".join(c for c in os.environ.get("PYTEST_XDIST_WORKER", "") if c.isdigit()) or 0)
+    fcntl.flock(files[own % len(files)], fcntl.LOCK_EX)
+
+
 @contextlib.contextmanager
-def one_batch():
-    """Hold the test run's lock for sandboxed grading: at most one batch at a time across xdist workers. A batch's
-    sandboxes and kernels keep two cores busy; two at once made timing tests fail on a loaded machine. Re-entrant
-    within a thread (a test that holds it may call run_batch)."""
+def one_batch(jobs=None):
+    """Hold the test run's cores for a sandboxed grading batch of `jobs` at once (None: a `grade` of its own
+    choosing, which may use them all): one core's lock for a batch of one job, every core's for more. So the run's
+    xdist workers never grade with more sandboxes than the machine has cores (two workers each grading with two
+    jobs made timing tests fail on a loaded machine), yet one-job batches on different workers run side by side
+    rather than leave a core idle. Re-entrant within a thread (a test that holds it may call run_batch); the locks
+    go when their files close, however the batch ends. Cores are taken in order, and a one-job batch holds none
+    while it waits, so two batches never wait for each other."""
     folder = os.environ.get(LOCKS)
     depth = getattr(_held, "depth", 0)
     if not folder or depth:
@@ -27,8 +52,13 @@ def one_batch():
         finally:
             _held.depth = depth
         return
-    with open(Path(folder) / "sandboxed-grading.lock", "a", encoding="ascii") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, however the batch ends
+    with contextlib.ExitStack() as stack:
+        files = _slot_files(folder, stack)
+        if jobs == 1:
+            _take_one(files)
+        else:
+            for f in files:
+                fcntl.flock(f, fcntl.LOCK_EX)
         _held.depth = 1
         try:
             yield

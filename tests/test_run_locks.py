@@ -1,5 +1,6 @@
-"""The run's lock for sandboxed grading (run_locks.py): held, no other process of the run takes it; re-entrant
-within one thread; free again once the batch is over, however it ended."""
+"""The run's locks for sandboxed grading (run_locks.py): a batch of several jobs holds every core, and no other process
+of the run grades beside it; a batch of one job holds one core, so another one-job batch runs beside it but not a
+batch of more; re-entrant within one thread; free again once the batch is over, however it ended."""
 
 import os
 import subprocess
@@ -13,13 +14,21 @@ TRY = ("import fcntl, sys\nwith open(sys.argv[1], 'a') as f:\n"
        "    except BlockingIOError:\n        sys.exit(3)\n")
 
 
+def _free_cores(folder):
+    """How many of the run's cores another process of the run could take now."""
+    runs = [subprocess.run([sys.executable, "-c", TRY, str(folder / f"core-{i}.lock")], timeout=60)
+            for i in range(run_locks.cores())]
+    return sum(run.returncode == 0 for run in runs)
+
+
 def _another_worker_could_take_it(folder):
-    run = subprocess.run([sys.executable, "-c", TRY, str(folder / "sandboxed-grading.lock")], timeout=60)
-    return run.returncode == 0
+    """Whether another process could start a batch of several jobs: every core free."""
+    return _free_cores(folder) == run_locks.cores()
 
 
 def test_one_batch_at_a_time_across_the_runs_processes(tmp_path, monkeypatch):
     monkeypatch.setenv(run_locks.LOCKS, str(tmp_path))
+    monkeypatch.setattr(run_locks, "cores", lambda: 2)
     with run_locks.one_batch():
         assert not _another_worker_could_take_it(tmp_path)
         with run_locks.one_batch():  # run_batch inside a test that holds it already
@@ -29,6 +38,17 @@ def test_one_batch_at_a_time_across_the_runs_processes(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError), run_locks.one_batch():
         raise RuntimeError("a batch that fails")
     assert _another_worker_could_take_it(tmp_path)
+
+
+def test_one_job_batches_share_the_cores_and_a_batch_of_more_waits_for_all(tmp_path, monkeypatch):
+    monkeypatch.setenv(run_locks.LOCKS, str(tmp_path))
+    monkeypatch.setattr(run_locks, "cores", lambda: 2)
+    with run_locks.one_batch(jobs=1):
+        assert _free_cores(tmp_path) == 1  # another worker's one-job batch runs beside this one
+        assert not _another_worker_could_take_it(tmp_path)  # a batch of two jobs would oversubscribe: it waits
+    with run_locks.one_batch(jobs=2):
+        assert _free_cores(tmp_path) == 0
+    assert _free_cores(tmp_path) == 2
 
 
 def test_the_controller_makes_the_folder_its_workers_inherit(monkeypatch):

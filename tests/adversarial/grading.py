@@ -84,8 +84,8 @@ def write_submissions(folder, assignment_id, submissions):
 def run_batch(assignment_id, submitted, out, course_root, jobs=1, memory="2G", cell_timeout=10.0, timeout=600.0,
               cluster=None, draw_figures=False):
     """`python -m autograder grade` in this process: {student: result}. One job unless the test asks for more
-    (parallel grading under test), and one batch at a time across the run's workers (one_batch)."""
-    with one_batch():
+    (parallel grading under test), never more sandboxes than cores across the run's workers (one_batch)."""
+    with one_batch(jobs):
         results = grade.grade(assignment_id, submitted, out, jobs=jobs, course_root=course_root,
                               cell_timeout=cell_timeout, limits=sandbox.Limits(memory=sandbox.parse_size(memory)),
                               timeout=timeout, cluster=cluster, draw_figures=draw_figures)
