@@ -16,6 +16,7 @@ import warnings
 import zipfile
 from pathlib import Path
 
+import loops
 import nbformat
 import nbtools
 import numpy as np
@@ -999,14 +1000,14 @@ def test_a_watchdog_kills_at_the_deadline_without_a_kernel(stuck):
     assert watchdog.deadline(None) is None and watchdog.deadline(10) == 12 and watchdog.deadline(10, 5) == 17
     started = time.monotonic()
     with pytest.raises(TimeoutError):
-        asyncio.run(watchdog.guard(run(), 0.2))
+        loops.run(watchdog.guard(run(), 0.2))
     assert killed.is_set() and watchdog.expired and time.monotonic() - started < 5
     on_time = Watchdog(lambda: pytest.fail("killed a cell that ended in time"), grace=0.5)
 
     async def quick():
         return "done"
 
-    assert asyncio.run(on_time.guard(quick(), 0.5)) == "done" and not on_time.expired
+    assert loops.run(on_time.guard(quick(), 0.5)) == "done" and not on_time.expired
 
 
 def test_a_notebook_run_records_into_the_recorder_it_is_given(monkeypatch):

@@ -5,7 +5,6 @@ are graded in test_grader_hostile.py and test_grader_adversarial.py.
 """
 
 import asyncio
-import concurrent.futures
 import errno
 import os
 import queue
@@ -19,6 +18,7 @@ import threading
 import time
 from pathlib import Path
 
+import loops
 import pytest
 import zmq
 from jupyter_client.channels import HBChannel
@@ -37,13 +37,6 @@ def _manager(tmp_path, **limits):
                           limits=sandbox.Limits(**limits))
     km = kernel.SandboxedKernelManager(kernel_name="python3", sandbox_json=kernel.sandbox_to_json(box, runtime))
     return box, runtime, km
-
-
-def _run(coroutine):
-    """asyncio.run in a thread of its own: an earlier test of this worker may still hold the main thread's
-    event loop (the browser tests' session-long Playwright does), and asyncio.run refuses to nest."""
-    with concurrent.futures.ThreadPoolExecutor(1) as thread:
-        return thread.submit(asyncio.run, coroutine).result()
 
 
 async def _printed(kc, code):
@@ -96,7 +89,7 @@ def test_a_kernel_starts_in_the_sandbox_with_every_guarantee(tmp_path, monkeypat
             kc.stop_channels()
             await km.shutdown_kernel(now=True)
 
-    uid, debugger, heartbeat, interrupted = _run(run())
+    uid, debugger, heartbeat, interrupted = loops.run(run())
 
     (cmd, kwargs, file_owner), = launched
     prefix = box.with_(readonly=(km.connection_file,)).command([])  # the kernel sees its connection file alone
@@ -138,7 +131,7 @@ def test_no_kernel_starts_unless_the_sandbox_provisioner_is_registered(tmp_path,
     monkeypatch.setattr(kernel, "entry_points", lambda **selection: [])
     expected = re.escape(f"registered as '{kernel.__name__}:SandboxProvisioner'")
     with pytest.raises(RuntimeError, match=f"{expected} .*; found nothing\\. Install the course"):
-        _run(km.start_kernel())
+        loops.run(km.start_kernel())
     assert km.provisioner is None
     km.context.destroy(linger=0)
 
@@ -184,7 +177,7 @@ def test_ready_once_iopub_speaks_without_waiting_for_it_to_fall_silent():
     reply = {"msg_type": "kernel_info_reply", "content": {"protocol_version": "5.4"}}
     status = {"msg_type": "status", "content": {"execution_state": "busy"}}
     client = _FakeClient([reply], [{"msg_type": "iopub_welcome"}, status])
-    _run(kernel.SandboxedKernelClient.wait_for_ready(client, timeout=5))
+    loops.run(kernel.SandboxedKernelClient.wait_for_ready(client, timeout=5))
     assert client.requests == 1 and client.handled == [reply]
     assert client.iopub_channel.timeouts == [0.2, 0, 0]  # connected?, then only what has already arrived
     assert client.iopub_channel.messages == []
@@ -194,18 +187,18 @@ def test_ready_asks_again_until_iopub_is_connected_and_fails_clearly():
     reply = {"msg_type": "kernel_info_reply", "content": {"protocol_version": "5.4"}}
     client = _FakeClient([reply, reply], [])  # IOPub silent: not connected yet, ask again
     with pytest.raises(RuntimeError, match="Kernel didn't respond in 0 seconds"):
-        _run(kernel.SandboxedKernelClient.wait_for_ready(client, timeout=0))
+        loops.run(kernel.SandboxedKernelClient.wait_for_ready(client, timeout=0))
     assert client.handled == []
     dead = _FakeClient([], [], alive=False)
     with pytest.raises(RuntimeError, match="Kernel died before replying to kernel_info"):
-        _run(kernel.SandboxedKernelClient.wait_for_ready(dead, timeout=5))
+        loops.run(kernel.SandboxedKernelClient.wait_for_ready(dead, timeout=5))
 
 
 def test_a_kernel_that_keeps_publishing_does_not_hold_the_grader_at_its_start():
     reply = {"msg_type": "kernel_info_reply", "content": {"protocol_version": "5.4"}}
     status = {"msg_type": "status", "content": {"execution_state": "busy"}}
     client = _FakeClient([reply], [status] * 1000)
-    _run(kernel.SandboxedKernelClient.wait_for_ready(client, timeout=5))
+    loops.run(kernel.SandboxedKernelClient.wait_for_ready(client, timeout=5))
     assert len(client.iopub_channel.timeouts) == 101 and len(client.iopub_channel.messages) == 899
 
 
@@ -238,7 +231,7 @@ def test_the_grader_connects_to_the_sockets_the_kernel_bound_by_descriptor_only(
             kc.stop_channels()
             await km.shutdown_kernel(now=True)
 
-    relayed, routes, bound, options = _run(run())
+    relayed, routes, bound, options = loops.run(run())
     ports = [km.shell_port, km.iopub_port, km.stdin_port, km.control_port, km.hb_port]
     names = [f"{Path(km.ip).name}-{port}" for port in ports]
     assert sorted(relayed) == sorted(names) and all(relayed.values())
@@ -262,7 +255,7 @@ def test_honest_output_crosses_the_relay_whole(tmp_path):
             kc.stop_channels()
             await km.shutdown_kernel(now=True)
 
-    printed, relay = _run(run())
+    printed, relay = loops.run(run())
     assert printed == [("é" + "x" * 9) * (n // 10) + "z" for n in sizes]
     assert relay.exceeded is None and 1_100_000 < relay.by_channel["iopub"] < channels.BUDGET
 
@@ -298,7 +291,7 @@ os._exit(0)
             await km.shutdown_kernel(now=True)
 
     try:
-        _run(run())
+        loops.run(run())
         listener.settimeout(0.5)
         with pytest.raises(TimeoutError):
             listener.accept()
@@ -333,7 +326,7 @@ sys.stdout.write(f"FILLED {os.getcwd()} {written // 2**20} {error}\\n")  # one w
             kc.stop_channels()
             await km.shutdown_kernel(now=True)
 
-    filled, runtime_write = _run(run())
+    filled, runtime_write = loops.run(run())
     # IPython's history thread may report the full /tmp on stderr, among these lines: each is matched alone
     cwd, written, error = re.search(r"^FILLED (\S+) (\d+) (\S+)$", filled, re.M).groups()
     assert cwd == "/tmp/work" and int(written) <= 64 and error == str(errno.ENOSPC)
@@ -358,6 +351,6 @@ def test_a_kernel_that_never_binds_its_sockets_is_ended_with_a_clear_error(tmp_p
         patch.setattr(kernel, "_LAUNCH_WITHOUT_DEBUGGER", "import time\ntime.sleep(600)\n")
         patch.setattr(kernel.SandboxProvisioner, "_link_sockets", short_wait)
         with pytest.raises(RuntimeError, match=r"Kernel didn't bind its sockets in /tmp of its sandbox in 1\.0 s"):
-            _run(run())
+            loops.run(run())
     assert km.provisioner.process.wait(timeout=10) is not None
     km.context.destroy(linger=0)

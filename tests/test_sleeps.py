@@ -1,5 +1,5 @@
 """No test sleeps to wait for something it could observe (issue 50): each sleep left in tests/ is listed here with the
-reason it is a real duration.
+reason it is a real duration; and no test starts an event loop in an xdist worker's main thread.
 
 A test waits for the state it needs (a FIFO, a line of a log, a process's state, a socket's) with a deadline that
 only catches a hang. What may sleep: the polling interval of such a deadline loop, a timeout or a stuck call under
@@ -84,8 +84,8 @@ ALLOWED = {
 }
 
 
-def sleeps(root=TESTS):
-    """{(module, enclosing function, call): line} of every call of a function named `sleep` under `root`."""
+def calls(named, root=TESTS):
+    """{(module, enclosing function, call): line} of every call of a function named `named` under `root`."""
     found = {}
     for path in sorted(root.rglob("*.py")):
         module = path.relative_to(root).as_posix()
@@ -95,13 +95,18 @@ def sleeps(root=TESTS):
                 scope = (*scope, node.name)
             if isinstance(node, ast.Call):
                 name = getattr(node.func, "attr", None) or getattr(node.func, "id", None)
-                if name == "sleep":
+                if name == named:
                     found[(module, ".".join(scope), ast.unparse(node))] = node.lineno
             for child in ast.iter_child_nodes(node):
                 visit(child, scope)
 
         visit(ast.parse(path.read_text(encoding="utf-8"), str(path)), ())
     return found
+
+
+def sleeps(root=TESTS):
+    """{(module, enclosing function, call): line} of every call of a function named `sleep` under `root`."""
+    return calls("sleep", root)
 
 
 def test_every_sleep_in_the_tests_is_listed_with_its_reason():
@@ -127,3 +132,12 @@ def test_the_scan_finds_each_way_of_sleeping(tmp_path):
         "sleep(3)\nSTUDENT = 'time.sleep(4)'\n", encoding="utf-8")
     assert sleeps(tmp_path) == {("t.py", "f", "time.sleep(1)"): 5, ("t.py", "C.g", "asyncio.sleep(2)"): 9,
                                 ("t.py", "", "sleep(3)"): 11}
+
+
+def test_a_coroutine_runs_only_in_a_thread_of_its_own():
+    """asyncio.run in a worker's main thread fails once xdist has placed a browser test before it on that worker
+    (Playwright's loop stays marked running there: tests/loops.py); it passed or failed by the tests' order, and
+    failed CI. Every test runs its coroutines through loops.run."""
+    direct = {f"{m}:{line} in {f}: {call}" for (m, f, call), line in calls("run").items()
+              if call.startswith("asyncio.run(") and m != "loops.py"}
+    assert not direct, "run it with tests/loops.py's run(coroutine), not asyncio.run: " + "; ".join(sorted(direct))
