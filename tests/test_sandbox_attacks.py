@@ -20,8 +20,9 @@ import sys
 import time
 from pathlib import Path
 
+import loops
 import pytest
-from test_kernel import _manager, _run, _started
+from test_kernel import _manager, _started
 
 from autograder.grading.gate_in import kernel, sandbox, syscalls
 
@@ -144,7 +145,7 @@ def _in_kernel(tmp_path, sources, **limits):
             kc.stop_channels()
             await km.shutdown_kernel(now=True)
 
-    return _run(run())
+    return loops.run(run())
 
 
 def _last_json(text):
