@@ -43,6 +43,16 @@ def pytest_unconfigure(config):
         run_locks.remove_folder(folder)
 
 
+def _lock_waits(terminalreporter, config):
+    """How long tests waited for the grading locks (run_locks.py), beside --durations: time a core may sit idle."""
+    folder = config.stash.get(OWN_LOCKS, None)
+    waits = run_locks.waits(folder) if folder else []
+    if waits:
+        terminalreporter.write_sep("=", f"waits for the grading locks: {sum(s for s, _ in waits):.0f} s in all")
+        for seconds, test in waits[:10]:
+            terminalreporter.write_line(f"{seconds:8.1f}s  {test}")
+
+
 def pytest_report_header(config):
     """The preflight: one line per missing system package, at the top of the run (printed once, by the controller)."""
     return [need.header_line() for need in config.stash[MISSING]]
@@ -63,9 +73,10 @@ def pytest_runtest_setup(item):
     summary folds them into one line per reason.
     """
     if item.stash.get(LOST_GROUP, False):
-        pytest.fail("--dist loadgroup cannot see this test's xdist_group (pytest-xdist#1386 under pytest 9.2), so "
-                    "its group could run on two workers at once: install the pytest pyproject.toml asks for "
-                    "(below 9.2), or run without -n.", pytrace=False)
+        pytest.fail("--dist loadgroup cannot see this test's xdist_group, so its group could run on two workers at "
+                    "once: a conftest marked it after pytest-xdist read the marks (mark it in a tryfirst hook), or "
+                    "pytest is 9.2 or newer (pytest-xdist#1386; pyproject.toml asks for below 9.2). Or run "
+                    "without -n.", pytrace=False)
     for need in item.config.stash[MISSING]:
         if item.get_closest_marker(need.marker) is not None:
             if need.required():
@@ -89,7 +100,12 @@ def pytest_collection_modifyitems(config, items):
     return result
 
 
-def pytest_terminal_summary(terminalreporter):
+def pytest_terminal_summary(terminalreporter, config):
+    _notebook_times(terminalreporter)
+    _lock_waits(terminalreporter, config)
+
+
+def _notebook_times(terminalreporter):
     """List the notebook execution times recorded by the tests (xdist carries user properties to the controller)."""
     times = {}
     for reports in terminalreporter.stats.values():

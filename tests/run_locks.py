@@ -7,9 +7,11 @@ import os
 import shutil
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 LOCKS = "FFN_TEST_LOCKS"
+WAITS = "waits.log"  # in the folder of locks: one line per wait of a second or more, read at the run's end
 _held = threading.local()
 
 
@@ -54,16 +56,33 @@ def one_batch(jobs=None):
         return
     with contextlib.ExitStack() as stack:
         files = _slot_files(folder, stack)
+        asked = time.monotonic()
         if jobs == 1:
             _take_one(files)
         else:
             for f in files:
                 fcntl.flock(f, fcntl.LOCK_EX)
+        _record_wait(folder, time.monotonic() - asked)
         _held.depth = 1
         try:
             yield
         finally:
             _held.depth = 0
+
+
+def _record_wait(folder, seconds):
+    """A wait of a second or more, with the test that waited: while a worker waits for a core, a core may sit idle."""
+    if seconds >= 1:
+        test = os.environ.get("PYTEST_CURRENT_TEST", "?").rsplit(" ", 1)[0]
+        with open(Path(folder) / WAITS, "a", encoding="utf-8") as log:  # lines this short are appended whole
+            log.write(f"{seconds:.1f}\t{test}\n")
+
+
+def waits(folder):
+    """[(seconds, test)] of the run's waits for its locks, longest first."""
+    path = Path(folder) / WAITS
+    lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    return sorted(((float(s), test) for s, test in (line.split("\t", 1) for line in lines)), reverse=True)
 
 
 def make_folder():

@@ -42,7 +42,7 @@ def test_grade_from_a_checkout_only_its_owner_can_enter(tmp_path):
     submitted = grading.write_submissions(tmp_path / "submitted", ASSIGNMENT,
                                           {"ada": nbtools.completed_learner(ASSIGNMENT)})
     env = {k: v for k, v in nbtools.nbgrader_env().items() if k != "PYTHONPATH"}
-    with one_batch():
+    with one_batch(jobs=1):  # one student, --jobs 1: one sandbox
         done = subprocess.run([sys.executable, "-m", "autograder", "grade", ASSIGNMENT, submitted, "--out",
                                tmp_path / "results", "--course", course_root, "--jobs", "1"],
                               cwd=checkout, env=env, capture_output=True, text=True, timeout=900)

@@ -151,13 +151,13 @@ def test_the_dialogs_command_grades_again_when_pasted_at_the_repository_root(tmp
     root = grading.make_course(tmp_path / "my course", AID)  # a space: the command quotes its paths
     grading.write_submissions(root / "submitted", AID, {"bob": nbtools.completed_learner(AID)})
     env = nbtools.nbgrader_env()
-    with one_batch():
+    with one_batch(jobs=1):  # bob alone: grade runs one sandbox
         first = subprocess.run([sys.executable, "-m", "autograder", "grade", AID, str(root / "submitted"), "--course",
                                 str(root)], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert first.returncode == 0, first.stderr[-3000:]
     pasted = formgrader.refusal(AID, "bob", root)["log"].split("\n\n")[1].strip()
     assert pasted.startswith("python -m autograder grade ")
-    with one_batch():
+    with one_batch(jobs=1):
         again = subprocess.run(["bash", "-c", pasted.replace("python", shlex.quote(sys.executable), 1)], cwd=REPO,
                                env=env, capture_output=True, text=True, timeout=600)
     assert again.returncode == 0, again.stderr[-3000:]

@@ -18,6 +18,7 @@ Every command run here is quoted from the guide (the test checks that it is ther
 only a short cell time limit, so the endless loop costs seconds.
 """
 
+import contextlib
 import csv
 import json
 import os
@@ -43,6 +44,7 @@ from lms_formats import (
     moodle_name,
 )
 from nbgrader.api import Gradebook
+from run_locks import one_batch
 
 from autograder import REPO_ROOT
 from autograder.grading.scoring.gradebook import cell_scores
@@ -98,6 +100,12 @@ def _fresh_clone(target):
     return target
 
 
+def _locks_for(line):
+    """The run's cores for a `grade` line (its sandboxes beside other tests' would oversubscribe the machine:
+    run_locks.py); nothing for any other command."""
+    return one_batch() if "autograder grade" in line else contextlib.nullcontext()
+
+
 class Shell:
     """Runs guide commands with bash in the clone, the course's environment first on PATH, HOME in the scratch."""
 
@@ -110,8 +118,9 @@ class Shell:
     def __call__(self, command, *extra, ok=True):
         assert command in _guide_lines(), f"not a command of the guide: {command}"
         line = " ".join([command, *extra])
-        done = subprocess.run(["bash", "-c", line], cwd=self.clone, env=self.env, capture_output=True, text=True,
-                              timeout=1800)
+        with _locks_for(line):
+            done = subprocess.run(["bash", "-c", line], cwd=self.clone, env=self.env, capture_output=True,
+                                  text=True, timeout=1800)
         if ok:
             assert done.returncode == 0, f"{line}\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
         return done

@@ -62,3 +62,18 @@ def test_the_controller_makes_the_folder_its_workers_inherit(monkeypatch):
     finally:
         run_locks.remove_folder(folder)
     assert not os.path.exists(folder)
+
+
+def test_a_wait_for_the_locks_is_recorded_with_the_test_that_waited(tmp_path, monkeypatch):
+    """The run's end lists the waits of a second or more (conftest.py): a worker that waits leaves a core idle."""
+    monkeypatch.setenv(run_locks.LOCKS, str(tmp_path))
+    monkeypatch.setattr(run_locks, "cores", lambda: 2)
+    clock = iter([100.0, 103.5, 200.0, 200.4])  # asked, then held: 3.5 s; then 0.4 s, too short to list
+    monkeypatch.setattr(run_locks.time, "monotonic", lambda: next(clock))
+    monkeypatch.setenv("PYTEST_CURRENT_TEST", "tests/test_x.py::test_waits (call)")
+    with run_locks.one_batch():
+        pass
+    with run_locks.one_batch(jobs=1):
+        pass
+    assert run_locks.waits(tmp_path) == [(3.5, "tests/test_x.py::test_waits")]
+    assert run_locks.waits(tmp_path / "nowhere") == []

@@ -29,6 +29,9 @@ CHROMIUM = system_needs.chromium()
 CHROMIUM_ARGS = system_needs.CHROMIUM_ARGS
 
 
+# tryfirst: the group must be marked before pytest-xdist's own hook puts it into the node id, which it does not
+# when this conftest is the run's first (pytest tests/browser/...): the tests then failed as groupless.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Mark the browser tests; tests/conftest.py skips them (or, with FFN_REQUIRE_BROWSER, fails them)
     where Chromium or Playwright is missing."""

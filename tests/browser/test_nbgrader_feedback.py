@@ -36,7 +36,7 @@ def _graded(tmp, *options):
     learner = nbtools.with_answers(nbtools.completed_learner(AID), {"ffn_forward": MISSING_B1})
     with zipfile.ZipFile(tmp / "download.zip", "w") as zf:
         zf.writestr(f"FFN02_bo_attempt_2024-05-02-11-30-00_{AID}.ipynb", nbformat.writes(learner))
-    with one_batch():
+    with one_batch(jobs=1):  # bo alone: grade runs one sandbox
         run = subprocess.run([sys.executable, "-m", "autograder", "grade", AID, str(tmp / "download.zip"), "--out",
                               str(tmp / "results"), "--course", str(root), *options], capture_output=True, text=True,
                              env=nbtools.nbgrader_env(), timeout=1800)

@@ -4,6 +4,9 @@
 import pytest
 
 
+# tryfirst: the group must be marked before pytest-xdist's own hook puts it into the node id, which it does not
+# when this conftest is the run's first (pytest tests/hub/...): the tests then failed as groupless.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     for item in items:
         if "/hub/" in str(item.fspath):
