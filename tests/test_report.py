@@ -670,9 +670,11 @@ def test_report_on_a_class_graded_by_the_grade_command(tmp_path):
     assert n >= 30
 
     results = tmp_path / "results"
-    with one_batch():  # two jobs: a class of 30 and more, one batch of the run's at a time
+    # One job: the report is under test here, not parallel grading, and a batch of two waited for every core
+    # while another worker's long one-job batch held one (272 s of a core idle, tests/run_locks.py).
+    with one_batch(jobs=1):
         done = subprocess.run([sys.executable, "-m", "autograder", "grade", AID, str(submitted), "--out",
-                               str(results), "--jobs", "2", "--course", str(course)], capture_output=True, text=True,
+                               str(results), "--jobs", "1", "--course", str(course)], capture_output=True, text=True,
                               env=nbtools.nbgrader_env(), cwd=tmp_path, timeout=3 * 3600)
     assert done.returncode == 0, done.stderr[-3000:]
     out, table = tmp_path / "report.html", tmp_path / "report.csv"
