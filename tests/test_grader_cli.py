@@ -21,10 +21,9 @@ pytestmark = [pytest.mark.grading, pytest.mark.xdist_group("grader-cli")]
 MISSING_B1 = "def ffn_forward(x, W1, b1, W2, b2):\n    return np.maximum(x @ W1, 0) @ W2 + b2\n"
 
 
-def _autograder(*args, cwd=None, students=None):
-    """`python -m autograder ...`; a `grade` holds the run's locks for sandboxed grading (run_locks.one_batch): one
-    core when it grades one student (grade never runs more sandboxes than students), else every core."""
-    jobs = 1 if students == 1 else None
+def _autograder(*args, cwd=None, jobs=None):
+    """`python -m autograder ...`; a `grade` holds the run's locks for the `jobs` sandboxes it runs at once
+    (run_locks.one_batch; None: every core)."""
     with one_batch(jobs) if args[0] == "grade" else contextlib.nullcontext():
         return subprocess.run([sys.executable, "-m", "autograder", *map(str, args)], capture_output=True, text=True,
                               cwd=cwd, env=nbtools.nbgrader_env(), timeout=1800)
@@ -116,7 +115,7 @@ def test_grade_takes_an_lms_zip_directly(tmp_path):
     course_root = _in_utc(grading.make_course(tmp_path / "course", ASSIGNMENT))
     _lms_zip(tmp_path / "download.zip", {("cy", "2024-05-03-09-15-00"): nbtools.completed_learner(ASSIGNMENT)})
     run = _autograder("grade", ASSIGNMENT, tmp_path / "download.zip", "--out", tmp_path / "results",
-                      "--course", course_root, "--draw-figures", students=1)
+                      "--course", course_root, "--draw-figures", jobs=1)  # cy alone: one sandbox
     assert run.returncode == 0, run.stderr[-3000:]
     cy = json.loads((tmp_path / "results" / "cy.json").read_text())
     assert cy["status"] == "graded" and cy["score"] == cy["max_score"]
