@@ -5,8 +5,9 @@ A test waits for the state it needs (a FIFO, a line of a log, a process's state,
 only catches a hang. What may sleep: the polling interval of such a deadline loop, a timeout or a stuck call under
 test, or a window in which something must not happen. A student's sleeping code is a string, not a call of tests/,
 and is not listed. The scan reads every module of tests/ with ast and finds each call of a function named `sleep`
-(time.sleep, asyncio.sleep, a bare imported sleep); a new one fails here until it is listed with its reason, and a
-listed one that is gone fails too, so that the table stays the list of what sleeps.
+(time.sleep, asyncio.sleep, a bare imported sleep) or `wait_for_timeout` (Playwright's); a new one fails here until
+it is listed with its reason, and a listed one that is gone fails too, so that the table stays the list of what
+sleeps.
 """
 
 import ast
@@ -52,6 +53,13 @@ ALLOWED = {
         "a stuck call under test: an await that never returns, which the watchdog's deadline must cancel",
     ("test_formgrader.py", "_wait", "time.sleep(0.5)"):
         POLL + ": the instructor's JupyterLab answering",
+    ("browser/test_formgrader_safety.py", "ran", "page.wait_for_timeout(1500)"):
+        "a window in which something must not happen: a payload's script, a toggle's or a timer's handler, may "
+        "run after the load event (a control page shows the check sees one that does)",
+    ("test_feedback_safety.py", "test_no_script_runs_when_the_pages_are_opened_in_chromium",
+     "page.wait_for_timeout(1500)"):
+        "a window in which something must not happen: a payload's script, a toggle's or a timer's handler, may "
+        "run after the load event (the control page shows the check sees one that does)",
     ("test_grader_adversarial.py", "test_gradebook_intact_and_matches_results", "time.sleep(0.05)"):
         POLL + ": each sleeper seen during the batch gone",
     ("test_grader_cluster.py", "_Killer.run", "time.sleep(0.5)"):
@@ -105,8 +113,9 @@ def calls(named, root=TESTS):
 
 
 def sleeps(root=TESTS):
-    """{(module, enclosing function, call): line} of every call of a function named `sleep` under `root`."""
-    return calls("sleep", root)
+    """{(module, enclosing function, call): line} of every call of a function named `sleep` under `root`, and of
+    Playwright's `wait_for_timeout`, the browser's sleep."""
+    return {**calls("sleep", root), **calls("wait_for_timeout", root)}
 
 
 def test_every_sleep_in_the_tests_is_listed_with_its_reason():
@@ -129,9 +138,9 @@ def test_the_scan_finds_each_way_of_sleeping(tmp_path):
         "import asyncio, time\nfrom time import sleep\n\n"
         "def f():\n    time.sleep(1)\n\n"
         "class C:\n    async def g(self):\n        await asyncio.sleep(2)\n\n"
-        "sleep(3)\nSTUDENT = 'time.sleep(4)'\n", encoding="utf-8")
+        "sleep(3)\nSTUDENT = 'time.sleep(4)'\npage.wait_for_timeout(5)\n", encoding="utf-8")
     assert sleeps(tmp_path) == {("t.py", "f", "time.sleep(1)"): 5, ("t.py", "C.g", "asyncio.sleep(2)"): 9,
-                                ("t.py", "", "sleep(3)"): 11}
+                                ("t.py", "", "sleep(3)"): 11, ("t.py", "", "page.wait_for_timeout(5)"): 13}
 
 
 def test_a_coroutine_runs_only_in_a_thread_of_its_own():

@@ -3,6 +3,8 @@
 import itertools
 import re
 
+from playwright.sync_api import expect
+
 _workspaces = itertools.count()
 STDERR = 'application/vnd.jupyter.stderr'
 
@@ -58,7 +60,10 @@ def menu_items(page, top):
 
 def run_all(page):
     menu(page, "Run", "Run All Cells")
-    page.wait_for_timeout(500)  # let the first cell enter the queue before polling for idle
+    # Run All has taken effect once some prompt is queued ([*]) or numbered; then only a lasting idle means done.
+    page.wait_for_function(r"""() => [...document.querySelectorAll(
+                                   '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]
+                               .some(p => /\[[*\d]/.test(p.textContent))""", polling=100)
     wait_idle(page)
 
 
@@ -90,7 +95,19 @@ def replace_cell_source(page, cell, source):
 
 
 def run_cell(page, cell):
+    prompt = cell.locator(".jp-InputPrompt").first
+    before = prompt.text_content()
     cell.locator(".cm-content").first.click()
     page.keyboard.press("Shift+Enter")
-    page.wait_for_timeout(300)
+    # The prompt changes as the cell is queued ([*]) and again as it ends (the next execution count): never stays.
+    expect(prompt).not_to_have_text(before, timeout=120_000)
     wait_idle(page)
+
+
+def save(page, path):
+    """Save the visible notebook (Ctrl+S); return once the server has written `path` (its reply to the save)."""
+    name = path.name
+    with page.expect_response(lambda r: r.request.method == "PUT" and "/api/contents/" in r.url
+                              and r.url.split("?")[0].endswith(name), timeout=60_000) as saved:
+        page.keyboard.press("Control+s")
+    assert saved.value.ok, f"saving {name}: the server answered {saved.value.status}"

@@ -17,7 +17,7 @@ from autograder.grading.gate_out import feedback
 from autograder.report import class_report as report
 
 from . import axe
-from .jlab import cell_by_text, notebook, open_notebook, run_all, wait_idle
+from .jlab import cell_by_text, notebook, open_notebook, run_all, save, wait_idle
 
 AID = "02_forward_pass"
 
@@ -208,9 +208,7 @@ def check_notebook(page, server, path, artifacts):
     _check_narrow(page, path)
     missing = notebook(page).locator(".jp-OutputArea-output img:not([alt])").count()
     assert missing == 0, f"{path}: {missing} image(s) without alt text in JupyterLab"
-    page.keyboard.press("Control+s")
-    page.wait_for_timeout(800)
-    wait_idle(page)
+    save(page, server.root / path)
     html = pages.notebook_html(server.root / path)
     target = artifacts.parent / "a11y" / (path.replace("/", "-") + ".html")
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -232,7 +230,10 @@ def _check_narrow(page, path):
     size = page.viewport_size
     page.set_viewport_size({"width": NARROW_WIDTH, "height": size["height"]})
     try:
-        page.wait_for_timeout(1500)  # JupyterLab lays the panel out again
+        # JupyterLab lays the panel out again, to the new width
+        page.wait_for_function("""w => { const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+                                         return panel && panel.getBoundingClientRect().right <= w; }""",
+                               arg=NARROW_WIDTH, polling=100)
         axe.check(page, LAB_ACCEPTED, context=LAB_CONTEXT)
         wide = notebook(page).evaluate("""n => [...n.querySelectorAll(
                 '.jp-MarkdownOutput, .jp-OutputArea-output.jp-RenderedMarkdown')]

@@ -5,5 +5,6 @@
     public.py         the build of ffn_helpers the learner's side imports: stubs, no code that computes an answer
     rpc.py            the channel between the two sides: bounded plain data only, nothing unpickled or evaluated
     judge.py          where the tests run: a confined child of the worker, computing only the course functions allowed
+    course_namespace.py  the course's own cells the tests read, run once per notebook in the worker for its judges
     disclosure.py     what a test's failure tells the student: the mistakes named, a private offering's hidden data
 """

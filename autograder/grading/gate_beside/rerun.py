@@ -34,7 +34,6 @@ import builtins
 import contextlib
 import dataclasses
 import hmac
-import io
 import os
 import secrets
 import signal
@@ -52,6 +51,8 @@ from ...limits import MAX_MESSAGE_CHARS, MAX_TEST_MESSAGE_CHARS
 from ..gate_in import confine, unsandboxed, zygote
 from ..gate_in.loop_budget import LoopBudget
 from . import disclosure, public, rpc
+from .course_namespace import CourseNamespace
+from .course_namespace import quiet as _quiet
 
 _HERE = Path(__file__).resolve().parent
 
@@ -93,13 +94,6 @@ class CleanRunResult:
     cell_errors: list = field(default_factory=list)  # (cell label, message) of cells that failed here
     notes: list = field(default_factory=list)
     course_errors: list = field(default_factory=list)  # course cells that failed in the grader (a course bug)
-
-
-class _Shell:
-    """`get_ipython()` for the course's own cells in the grader: magics do nothing."""
-
-    def __getattr__(self, name):
-        return lambda *args, **kwargs: None
 
 
 class StudentProcess:
@@ -260,13 +254,14 @@ class CleanRun:
     """Run the learner's cells in a fresh sandboxed process and judge each test cell in the grader."""
 
     def __init__(self, cells, sandbox, cell_timeout, references, course_cells, student=None, notebook_timeouts=(),
-                 on_cell=None):
+                 on_cell=None, course_namespace=None):
         """`cells`: the submission's code cells; `course_cells`: the instructor's source notebook's, whose
         setup, demonstrations and tests (hidden ones included) are what the grader runs. `student`: the
         learner's process (judge.Controlled in the worker's confined child; by default started from here).
         `notebook_timeouts`: the tests that timed out in the notebook run, which are not run again here.
-        `on_cell(cell)`, if given, is called as each cell or test starts (the progress line's)."""
-        self.on_cell = on_cell
+        `on_cell(cell)`, if given, is called as each cell or test starts (the progress line's).
+        `course_namespace`: course_cells' CourseNamespace, if already built (by default built here)."""
+        self.on_cell, self.course_namespace = on_cell, course_namespace
         self.cells, self.sandbox, self.cell_timeout = cells, sandbox, cell_timeout
         self.notebook_timeouts = frozenset(notebook_timeouts)
         self.loops = LoopBudget(cell_timeout)  # keyed by exercise, as the notebook run's
@@ -367,8 +362,10 @@ class CleanRun:
 
     # --- the whole run ----------------------------------------------------------------------------------
     def run(self):
-        tests, grader_side, student_side = _sides(self.cells, self.course_cells, self.exercises)
-        namespace = _course_namespace(grader_side, self.result.course_errors)
+        tests, student_side = _sides(self.cells, self.course_cells, self.exercises)
+        course = self.course_namespace or CourseNamespace.build(self.course_cells)
+        namespace = course.fresh()
+        self.result.course_errors.extend(course.errors)
         for test in tests:
             self.result.tests[test.grade_id] = TestResult(test.grade_id, test.exercise, test.points)
         try:
@@ -501,13 +498,11 @@ def _failure(exc, timeout):
 
 
 def _sides(cells, course, exercises):
-    """(the course's tests, the course's cells the grader runs for them, the cells the learner's process runs). The
-    grader runs the course's own cells that the tests need; the student's process runs the answers, and the
-    submission's cells that define what the answers use (the course's cells among them cut to what is used)."""
+    """(the course's tests, the cells the learner's process runs). The grader runs the course's own cells that the
+    tests need (course_namespace.py); the student's process runs the answers, and the submission's cells that define
+    what the answers use (the course's cells among them cut to what is used)."""
     tests = [c for c in course if c.role == "test" and c.grade_id]
     answers = [c for c in cells if c.role == "answer" and c.grade_id in exercises]
-    trusted = [c for c in course if c.role in ("instructor", "learner")]
-    grader_side = needed(course, set().union(*(t.loads for t in tests)), trusted)
     wanted = set().union(*(c.loads for c in answers))
     others = [c for c in cells if c.role in ("instructor", "learner")]
     providers = needed(cells, wanted, others)
@@ -515,20 +510,7 @@ def _sides(cells, course, exercises):
     student_side = sorted(answers + [dataclasses.replace(c, python=slim(c.python, wanted))
                                      if c.role == "instructor" else c for c in providers],
                           key=lambda c: c.index)
-    return tests, grader_side, student_side
-
-
-def _course_namespace(grader_side, errors):
-    """The grader's namespace for the tests: the course's own cells run in it (their failures added to `errors`)."""
-    shell = _Shell()
-    namespace = {"__name__": "__main__", "get_ipython": lambda: shell}
-    for cell in grader_side:
-        try:
-            with _quiet():
-                exec(compile(cell.python, f"<{cell.label}>", "exec"), namespace)
-        except Exception as exc:
-            errors.append((cell.label, f"{type(exc).__name__}: {exc}"))
-    return namespace
+    return tests, student_side
 
 
 def _schedule(cells, student_side, tests):
@@ -588,8 +570,3 @@ def _hooked(hook):
         checks.substitute.hook = None
 
 
-@contextlib.contextmanager
-def _quiet():
-    """The course's cells print their ✔ lines; in the grader they go nowhere."""
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
-        yield

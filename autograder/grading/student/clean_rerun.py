@@ -6,6 +6,7 @@ import sys
 import time
 
 from ..dispatch import position
+from ..gate_beside.course_namespace import CourseNamespace
 
 
 class CleanRerun:
@@ -16,6 +17,7 @@ class CleanRerun:
     def __init__(self, course_cells, cell_timeout, offering_seed, folders, sandboxes, timing, where):
         self.course_cells, self.cell_timeout, self.offering_seed = course_cells, cell_timeout, offering_seed
         self.folders, self.sandboxes, self.timing, self.where = folders, sandboxes, timing, where
+        self._namespaces = {}  # notebook name -> its CourseNamespace, built at its first student (its module doc)
 
     def judge(self, student, nbm, executed, notebook, run_info, findings, error, again=False):
         """The result of notebook `nbm`: `executed`, what the notebook run left (or None), `notebook` what is shown,
@@ -37,7 +39,10 @@ class CleanRerun:
         # alone, after the batch (`again`).
         looped = results.notebook_run_timeouts(executed, run_info) if executed is not None else set()
         self.where.phase(position.CLEAN_RERUN, nbm.name)  # before its process starts
-        clean = self.run(code, sandbox, references, course_cells, looped, self.where.clean_positions(nbm, code))
+        if nbm.name not in self._namespaces:
+            self._namespaces[nbm.name] = CourseNamespace.build(course_cells)
+        clean = self.run(code, sandbox, references, course_cells, looped, self.where.clean_positions(nbm, code),
+                         course_namespace=self._namespaces[nbm.name])
         self._killed_for_memory(clean)
         self.timing.since("clean re-run", started)
         shutil.rmtree(rerun_dir, ignore_errors=True)
@@ -56,7 +61,7 @@ class CleanRerun:
                 if test.incomplete:
                     test.message = f"MemoryError: the sandbox's processes together went past its memory; {test.message}"
 
-    def run(self, code, sandbox, references, course_cells, notebook_timeouts=(), at=None):
+    def run(self, code, sandbox, references, course_cells, notebook_timeouts=(), at=None, course_namespace=None):
         """rerun.CleanRun in a confined child of this process (judge.py); a second try if it cannot finish.
 
         When neither try gives a verdict, no test earns a point from the clean re-run (its
@@ -76,7 +81,8 @@ class CleanRerun:
             checks.set_offering_seed(self.offering_seed)
             return CleanRun(code, sandbox, timeout, references, course_cells, student=student,
                             notebook_timeouts=notebook_timeouts,
-                            on_cell=(lambda cell: student.at(at(cell))) if at else None).run()
+                            on_cell=(lambda cell: student.at(at(cell))) if at else None,
+                            course_namespace=course_namespace).run()
 
         why = ""
         for attempt in range(2):
