@@ -2,7 +2,8 @@
 JupyterLab and as nbconvert HTML, and the FFN widget with the keyboard alone.
 
 Zero serious or critical violations; every other rule that fires is listed below with why it is accepted.
-The solution notebooks are checked in test_lab.py's Run All of each (`check_notebook`), not run twice.
+Each notebook is checked after a Run All another test makes anyway (`check_notebook`), not run twice: the solutions
+in test_lab.py's, the learner versions in test_first_hour.py's (00_start_here's in test_lab.py's).
 """
 
 import re
@@ -12,12 +13,12 @@ import nbtools
 import pytest
 from report_fixtures import answer_cells, renamed, synthetic_class, write_class, write_notebooks
 
-from autograder import SOLUTIONS_DIR, assignments, pages
+from autograder import SOLUTIONS_DIR, pages
 from autograder.grading.gate_out import feedback
 from autograder.report import class_report as report
 
 from . import axe
-from .jlab import cell_by_text, notebook, open_notebook, run_all, save, wait_idle
+from .jlab import cell_by_text, notebook, open_notebook, save, wait_idle
 
 AID = "02_forward_pass"
 
@@ -241,14 +242,6 @@ def _check_narrow(page, path):
         assert wide == [], f"{path}: markdown wider than its cell at {NARROW_WIDTH} px: {wide}"
     finally:
         page.set_viewport_size(size)
-
-
-@pytest.mark.parametrize("assignment", assignments())
-def test_learner_notebook_meets_wcag_aa_in_jupyterlab_and_as_html(page, learner_lab, artifacts, assignment):
-    path = f"notebooks/{assignment}.ipynb"
-    open_notebook(page, learner_lab, path)
-    run_all(page)
-    check_notebook(page, learner_lab, path, artifacts)
 
 
 # ------------------------------------------------------------------------------------------- the widget

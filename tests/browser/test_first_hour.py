@@ -1,4 +1,5 @@
-"""A learner's first Run All in JupyterLab, in Chromium: every section runs, and failed checks read first."""
+"""A learner's first Run All in JupyterLab, in Chromium: every section runs, failed checks read first, and what
+the learner sees meets WCAG 2.1 AA."""
 
 import re
 
@@ -7,6 +8,7 @@ import pytest
 from autograder import assignments
 
 from .jlab import cell_by_text, notebook, open_notebook, replace_cell_source, run_all, run_cell
+from .test_a11y import check_notebook
 
 
 def _prompts(page):
@@ -14,9 +16,12 @@ def _prompts(page):
 
 
 @pytest.mark.parametrize("assignment", [a for a in assignments() if a != "00_start_here"])
-def test_run_all_reaches_the_last_cell_with_nothing_implemented(page, learner_lab, artifacts, assignment):
-    """Restart & Run All on a learner notebook: the failing checks do not stop it; the last cell runs."""
-    open_notebook(page, learner_lab, f"notebooks/{assignment}.ipynb")
+def test_run_all_reaches_the_last_cell_with_nothing_implemented_and_meets_wcag_aa(page, learner_lab, artifacts,
+                                                                                  assignment):
+    """Restart & Run All on a learner notebook: the failing checks do not stop it; the last cell runs. Then what the
+    learner sees meets WCAG 2.1 AA in JupyterLab and as HTML (test_a11y.check_notebook, on this same run)."""
+    path = f"notebooks/{assignment}.ipynb"
+    open_notebook(page, learner_lab, path)
     run_all(page)
     page.screenshot(path=str(artifacts / f"run-all-{assignment}.png"))
     prompts = _prompts(page)
@@ -28,6 +33,7 @@ def test_run_all_reaches_the_last_cell_with_nothing_implemented(page, learner_la
         # A check of several cases names the case first ("Case: W-4's two tokens"), then what failed.
         first = lines[1] if lines[0].startswith("Case: ") and len(lines) > 1 else lines[0]
         assert "is not implemented yet" in first, lines[:2]
+    check_notebook(page, learner_lab, path, artifacts)
 
 
 NAME_ERROR = ("def ffn_forward(x, W1, b1, W2, b2):\n"

@@ -30,6 +30,7 @@ def test_start_here_runs_all_without_errors(page, learner_lab, artifacts):
     # the demonstration of a failing check printed its message, and the real check passed
     text = notebook(page).inner_text()
     assert "The check failed, as it should" in text and "✔" in text
+    check_notebook(page, learner_lab, "notebooks/00_start_here.ipynb", artifacts)  # WCAG 2.1 AA (test_a11y.py)
 
 
 @pytest.mark.parametrize("assignment", assignments())
