@@ -69,6 +69,20 @@ def test_sandbox_probe_succeeds_here():
     assert ok, why
 
 
+def test_the_sandbox_runs_an_interpreter_started_by_a_path_through_another_folder():
+    """`../.venv/bin/python` from tests/: Python keeps tests/.. in sys.executable, and tests/ is not mounted in the
+    sandbox. This used to fail as "bubblewrap could not create its namespaces"."""
+    tests = Path(__file__).parent
+    python = os.path.relpath(sys.executable, tests)
+    assert python.startswith(".."), python
+    run = subprocess.run([python, "-c", "import sys\nfrom autograder.grading.gate_in import sandbox\n"
+                          "print(sys.executable)\nprint(*sandbox.probe(), sep='\\n')"],
+                         cwd=tests, capture_output=True, text=True, timeout=120)
+    started_by, ok, why = (run.stdout.splitlines() + ["", "", ""])[:3]
+    assert ".." in started_by, started_by  # the case of the test: Python kept the path through tests/
+    assert (ok, run.returncode) == ("True", 0), (why, run.stderr[-2000:])
+
+
 def test_sandbox_writes_only_its_folder(box):
     box, base = box
     code = ("import os\nopen('mine.txt', 'w').write('ok')\n"

@@ -329,7 +329,19 @@ _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc
 
 def _under_the_filter(argv):
     """`argv`, started by a Python that first installs syscalls.py's seccomp filter (no site, no user's path)."""
-    return [sys.executable, "-I", "-S", "-c", syscalls.source(), syscalls.THEN, *argv]
+    program, *rest = argv
+    return [_reachable(sys.executable), "-I", "-S", "-c", syscalls.source(), syscalls.THEN, _reachable(program), *rest]
+
+
+def _reachable(path):
+    """`path` without its `.` and `..` steps, when that names the same file: inside the sandbox only the folders it
+    needs are mounted, and Python keeps the path it was started by, so `tests/../.venv/bin/python` (the interpreter
+    run from a subfolder) would need tests/, which is not there."""
+    normal = os.path.normpath(path)
+    try:
+        return normal if normal != path and os.path.samefile(normal, path) else path
+    except OSError:  # not a path, or nothing there: left for the command to report
+        return path
 
 
 @functools.cache
