@@ -100,3 +100,30 @@ def test_a_partial_folder_under_the_kept_name_is_built_again(cache):
     (kept / "nbgrader_config.py").unlink()
     again = check_cache.built_course(AID, _counting_build(calls))
     assert calls == [AID, AID] and again == kept and (again / "made").read_text(encoding="utf-8") == "2"
+
+
+def test_matplotlibs_font_list_is_built_once_per_version_of_matplotlib(cache, monkeypatch, tmp_path):
+    """`grade` and `check` start their workers with it; building it costs each run a second or two."""
+    from importlib import metadata
+
+    from autograder.grading import worker
+
+    built = []
+    real = worker.matplotlib_cache
+    monkeypatch.setattr(worker, "matplotlib_cache", lambda folder: built.append(folder) or real(folder))
+    first = check_cache.matplotlib_fonts(tmp_path / 'own')
+    assert first == cache / f"matplotlib-{metadata.version('matplotlib')}"
+    assert [p.name for p in first.glob("fontlist-*.json")] and len(built) == 1
+    assert check_cache.matplotlib_fonts(tmp_path / 'own') == first and len(built) == 1  # kept
+    assert [p.name for p in cache.iterdir()] == [first.name]  # built beside, then renamed: nothing else left
+    monkeypatch.setattr(metadata, "version", lambda name: "0.0-another")
+    other = check_cache.matplotlib_fonts(tmp_path / 'own')
+    assert other.name == "matplotlib-0.0-another" and len(built) == 2 and any(other.glob("fontlist-*.json"))
+
+
+
+def test_without_a_cache_folder_it_may_write_a_run_builds_its_own_font_list(tmp_path, monkeypatch):
+    (tmp_path / "a-file").write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv(check_cache.CACHE_ENV, str(tmp_path / "a-file" / "cache"))
+    fonts = check_cache.matplotlib_fonts(tmp_path / "own")
+    assert fonts == tmp_path / "own" and any(fonts.glob("fontlist-*.json"))

@@ -5,7 +5,8 @@ The subpackages name the gate they hold or the step they take; each layer import
 
     grade.py          `grade`: the trusted parent; finds submissions, skips the graded, publishes results, gradebook
     check.py          `check`: one notebook graded as `grade` grades it, in a throw-away copy of the course
-    check_cache.py    what `check` keeps between runs: the course built from its source, keyed by a digest
+    check_cache.py    what `check` keeps between runs (the course built from its source, keyed by a digest) and
+                      matplotlib's font list, which `grade` uses too
     worker.py         one student at a time: the notebook run, the clean re-run, the result (a process of its own)
     student/          one student's grading in a worker, a class per step: folders, sandboxes, the two runs, timing
     worker_setup.py   what a grading worker is told when it starts: made by `grade`, `check` or a Dask task

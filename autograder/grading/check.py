@@ -179,7 +179,8 @@ def _grade(notebook, assignment_id, tmp, limits, isolate, cell_timeout, feedback
         template_db=course.db_path(config), course_notebooks=course.source_texts(config, assignment_id),
         limits=vars(limits), isolate=isolate, offering_seed=offering.seed(instructor),
         hide=(tmp, notebook.resolve().parent, check_cache.folder()), feedback_dir=results_dir if feedback else None,
-        cell_timeout=cell_timeout, draw_figures=draw_figures, matplotlib_cache=str(check_cache.matplotlib_fonts()),
+        cell_timeout=cell_timeout, draw_figures=draw_figures,
+        matplotlib_cache=str(check_cache.matplotlib_fonts(tmp / "matplotlib")),
     )
     worker = Worker(setup)
     clock.lap("worker start")

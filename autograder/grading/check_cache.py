@@ -6,7 +6,8 @@ of everything the build reads: the assignment's source folder, the course's nbgr
 configuration, the course's own code, and the versions of nbgrader, jupytext and nbformat.
 A change to any of them makes another name, so a stale build is never used; an entry is
 written whole (built beside, then renamed), so a check stopped half-way leaves none.
-matplotlib's font list is kept there too (it names its own file by matplotlib's version).
+matplotlib's font list is kept there too, one per version of matplotlib, for `check` and `grade`
+alike: building it costs every run a second or two.
 """
 
 import contextlib
@@ -84,13 +85,28 @@ def _forget_others(home, assignment_id, key):
         shutil.rmtree(old, ignore_errors=True)
 
 
-def matplotlib_fonts():
-    """A folder holding matplotlib's font list, built the first time (worker.matplotlib_cache)."""
+def matplotlib_fonts(elsewhere):
+    """A folder holding matplotlib's font list (worker.matplotlib_cache), built the first time for this version of
+    matplotlib: `check` gives it to its worker and `grade` a copy to each of its workers. Built beside, then renamed,
+    so a run never copies a list another run is still writing. `elsewhere`: a folder of the run's own, where the list
+    is built for this run alone when the cache folder cannot be written (a user without a home of their own)."""
     from .worker import matplotlib_cache
 
-    fonts = folder() / "matplotlib"
-    if not any(fonts.glob("fontlist-*.json")):
-        matplotlib_cache(fonts)
+    fonts = folder() / f"matplotlib-{metadata.version('matplotlib')}"
+    if any(fonts.glob("fontlist-*.json")):
+        return fonts
+    try:
+        fonts.parent.mkdir(parents=True, exist_ok=True)
+        fresh = Path(tempfile.mkdtemp(prefix=f".{fonts.name}-", dir=fonts.parent))
+    except OSError:
+        return matplotlib_cache(elsewhere)
+    try:
+        if any(matplotlib_cache(fresh).glob("fontlist-*.json")):
+            with contextlib.suppress(OSError):  # another run made it first: theirs is the same
+                fresh.rename(fonts)
+    finally:
+        shutil.rmtree(fresh, ignore_errors=True)
+    fonts.mkdir(exist_ok=True)  # still without a list if matplotlib made none: each worker builds its own
     return fonts
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from .. import COURSE_ROOT, offering, private, sanitise
 from ..limits import MAX_FILE_BYTES, STUDENT_TIMEOUT_SECONDS
 from ..schema import Flag, Status, StudentResult
-from . import course, intake, submissions, tempfolders, worker
+from . import check_cache, course, intake, submissions, tempfolders, worker
 from .dispatch import driver, pool
 from .gate_beside import public
 from .gate_in import cgroups, sandbox, unsandboxed
@@ -328,10 +328,10 @@ def _worker_setup(config, model, scratch, limits, unsafe, submitted, out_dir, ce
         model=model.to_dict(), scratch=scratch, course_root=config.CourseDirectory.root,
         release_dir=course.copy_release(config, model.name, scratch / "release"), template_db=template,
         course_notebooks=course.source_texts(config, model.name), limits=vars(limits), isolate=not unsafe,
-        offering_seed=offering.seed(config), hide=(submitted,), feedback_dir=out_dir,
+        offering_seed=offering.seed(config), hide=(submitted, check_cache.folder()), feedback_dir=out_dir,
         cell_timeout=cell_timeout, draw_figures=draw_figures, uid_base=sandbox.uid_base(),
-        # matplotlib's font list, built once here rather than by each worker (and each worker started again)
-        matplotlib_cache=str(worker.matplotlib_cache(scratch / "matplotlib")),
+        # matplotlib's font list, built once for the user rather than by each worker (and each worker started again)
+        matplotlib_cache=str(check_cache.matplotlib_fonts(scratch / "matplotlib")),
     )
 
 
