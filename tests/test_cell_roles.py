@@ -67,3 +67,28 @@ def test_no_other_module_reads_a_cells_role_from_its_flags():
             continue
         found += [f"{rel}:{line}" for line in _flag_reads(ast.parse(path.read_text(encoding="utf-8")))]
     assert found == []
+
+
+def _answers(aid):
+    return [m["grade_id"] for m in cells.source_metadata(ROOT / "autograder" / "course" / "source" / aid / f"{aid}.py")
+            if cells.role_of_metadata(m) == "answer"]
+
+
+def test_a_notebooks_answers_name_their_assignment_reading_only_its_source_when_it_is_the_one_expected(monkeypatch):
+    """`check` names the assignment it expects: its own notebook costs one source read, not fourteen."""
+    answers = _answers("03_residual_layernorm")
+    assert cells.assignment_of_answers(answers) == "03_residual_layernorm"
+    assert cells.assignment_of_answers(answers, expected="02_forward_pass") == "03_residual_layernorm"
+    read = []
+    real = cells.source_metadata
+    monkeypatch.setattr(cells, "source_metadata", lambda path: read.append(Path(path).stem) or real(path))
+    assert cells.assignment_of_answers(answers, expected="03_residual_layernorm") == "03_residual_layernorm"
+    assert read == ["03_residual_layernorm"]
+
+
+def test_answers_two_assignments_share_go_to_the_one_expected():
+    """09 and 13 both have numerical_gradient and FeedForwardNetwork: a notebook of those alone is either's."""
+    shared = sorted(set(_answers("09_ffn_module")) & set(_answers("13_training")))
+    assert shared == ["FeedForwardNetwork", "numerical_gradient"]
+    assert cells.assignment_of_answers(shared) == "09_ffn_module"  # the first in course order, with nothing expected
+    assert cells.assignment_of_answers(shared, expected="13_training") == "13_training"

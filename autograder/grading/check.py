@@ -93,7 +93,7 @@ def read_notebook(path):
 def _is_of(nb, path, assignment_id):
     """BadInput when the notebook's answer cells are another assignment's (03's notebook saved as 02's name)."""
     answers = [c.metadata.get("nbgrader", {}).get("grade_id") for c in nb.cells if is_solution(c)]
-    holds = assignment_of_answers(answers)
+    holds = assignment_of_answers(answers, expected=assignment_id)
     if holds is not None and holds != assignment_id:
         raise BadInput(f"{path.name} holds the exercises of {holds}, not of {assignment_id}: check it with "
                        f"--assignment {holds}, or check {assignment_id}'s own notebook")
