@@ -19,23 +19,20 @@ def open_notebook(page, server, path):
                                    .some(e => /\| Idle/.test(e.textContent))""", polling=250)
 
 
-def wait_idle(page, timeout=120_000, settle_ms=1000):
-    """Wait until the kernel is idle and no cell is queued or running ([*]), for `settle_ms` on end.
+def wait_idle(page, timeout=120_000):
+    """Wait until the visible notebook's kernel is idle and no cell is queued or running ([*]).
 
-    The kernel goes idle for a moment between two queued cells: only a lasting idle means done.
+    Call it once what it waits for has begun (run_all and run_cell first see a prompt change): from then on a cell
+    shows [*] from the moment it is queued until its reply, so the kernel's idle moments between two queued cells
+    never pass for the end.
     """
-    page.evaluate("() => { window.__ffnIdleSince = undefined; }")
     page.wait_for_function(
-        """(settle) => {
+        """() => {
             const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
             const status = panel && panel.querySelector('.jp-Notebook-ExecutionIndicator');
-            const busy = !status || status.getAttribute('data-status') !== 'idle'
-                || [...panel.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('*'));
-            const now = performance.now();
-            if (busy || window.__ffnIdleSince === undefined) window.__ffnIdleSince = busy ? undefined : now;
-            return !busy && now - window.__ffnIdleSince >= settle;
+            return Boolean(status) && status.getAttribute('data-status') === 'idle'
+                && ![...panel.querySelectorAll('.jp-InputPrompt')].some(p => p.textContent.includes('*'));
         }""",
-        arg=settle_ms,
         timeout=timeout,
         polling=100,
     )
@@ -60,7 +57,7 @@ def menu_items(page, top):
 
 def run_all(page):
     menu(page, "Run", "Run All Cells")
-    # Run All has taken effect once some prompt is queued ([*]) or numbered; then only a lasting idle means done.
+    # Run All has taken effect once some prompt is queued ([*]) or numbered; then the notebook is done when idle.
     page.wait_for_function(r"""() => [...document.querySelectorAll(
                                    '.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputPrompt')]
                                .some(p => /\[[*\d]/.test(p.textContent))""", polling=100)

@@ -18,7 +18,7 @@ from autograder.grading.gate_out import feedback
 from autograder.report import class_report as report
 
 from . import axe
-from .jlab import cell_by_text, notebook, open_notebook, save, wait_idle
+from .jlab import cell_by_text, notebook, open_notebook, run_cell, save
 
 AID = "02_forward_pass"
 
@@ -251,10 +251,7 @@ def test_widget_works_with_the_keyboard_alone_and_meets_wcag_aa(page, learner_la
     open_notebook(page, learner_lab, f"solutions/{AID}.ipynb")
     cell = cell_by_text(page, "widgets.interactive_ffn(")
     for source in ("import numpy as np", "widgets.interactive_ffn("):
-        target = cell_by_text(page, source)
-        target.locator(".cm-content").first.click()
-        page.keyboard.press("Shift+Enter")
-        wait_idle(page)
+        run_cell(page, cell_by_text(page, source))
     view = cell.locator(".ffn-interactive")
     view.wait_for()
     axe.check(page, {}, context=".ffn-interactive")
