@@ -69,6 +69,19 @@ def test_sandbox_probe_succeeds_here():
     assert ok, why
 
 
+def test_only_an_absolute_path_naming_the_same_file_loses_its_dot_steps(tmp_path):
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    (tmp_path / "a" / "x").write_text("the file")
+    (tmp_path / "deep").mkdir()
+    (tmp_path / "deep" / "x").write_text("another file of the same name")
+    (tmp_path / "deep" / "link").symlink_to(tmp_path / "a" / "b")
+    assert sandbox._reachable(f"{tmp_path}/a/b/../x") == f"{tmp_path}/a/x"
+    # deep/link/.. is a/, not deep/: the path the kernel follows names a/x, the lexical one deep/x
+    assert sandbox._reachable(f"{tmp_path}/deep/link/../x") == f"{tmp_path}/deep/link/../x"
+    assert sandbox._reachable(f"{tmp_path}/missing/../a/x") == f"{tmp_path}/missing/../a/x"
+    assert sandbox._reachable("./x") == "./x" and sandbox._reachable("env") == "env"
+
+
 def test_the_sandbox_runs_an_interpreter_started_by_a_path_through_another_folder():
     """`../.venv/bin/python` from tests/: Python keeps tests/.. in sys.executable, and tests/ is not mounted in the
     sandbox. This used to fail as "bubblewrap could not create its namespaces"."""

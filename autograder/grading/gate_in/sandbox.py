@@ -337,6 +337,8 @@ def _reachable(path):
     """`path` without its `.` and `..` steps, when that names the same file: inside the sandbox only the folders it
     needs are mounted, and Python keeps the path it was started by, so `tests/../.venv/bin/python` (the interpreter
     run from a subfolder) would need tests/, which is not there."""
+    if not os.path.isabs(path):  # `./x` and `x` are not the same command
+        return path
     normal = os.path.normpath(path)
     try:
         return normal if normal != path and os.path.samefile(normal, path) else path
