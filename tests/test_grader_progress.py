@@ -286,16 +286,35 @@ def test_a_line_that_is_no_json_object_is_dropped_and_one_too_long_ends_the_work
         w.proc.stdout.close()
 
 
-def test_a_flood_of_positions_is_cut_to_the_rate():
+def test_a_flood_of_positions_is_cut_to_the_rate_and_its_last_is_named_once_the_rate_allows():
     clock = _Clock()
     pool, w, pipe = _pool_with_one_worker(clock)
     try:
         _say(pipe, pool, w, [{"at": [0, 0, i % 4, 0]} for i in range(1000)])
-        assert w.heard.dropped == 1000 - position.BURST
+        assert w.heard.dropped == 1000 - position.BURST - 1  # the last one is held back, not dropped
+        assert w.heard.where == f"notebook run, {NAMES[(position.BURST - 1) % 4]}"  # no token left yet
         clock.now += 1.0
+        assert w.heard.where == f"notebook run, {NAMES[999 % 4]}"  # where the worker is now
         _say(pipe, pool, w, [{"at": [1, 0, 3, 1]} for _ in range(100)])
-        assert w.heard.dropped == 1000 - position.BURST + 100 - int(position.RATE)
+        named = int(position.RATE) - 1  # the second's tokens, less the one that named the flood's last
+        assert w.heard.dropped == 1000 - position.BURST - 1 + 100 - named - 1
         assert w.heard.where == "clean re-run, a cell below test_ffn_forward_hidden"
+    finally:
+        pipe.close()
+        w.proc.stdout.close()
+
+
+def test_the_last_position_of_a_burst_read_late_is_where_the_progress_line_says_the_student_is():
+    """A parent busy publishing a result on a loaded machine reads 12 positions at once (a notebook run of 3 s at
+    one every GAP seconds): the worker then sits in its last cell, saying nothing more. On main the progress line
+    kept naming the tenth cell for good, and test_leftovers' Ctrl-C test waited in vain for the last."""
+    clock = _Clock()
+    pool, w, pipe = _pool_with_one_worker(clock)
+    try:
+        burst = [{"at": [0, 0, i % 3, 0]} for i in range(11)] + [{"at": [0, 0, 3, 1]}]
+        _say(pipe, pool, w, burst)
+        clock.now += 1.0  # the next second's look at the worker
+        assert [where for _, _, where in pool.running()] == ["notebook run, a cell below test_ffn_forward_hidden"]
     finally:
         pipe.close()
         w.proc.stdout.close()

@@ -9,6 +9,7 @@ removes them (autograder/grading/tempfolders.py). A `check` called as a function
 it found it.
 """
 
+import contextlib
 import copy
 import fcntl
 import json
@@ -51,6 +52,15 @@ def temp_dir():
     folder.chmod(0o1777)
     yield folder
     shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def terminal(course_root, tmp_path, temp_dir):
+    """A grade run started as from a terminal (_Terminal); if the test ends while it still runs (a failed
+    assertion), it is killed with every process it started, rather than left holding a sandbox for an hour."""
+    run = _Terminal(course_root, tmp_path, temp_dir)
+    yield run
+    run.kill()
 
 
 SLOW = "s-slow"  # a student whose last cell waits far longer than any test waits for it
@@ -111,6 +121,20 @@ class _Terminal:
                 return None
         return None
 
+    def kill(self):
+        """End the run and all it started, if it still runs (SIGKILL: a test that failed has nothing to check)."""
+        if self.run.poll() is None:
+            with contextlib.suppress(psutil.Error):
+                tree = [*psutil.Process(self.pid).children(recursive=True), psutil.Process(self.pid)]
+                for process in tree:
+                    with contextlib.suppress(psutil.Error):
+                        process.kill()
+                psutil.wait_procs(tree, timeout=60)
+            self.run.wait(timeout=60)
+        if self.main is not None:
+            os.close(self.main)
+            self.main = None
+
     def finished(self, timeout=900):
         """(exit code, the end of what it wrote) once the run has ended."""
         deadline = time.monotonic() + timeout
@@ -118,6 +142,7 @@ class _Terminal:
             pass
         code = self.run.wait(timeout=max(1.0, deadline - time.monotonic()))
         os.close(self.main)
+        self.main = None
         return code, self.text[-3000:]
 
 
@@ -172,8 +197,7 @@ def test_a_run_that_ends_leaves_nothing(course_root, tmp_path, temp_dir):
     assert _left(temp_dir) == [] and _groups(run) == []
 
 
-def test_a_run_stopped_by_ctrl_c_leaves_nothing(course_root, tmp_path, temp_dir):
-    terminal = _Terminal(course_root, tmp_path, temp_dir)
+def test_a_run_stopped_by_ctrl_c_leaves_nothing(terminal, temp_dir):
     _slow_student_in_its_waiting_cell(terminal)
     made = _groups(terminal)  # where cgroups can be made here, the run's, with its sandboxes' inside
     assert bool(made) == (cgroups.find()[0] is not None)
@@ -184,8 +208,7 @@ def test_a_run_stopped_by_ctrl_c_leaves_nothing(course_root, tmp_path, temp_dir)
     assert _left(temp_dir) == [] and _groups(terminal) == []
 
 
-def test_a_run_whose_worker_is_killed_leaves_nothing(course_root, tmp_path, temp_dir):
-    terminal = _Terminal(course_root, tmp_path, temp_dir)
+def test_a_run_whose_worker_is_killed_leaves_nothing(terminal, temp_dir):
     _slow_student_in_its_waiting_cell(terminal)
     worker = _worker_grading(terminal.run, SLOW)
     assert worker is not None, terminal.text[-3000:]

@@ -9,8 +9,9 @@ integers and no text, `{"at": [phase, notebook, cell, below]}`:
 - `below`: 1 when the cell running is not one of the course's but one below `cell` (-1: above all of them).
 
 The parent names the cell from its own copy of the model (`Listener`) and drops anything
-else: another shape, an index out of range, more than RATE messages a second. The worker
-sends at most one message every GAP seconds, and the latest position always (`Reporter`).
+else: another shape, an index out of range. It names at most RATE positions a second, the
+latest always. The worker sends at most one message every GAP seconds, and the latest
+position always (`Reporter`).
 """
 
 import json
@@ -62,29 +63,53 @@ def describe(at, model):
 
 
 class Listener:
-    """The parent's side, one per worker: the latest position it said, checked and named; the rest dropped."""
+    """The parent's side, one per worker: the latest position it said, checked and named; the rest dropped.
+
+    Over the rate a position is held back, not lost: the latest one held is named as soon as the rate allows,
+    at the next message or the next look at `where`. A parent busy for a while (publishing a result on a loaded
+    machine) reads a worker's positions in a burst, and the last of the burst is where the worker is now."""
 
     def __init__(self, model, clock=time.monotonic):
         self.model, self.clock = model, clock
         self.sizes = [len(nb.cells) for nb in model.notebooks]
-        self.where, self.dropped = "", 0
+        self._where, self.held, self.dropped = "", None, 0
         self.tokens, self.filled = float(BURST), clock()
 
-    def reset(self):
-        self.where = ""
+    @property
+    def where(self):
+        """What the worker said last, named ('' before it said anything of this student)."""
+        self._name_held()
+        return self._where
 
-    def hear(self, message):
-        """Take one message of the worker's that has an "at"; True if it was kept."""
+    def _name_held(self):
+        """Name the position held back if the rate allows; True if none is left held."""
+        if self.held is not None and self._token():
+            self._where, self.held = describe(self.held, self.model), None
+        return self.held is None
+
+    def reset(self):
+        self._where, self.held = "", None
+
+    def _token(self):
         now = self.clock()
         self.tokens = min(float(BURST), self.tokens + (now - self.filled) * RATE)
         self.filled = now
-        at = checked(message.get("at"), self.sizes) if set(message) == {"at"} else None
-        if self.tokens < 1 or at is None:
-            self.dropped += 1
+        if self.tokens < 1:
             return False
         self.tokens -= 1
-        self.where = describe(at, self.model)
         return True
+
+    def hear(self, message):
+        """Take one message of the worker's that has an "at"; True if it is named now (False: dropped, or held
+        back until the rate allows)."""
+        at = checked(message.get("at"), self.sizes) if set(message) == {"at"} else None
+        if at is None:
+            self.dropped += 1
+            return False
+        if self.held is not None:  # a newer position: the one held back is never named
+            self.dropped += 1
+        self.held = at
+        return self._name_held()
 
 
 class Tracker:
