@@ -329,8 +329,8 @@ _SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc
 
 def _under_the_filter(argv):
     """`argv`, started by a Python that first installs syscalls.py's seccomp filter (no site, no user's path)."""
-    program, *rest = argv
-    return [_reachable(sys.executable), "-I", "-S", "-c", syscalls.source(), syscalls.THEN, _reachable(program), *rest]
+    argv = [_reachable(arg) if i == 0 else arg for i, arg in enumerate(argv)]  # empty: a prefix the caller ends
+    return [_reachable(sys.executable), "-I", "-S", "-c", syscalls.source(), syscalls.THEN, *argv]
 
 
 def _reachable(path):
