@@ -339,10 +339,21 @@ def nbgrader_env():
     return env
 
 
+@contextlib.contextmanager
+def kernel_socket_flags():
+    """nbgrader's command-line flags for _kernel_sockets' configuration: its kernels on Unix sockets."""
+    with _kernel_sockets() as config:
+        yield [f"--KernelManager.transport={config.KernelManager.transport}",
+               f"--KernelManager.ip={config.KernelManager.ip}"]
+
+
 def nbgrader(*args, cwd, timeout=1800):
-    """Run the nbgrader command line; return the CompletedProcess (stdout and stderr as text)."""
-    return subprocess.run([sys.executable, "-m", "nbgrader", *map(str, args)], cwd=cwd, env=nbgrader_env(),
-                          capture_output=True, text=True, timeout=timeout)
+    """Run the nbgrader command line, a command that runs kernels with them on Unix sockets (kernel_socket_flags);
+    return the CompletedProcess (stdout and stderr as text)."""
+    with kernel_socket_flags() as flags:
+        flags = flags if args[0] in ("autograde", "validate") else []
+        return subprocess.run([sys.executable, "-m", "nbgrader", *map(str, args), *flags], cwd=cwd,
+                              env=nbgrader_env(), capture_output=True, text=True, timeout=timeout)
 
 
 def scratch_course(root, aid):

@@ -34,8 +34,9 @@ def validated(form):
     folder, aids = FORMS[form]
     names = [f"{aid}.ipynb" for aid in aids]
     env = {**nbtools.nbgrader_env(), "PYTHONUNBUFFERED": "1"}
-    result = subprocess.run([sys.executable, "-m", "nbgrader", "validate", *names], cwd=folder, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1800)
+    with nbtools.kernel_socket_flags() as flags:
+        result = subprocess.run([sys.executable, "-m", "nbgrader", "validate", *names, *flags], cwd=folder, env=env,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=1800)
     starts = list(VALIDATING.finditer(result.stdout))
     ends = [m.start() for m in starts[1:]] + [len(result.stdout)]
     parts = {m["path"].rpartition("/")[2]: result.stdout[m.start():end] for m, end in zip(starts, ends, strict=True)}
