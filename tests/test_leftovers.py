@@ -2,7 +2,7 @@
 
 The run is `python -m autograder grade` with TMPDIR pointed at a folder of the test's own, listed before and after:
 a run that ends normally, one stopped by Ctrl-C (SIGINT to its process group, as a terminal sends it) while a
-student is graded, one whose grading worker is killed (SIGKILL) mid-run, and a run on a local Dask cluster.
+student is graded (it says so, and exits with status 130), one whose grading worker is killed (SIGKILL) mid-run, and a run on a local Dask cluster.
 The run's cgroups (one per worker and per sandbox, where this machine lets it make them) are gone too. A grade
 killed outright leaves its folder, and on a cluster the copy of the submission it was sending: the next folder made
 removes them (autograder/grading/tempfolders.py). A `check` called as a function leaves its caller's environment as
@@ -33,6 +33,7 @@ import psutil
 import pytest
 from adversarial import grading
 
+from autograder.grading import grade
 from autograder.grading.gate_in import cgroups
 
 ASSIGNMENT = "02_forward_pass"
@@ -140,10 +141,25 @@ class _Terminal:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline and self._read(deadline):
             pass
-        code = self.run.wait(timeout=max(1.0, deadline - time.monotonic()))
+        try:
+            code = self.run.wait(timeout=max(1.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the run has not ended within {timeout} s; it wrote:\n{self.text[-3000:]}\n"
+                                 f"its processes: {_tree(self.pid)}") from None
         os.close(self.main)
         self.main = None
         return code, self.text[-3000:]
+
+
+def _tree(pid):
+    """(pid, state, command) of `pid` and every process it started."""
+    found = []
+    with contextlib.suppress(psutil.Error):
+        root = psutil.Process(pid)
+        for p in [root, *root.children(recursive=True)]:
+            with contextlib.suppress(psutil.Error):
+                found.append((p.pid, p.status(), " ".join(p.cmdline())[:120]))
+    return found
 
 
 def _slow_student_in_its_waiting_cell(terminal):
@@ -203,7 +219,7 @@ def test_a_run_stopped_by_ctrl_c_leaves_nothing(terminal, temp_dir):
     assert bool(made) == (cgroups.find()[0] is not None)
     os.killpg(terminal.pid, signal.SIGINT)  # as a terminal's Ctrl-C: to the foreground process group
     code, out = terminal.finished(timeout=120)
-    assert code != 0, out  # it stopped, mid-run: the slow student was never finished
+    assert code == grade.STOPPED_STATUS and grade.STOPPED in out, out  # it stopped mid-run, and said so
     assert not (terminal.results / f"{SLOW}.json").exists(), out
     assert _left(temp_dir) == [] and _groups(terminal) == []
 

@@ -26,6 +26,10 @@ from .gate_out import exports, feedback
 from .scoring import classbook, gradebook, ledger, results
 from .worker_setup import WorkerSetup
 
+STOPPED = ("stopped by Ctrl-C. Each submission graded before it stays graded; the same command grades the others, "
+           "and then writes grades.csv (a stopped run leaves it as it was).")
+STOPPED_STATUS = 130  # 128 + SIGINT: what a shell reports of a command that Ctrl-C ended
+
 
 def _say(text):
     """A diagnostic line for the instructor's terminal (stderr): what a student named (a zip member, a file) cannot
@@ -373,4 +377,9 @@ def main(args):
     except (FileNotFoundError, RuntimeError, ValueError) as exc:
         _say(f"error: {exc}")
         return 2
+    except KeyboardInterrupt:  # everything it started is gone by now (run_pool, and grade's own `finally`)
+        if sys.stderr.isatty():
+            print(file=sys.stderr)  # below the progress line, which stays as it was when the run stopped
+        _say(STOPPED)
+        return STOPPED_STATUS
     return 0
