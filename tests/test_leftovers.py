@@ -2,11 +2,11 @@
 
 The run is `python -m autograder grade` with TMPDIR pointed at a folder of the test's own, listed before and after:
 a run that ends normally, one stopped by Ctrl-C (SIGINT to its process group, as a terminal sends it) while a
-student is graded (it says so, and exits with status 130), one whose grading worker is killed (SIGKILL) mid-run, and a run on a local Dask cluster.
-The run's cgroups (one per worker and per sandbox, where this machine lets it make them) are gone too. A grade
-killed outright leaves its folder, and on a cluster the copy of the submission it was sending: the next folder made
-removes them (autograder/grading/tempfolders.py). A `check` called as a function leaves its caller's environment as
-it found it.
+student is graded (it says so, and exits with status 130), one whose grading worker is killed (SIGKILL) mid-run,
+and a run on a local Dask cluster. The run's cgroups (one per worker and per sandbox, where this machine lets it
+make them) are gone too. A grade killed outright leaves its folder, and on a cluster the copy of the submission it
+was sending: the next folder made removes them (autograder/grading/tempfolders.py). A `check` called as a function
+leaves its caller's environment as it found it.
 """
 
 import contextlib
@@ -136,6 +136,17 @@ class _Terminal:
             os.close(self.main)
             self.main = None
 
+    def stacks(self, within=30.0):
+        """Where each thread of the run is: the Python stacks it writes on SIGUSR1 (grade.main), down to the main
+        thread's outermost frame (runpy's, for `python -m`), once written."""
+        mark = len(self.text)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGUSR1)
+        deadline = time.monotonic() + within
+        while "_run_module_as_main" not in self.text[mark:] and time.monotonic() < deadline and self._read(deadline):
+            pass
+        return self.text[mark:] or "(nothing written)"
+
     def finished(self, timeout=900):
         """(exit code, the end of what it wrote) once the run has ended."""
         deadline = time.monotonic() + timeout
@@ -145,7 +156,7 @@ class _Terminal:
             code = self.run.wait(timeout=max(1.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             raise AssertionError(f"the run has not ended within {timeout} s; it wrote:\n{self.text[-3000:]}\n"
-                                 f"its processes: {_tree(self.pid)}") from None
+                                 f"where it is:\n{self.stacks()}\nits processes: {_tree(self.pid)}") from None
         os.close(self.main)
         self.main = None
         return code, self.text[-3000:]
@@ -217,6 +228,8 @@ def test_a_run_stopped_by_ctrl_c_leaves_nothing(terminal, temp_dir):
     _slow_student_in_its_waiting_cell(terminal)
     made = _groups(terminal)  # where cgroups can be made here, the run's, with its sandboxes' inside
     assert bool(made) == (cgroups.find()[0] is not None)
+    where = terminal.stacks()  # `kill -USR1` shows where a run is (autograder/README.md), and it goes on
+    assert " in run_pool" in where and terminal.run.poll() is None, where
     os.killpg(terminal.pid, signal.SIGINT)  # as a terminal's Ctrl-C: to the foreground process group
     code, out = terminal.finished(timeout=120)
     assert code == grade.STOPPED_STATUS and grade.STOPPED in out, out  # it stopped mid-run, and said so

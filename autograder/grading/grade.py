@@ -9,9 +9,11 @@ course's autograded/ folders and RESULTS (default <course>/results/<assignment>)
 """
 
 import contextlib
+import faulthandler
 import json
 import os
 import shutil
+import signal
 import sys
 from pathlib import Path
 
@@ -369,6 +371,8 @@ def _summary(graded, out_dir):
 
 
 def main(args):
+    # `kill -USR1 <pid>` prints where each thread of the run is, on stderr: for a run that seems stuck
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     limits = sandbox.Limits(memory=sandbox.parse_size(args.memory))
     try:
         grade(args.assignment, args.submitted, args.out, jobs=args.jobs, students=args.student, limits=limits,
