@@ -151,6 +151,7 @@ class Hub:
             self.process.wait(15)
         except subprocess.TimeoutExpired:
             os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait(60)  # reaped: no zombie hub left for the rest of the run
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)  # the proxy, if the hub left it
         self.log.close()
