@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 from autograder import assignments, cells, may_call
-from autograder.grading import submissions
+from autograder.grading import grade, submissions
 from autograder.grading.course import NotebookModel, SourceCellModel
 from autograder.grading.dispatch.progress import Progress
 from autograder.grading.gate_beside import rerun, rpc
@@ -218,8 +218,6 @@ _REQUIRED = sandbox.required_paths()
 
 
 def test_refuses_to_grade_without_a_sandbox(monkeypatch, capsys):
-    from autograder.grading import grade
-
     monkeypatch.setattr(sandbox, "probe", lambda limits=None: (False, "bwrap: creating new namespace failed"))
     assert grade.check_sandbox(sandbox.Limits(), unsafe=False) is False
     err = capsys.readouterr().err
@@ -749,7 +747,7 @@ def test_lms_zip_is_unpacked_into_nbgraders_layout(tmp_path):
 def test_a_zip_members_name_cannot_drive_the_instructors_terminal(tmp_path, capsys):
     """An LMS keeps the name a student uploaded under: `grade` names a member it skips on the terminal, where an
     escape sequence in it would set the window's title, erase lines and write a false summary."""
-    from autograder.grading import course, grade
+    from autograder.grading import course
 
     evil = "mallory_\x1b]0;GRADES ALL DONE\x07\x1b[2K\x1b[1A\u202egraded 40 submission(s).ipynb"
     archive = tmp_path / "download.zip"
@@ -1196,3 +1194,10 @@ def test_release_feedback_gives_the_student_a_page_to_read_and_the_course_keeps_
     assert [p.read_text() for p in released] == ["<p>feedback</p>"], done.stderr
     assert stat.S_IMODE(released[0].stat().st_mode) == 0o644
     assert stat.S_IMODE(page.stat().st_mode) == 0o600
+
+
+def test_a_run_stopped_by_ctrl_c_says_how_to_grade_the_others():
+    """The same command grades the others (the ledger skips what was graded), unless it has --force: that grades
+    everyone again. test_leftovers stops a real run and reads the line."""
+    assert "the same command grades the others" in grade.stopped()
+    assert "the same command without --force grades the others" in grade.stopped(force=True)

@@ -232,7 +232,7 @@ def test_a_run_stopped_by_ctrl_c_leaves_nothing(terminal, temp_dir):
     assert " in run_pool" in where and terminal.run.poll() is None, where
     os.killpg(terminal.pid, signal.SIGINT)  # as a terminal's Ctrl-C: to the foreground process group
     code, out = terminal.finished(timeout=120)
-    assert code == grade.STOPPED_STATUS and grade.STOPPED in out, out  # it stopped mid-run, and said so
+    assert code == grade.STOPPED_STATUS and grade.stopped() in out, out  # it stopped mid-run, and said so
     assert not (terminal.results / f"{SLOW}.json").exists(), out
     assert _left(temp_dir) == [] and _groups(terminal) == []
 

@@ -28,9 +28,14 @@ from .gate_out import exports, feedback
 from .scoring import classbook, gradebook, ledger, results
 from .worker_setup import WorkerSetup
 
-STOPPED = ("stopped by Ctrl-C. Each submission graded before it stays graded; the same command grades the others, "
-           "and then writes grades.csv (a stopped run leaves it as it was).")
 STOPPED_STATUS = 130  # 128 + SIGINT: what a shell reports of a command that Ctrl-C ended
+
+
+def stopped(force=False):
+    """What a run stopped by Ctrl-C says: what it kept, and how to go on (--force would grade everyone again)."""
+    again = "the same command without --force" if force else "the same command"
+    return (f"stopped by Ctrl-C. Each submission graded before it stays graded; {again} grades the others, and then "
+            f"writes grades.csv (a stopped run leaves it as it was).")
 
 
 def _say(text):
@@ -384,6 +389,6 @@ def main(args):
     except KeyboardInterrupt:  # everything it started is gone by now (run_pool, and grade's own `finally`)
         if sys.stderr.isatty():
             print(file=sys.stderr)  # below the progress line, which stays as it was when the run stopped
-        _say(STOPPED)
+        _say(stopped(args.force))
         return STOPPED_STATUS
     return 0
