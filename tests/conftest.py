@@ -15,7 +15,6 @@ installs it, and the tests that need it skip with that reason; with
 FFN_REQUIRE_SANDBOX=1 / FFN_REQUIRE_BROWSER=1 (CI sets both) they fail instead.
 """
 
-import signal
 import sys
 from pathlib import Path
 
@@ -28,16 +27,16 @@ if str(TESTS_DIR) not in sys.path:  # `import nbtools` and `import submissions`,
 import run_locks  # noqa: E402  (found through the path just set)
 import system_needs  # noqa: E402
 
+pytest_plugins = ["inherited_signals"]  # every test leaves the signal handling a child inherits as it found it
+
 MISSING = pytest.StashKey[list]()  # the system packages this machine lacks (system_needs.missing())
 LOST_GROUP = pytest.StashKey[bool]()  # a test whose xdist_group the scheduler cannot see
 OWN_LOCKS = pytest.StashKey[str]()  # the folder of the run's locks, if this process made it (run_locks.py)
-INHERITED = pytest.StashKey[tuple]()  # this test process's signal handling as it started (_signal_handling)
 
 
 def pytest_configure(config):
     config.stash[MISSING] = system_needs.missing()  # probed once per process: a few `which` look-ups
     config.stash[OWN_LOCKS] = run_locks.make_folder()  # by the controller, before it starts its workers
-    config.stash[INHERITED] = _signal_handling()
 
 
 def pytest_unconfigure(config):
@@ -101,50 +100,6 @@ def pytest_collection_modifyitems(config, items):
             if any(item.iter_markers("xdist_group")) and "@" not in item.nodeid.rpartition("]")[2]:
                 item.stash[LOST_GROUP] = True
     return result
-
-
-_SIGNALS = [s for s in signal.Signals if s not in (signal.SIGKILL, signal.SIGSTOP)]
-
-
-def _signal_handling():
-    """This process's handler of each signal, and the signals its main thread blocks."""
-    return {s: signal.getsignal(s) for s in _SIGNALS}, signal.pthread_sigmask(signal.SIG_BLOCK, [])
-
-
-def inherited_signal_handling(handling=None):
-    """What a process started now inherits of this one's signal handling, through fork and exec alike: the signals
-    ignored, and those blocked (a Python handler is not inherited; it becomes the default)."""
-    handlers, blocked = handling or _signal_handling()
-    return {"ignored": sorted(s.name for s, h in handlers.items() if h is signal.SIG_IGN),
-            "blocked": sorted(s.name for s in blocked)}
-
-
-def _restore(handling):
-    handlers, blocked = handling
-    for s, handler in handlers.items():
-        if handler is not None and signal.getsignal(s) is not handler:  # None: set outside Python
-            signal.signal(s, handler)
-    signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
-
-
-@pytest.fixture(autouse=True)
-def _signal_handling_left_as_found(request):
-    """Every test leaves the test process's signal handling as it found it. A process a later test starts inherits
-    an ignored SIGINT: a `grade` started as from a terminal then never takes its Ctrl-C (test_leftovers). A change is
-    undone once reported, so that it fails the one test that made it."""
-    at_start = request.config.stash[INHERITED]
-    before = _signal_handling()
-    if inherited_signal_handling(before) != inherited_signal_handling(at_start):
-        _restore(at_start)
-        pytest.fail(f"since this test process started, what its children inherit of its signal handling changed: "
-                    f"{inherited_signal_handling(at_start)} -> {inherited_signal_handling(before)} (a fixture set "
-                    f"up for this test, or one torn down after an earlier test)", pytrace=False)
-    yield
-    after = _signal_handling()
-    if inherited_signal_handling(after) != inherited_signal_handling(before):
-        _restore(before)
-        pytest.fail(f"this test changed what the test process's children inherit of its signal handling: "
-                    f"{inherited_signal_handling(before)} -> {inherited_signal_handling(after)}", pytrace=False)
 
 
 def pytest_terminal_summary(terminalreporter, config):
