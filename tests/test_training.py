@@ -57,15 +57,57 @@ def test_sgd_step_moves_against_the_gradient_and_leaves_its_inputs():
     assert np.array_equal(params["W1"], [[1.0, -2.0]])  # a new dict of new arrays
 
 
+def _by_hand(params, x, target, lr, steps):
+    """`train`'s loop written with the course's functions, step by step: (the final parameters, the losses)."""
+    hand, expected = dict(params), []
+    for _ in range(steps):
+        current = [hand[n] for n in training.PARAMS]
+        loss, grad_y = training.mse_loss(ffn_forward(x, *current), target)
+        expected.append(loss)
+        hand = training.sgd_step(hand, module.ffn_backward(x, grad_y, *current), lr)
+    return hand, np.array(expected)
+
+
 def test_train_records_each_loss_before_its_step():
     params, losses = training.train(START, K, V, 0.5, 3)
-    hand, expected = dict(START), []
-    for _ in range(3):
-        loss, grad_y = training.mse_loss(ffn_forward(K, *hand.values()), V)
-        expected.append(loss)
-        hand = training.sgd_step(hand, module.ffn_backward(K, grad_y, *hand.values()), 0.5)
-    assert losses.tolist() == expected and losses[0] == training.loss_of(START, K, V)
+    hand, expected = _by_hand(START, K, V, 0.5, 3)
+    assert losses.tolist() == expected.tolist() and losses[0] == training.loss_of(START, K, V)
     assert all(np.array_equal(params[n], hand[n]) for n in training.PARAMS)
+
+
+NO_BIASES = dict(START, b1=None, b2=None)
+SMALL_K, SMALL_V = training.memory_task(16, 8, 1)
+
+
+@pytest.mark.parametrize(("params", "x", "target", "lr", "steps"), [
+    pytest.param(START, K, V, training.LR_RUN, 60, id="the-course-run"),
+    pytest.param(START, K, V, training.LR_DIVERGES, 60, id="a-step-too-large"),
+    pytest.param(START, K, V, 50.0, 200, id="overflows-to-inf-and-nan"),
+    pytest.param(NO_BIASES, K, V, 0.7, 40, id="no-biases"),
+    pytest.param(START, K.reshape(4, 8, 8), V.reshape(4, 8, 8), 1.0, 40, id="tokens-on-two-axes"),
+    pytest.param(training.initial_params(8, 8, 11), SMALL_K, SMALL_V, 1.0, 40, id="a-capacity-memory"),
+    pytest.param(START, K, V, 1, 1, id="one-step"),
+])
+def test_train_is_its_loop_of_the_course_functions_bit_for_bit(params, x, target, lr, steps):
+    """`train` checks its inputs in its first step and makes the others without the checks (training._steps): the
+    same parameters and losses, to the last bit, NaN and ±inf included, as the loop of ffn_forward, mse_loss,
+    ffn_backward and sgd_step."""
+    with np.errstate(all="ignore"):
+        trained, losses = training.train(params, x, target, lr, steps)
+        hand, expected = _by_hand(params, x, target, lr, steps)
+    assert np.array_equal(losses, expected, equal_nan=True)
+    for n in training.PARAMS:
+        assert (trained[n] is None) == (hand[n] is None), n
+        assert trained[n] is None or np.array_equal(trained[n], hand[n], equal_nan=True), n
+    if lr == 50.0:
+        assert np.isinf(losses).any() and np.isnan(losses).any()  # the comparison covers both
+
+
+def test_train_says_what_is_wrong_with_its_inputs():
+    with pytest.raises(ValueError, match="lr should be a finite number"):
+        training.train(START, K, V, float("nan"), 5)
+    with pytest.raises(ValueError, match="same shape"):
+        training.train(START, K, V[:, :4], 1.0, 5)
 
 
 # ---------------------------------------------------------------- what 13 states about its runs
