@@ -2,9 +2,11 @@
 
 A process started with a signal ignored (SIG_IGN) or blocked keeps it so through fork and exec, and Python installs
 no KeyboardInterrupt handler for a SIGINT it starts with ignored: a `grade` that a later test starts as from a
-terminal would then never take its Ctrl-C (test_leftovers). A Python handler is not inherited (it becomes the
-default), so only the ignored and the blocked signals are compared. A change fails the test that made it (or, made
-by a fixture, the next test) and is undone once reported, so that one test fails, not every test after it.
+terminal would then never take its Ctrl-C. (A suite started in the background by a script starts with SIGINT
+ignored already, which is why test_leftovers starts its runs as an interactive shell would.) A Python handler is
+not inherited (it becomes the default), so only the ignored and the blocked signals are compared. A change fails
+the test that made it (or, made by a fixture, the next test) and is undone once reported, so that one test fails,
+not every test after it.
 """
 
 import signal

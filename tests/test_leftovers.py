@@ -79,6 +79,16 @@ def _class(tmp_path, n=3):
     return grading.write_submissions(tmp_path / "submitted", ASSIGNMENT, students)
 
 
+def _as_an_interactive_shell_starts_a_command():
+    """SIGINT and SIGQUIT at their defaults and no signal blocked, as an interactive shell starts a command, whatever
+    this process has: a suite started in the background by a script (`make test &`, a CI runner's shell) starts with
+    both ignored (POSIX, for an asynchronous list without job control), and a run would inherit that and never take
+    its Ctrl-C. `grade` itself keeps what it is given (`grade ... &` in a script is not meant to stop on Ctrl-C)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGQUIT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+
+
 class _Terminal:
     """`python -m autograder grade` as a terminal starts it: a process group of its own, stdout and stderr a
     terminal (a pty) wide enough for its progress line, which then names every second each student being graded
@@ -93,7 +103,8 @@ class _Terminal:
             [sys.executable, "-m", "autograder", "grade", ASSIGNMENT, _class(tmp_path), "--out", self.results,
              "--course", course_root, "--cell-timeout", str(SLOW_CELL_TIMEOUT),
              "--timeout", str(2 * SLOW_CELL_TIMEOUT), *(extra or ("--jobs", "2"))],
-            env=env, stdin=subprocess.DEVNULL, stdout=side, stderr=side, start_new_session=True)
+            env=env, stdin=subprocess.DEVNULL, stdout=side, stderr=side, start_new_session=True,
+            preexec_fn=_as_an_interactive_shell_starts_a_command)
         os.close(side)
         self.main, self.text = main, ""
         self.pid = self.run.pid
