@@ -15,6 +15,7 @@ import math
 import numpy as np
 
 from ._arrays import as_float, positive_int
+from .activations import relu_grad
 from .ffn import ffn_forward
 from .memory import random_unit_vectors, recall
 from .module import ffn_backward, xavier_init
@@ -101,7 +102,7 @@ def _steps(params, x, target, lr, losses):
         diff = (h @ W2 if b2 is None else h @ W2 + b2) - target
         losses[i] = 0.5 * float(np.sum(diff * diff)) / n
         G = diff / n
-        dz = (G @ W2.T) * np.where(np.isnan(z), np.nan, (z > 0).astype(np.float64))  # activations.relu_grad
+        dz = (G @ W2.T) * relu_grad(z)
         h2, G2, dz2 = h.reshape(-1, d_ff), G.reshape(-1, d_model), dz.reshape(-1, d_ff)
         W1, W2 = W1 - lr * (x2.T @ dz2), W2 - lr * (h2.T @ G2)
         b1 = None if b1 is None else b1 - lr * dz2.sum(axis=0)

@@ -1089,7 +1089,7 @@ print("Every key's answer is written by several units.")
 #
 # **Step.** The sweep (the mean of two draws for each size), with 10's
 # hand-written memory at its best threshold of the three in 10, $\theta = 0.5$,
-# beside it. (A second or two.)
+# beside it. (About two seconds.)
 
 # %%
 n_sweep, widths = (16, 32, 64, 128), (8, 32, 128)
