@@ -14,9 +14,11 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -276,7 +278,28 @@ def execute(path, *, cwd=None, track_figures=False, timeout=300, run_all=False, 
     with _kernel_sockets() as config:
         client = NotebookClient(nb, kernel_name="python3", timeout=timeout, allow_errors=not run_all,
                                 resources={"metadata": {"path": str(Path(cwd or path.parent))}}, config=config)
-        return _run(client, nb, track_figures=track_figures, run_all=run_all, env=env)
+        with _signal_handling_kept():
+            return _run(client, nb, track_figures=track_figures, run_all=run_all, env=env)
+
+
+@contextlib.contextmanager
+def _signal_handling_kept():
+    """Put SIGINT and SIGTERM back as they were once nbclient is done with them.
+
+    nbclient handles both on its event loop while a kernel runs (NotebookClient.async_setup_kernel), and asyncio's
+    remove_signal_handler then sets SIGINT to Python's own handler and SIGTERM to the default, whatever they were:
+    in a suite started in the background by a script, where SIGINT starts ignored, every process a later test
+    started would no longer inherit that (tests/inherited_signals.py)."""
+    if threading.current_thread() is not threading.main_thread():  # there nbclient leaves signals alone
+        yield
+        return
+    kept = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in kept.items():
+            if handler is not None:  # None: set outside Python, which cannot be put back
+                signal.signal(sig, handler)
 
 
 @contextlib.contextmanager
@@ -466,13 +489,6 @@ class GradedBatch:
             return f"{student} was not graded. nbgrader's log (last 3000 characters):\n{self.log[-3000:]}"
         unscored = [name for name, (score, _) in self.scores[student].items() if score is None]
         return f"{student}: no score for {unscored}" if unscored else ""
-
-
-def generate(course, aid):
-    """`nbgrader generate_assignment <aid>` in a scratch course (creates its gradebook)."""
-    result = nbgrader("generate_assignment", aid, "--force", cwd=course)
-    if result.returncode != 0:
-        raise RuntimeError(f"nbgrader generate_assignment {aid} failed:\n{result.stdout}\n{result.stderr}")
 
 
 def autograde(course, aid, submissions):

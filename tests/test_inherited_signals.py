@@ -1,7 +1,8 @@
 """The guard of inherited_signals.py fails the test that leaves a signal ignored or blocked, and only that one.
 
 SIGUSR2 stands for SIGINT here: a suite started in the background by a script runs with SIGINT ignored from the
-start (test_leftovers starts its runs with it restored), where ignoring it again would change nothing."""
+start (test_leftovers starts its runs with it restored), where ignoring it again would change nothing. The last test
+shows that a notebook run (nbtools.execute) keeps an ignored SIGINT ignored, as the guard requires of every test."""
 
 import os
 
@@ -38,3 +39,25 @@ def test_a_test_that_leaves_a_signal_ignored_or_blocked_fails_and_the_next_one_f
 
 def test_the_suite_loads_the_guard(request):
     assert request.config.pluginmanager.has_plugin("inherited_signals")
+
+
+def test_a_notebook_run_leaves_an_ignored_sigint_ignored(tmp_path):
+    """nbclient handles SIGINT while a kernel runs, and asyncio puts it back as Python's own handler, not as it was
+    (NotebookClient.async_setup_kernel, loop.remove_signal_handler): in a suite started in the background by a
+    script, a notebook run took away the SIGINT ignored that every later process was to inherit. nbtools.execute
+    puts it back."""
+    import signal
+
+    import nbformat
+    import nbtools
+
+    path = tmp_path / "one-cell.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1 + 1")]), path)
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        run = nbtools.execute(path)
+        after = signal.getsignal(signal.SIGINT)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert nbtools.output_text(run.nb.cells[0]).strip() == "2"
+    assert after is signal.SIG_IGN, f"SIGINT was ignored before the notebook ran, and is {after!r} after it"
