@@ -87,6 +87,16 @@ class LabServer:
         sep = "&" if "?" in path else "?"
         return f"http://127.0.0.1:{self.port}/{path}" + (f"{sep}token={self.token}" if token else "")
 
+    def shut_down_kernels(self):
+        """Shut down every kernel the server runs: a notebook closed in the browser keeps its kernel, and each test
+        opens its own, so without this a session ran one idle kernel per notebook any test had opened."""
+        with urllib.request.urlopen(self.url("api/kernels"), timeout=30) as r:
+            kernels = json.load(r)
+        for kernel in kernels:
+            request = urllib.request.Request(self.url(f"api/kernels/{kernel['id']}"), method="DELETE")
+            with urllib.request.urlopen(request, timeout=30):
+                pass
+
     def stop(self):
         self.process.terminate()
         try:
@@ -126,6 +136,15 @@ def instructor_lab(tmp_path_factory):
     server = _server("instructor", tmp_path_factory)
     yield server
     server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _no_kernel_outlives_its_test(request):
+    """Each test's kernels end with it, once its page is closed (fixtures end in reverse order of their set-up)."""
+    yield
+    for name in ("learner_lab", "instructor_lab"):
+        if name in request.fixturenames:
+            request.getfixturevalue(name).shut_down_kernels()
 
 
 @pytest.fixture
