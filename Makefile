@@ -7,7 +7,7 @@ BIN    := $(VENV)/bin
 READY  := $(VENV)/.installed
 export PATH := $(abspath $(BIN)):$(PATH)
 
-.PHONY: help setup lab instructor test test-fast test-under-load lint course check-course bench clean
+.PHONY: help setup lab instructor test test-fast test-under-load record-nbgrader-verdicts lint course check-course bench clean
 
 $(READY): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is needed, found " + sys.version.split()[0])'
@@ -51,6 +51,11 @@ test-fast: $(READY)  ## run the fast layer of the tests (reference code, checks,
 test-under-load: $(READY)  ## run the whole test suite with two CPU-bound processes beside it
 	@pids=; for i in 1 2; do $(BIN)/python -c 'while True: pass' & pids="$$pids $$!"; done; trap "kill $$pids" EXIT; \
 	$(BIN)/python -m pytest -n 2 --dist loadgroup
+
+# Plain nbgrader's verdicts on the grading variants, which the suite reads while their key holds (tests/plain_nbgrader.py).
+record-nbgrader-verdicts: $(READY)  ## regrade every grading variant with plain nbgrader and rewrite tests/submissions/nbgrader_verdicts/
+	FFN_RECORD_NBGRADER_VERDICTS=1 $(BIN)/python -m pytest -n 2 --dist loadgroup tests/test_grading_variants.py \
+		-k "not test_the_nbgrader_verdicts_are_recorded"
 
 lint: $(READY)  ## check the code's style (ruff) and its architecture (lint-imports: pyproject.toml's contracts)
 	$(BIN)/ruff check .

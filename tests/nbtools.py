@@ -475,20 +475,10 @@ class GradedBatch:
     aid: str
     scores: dict  # student -> {test cell grade_id: (score, max_score)}
     log: str
-    unbuilt: dict = field(default_factory=dict)  # variant -> why no submission could be made for it
-    student_of: dict = field(default_factory=dict)  # variant -> the student id that carries it
-    students: dict = field(default_factory=dict)  # student id -> the answers put into its notebook
 
     def autograded(self, student):
         """The autograded notebook of `student`, with the outputs of the grading run."""
         return nbformat.read(self.course / "autograded" / student / self.aid / f"{self.aid}.ipynb", as_version=4)
-
-    def missing(self, student):
-        """Why `student` has no complete set of scores ('' when it has one)."""
-        if student not in self.scores:
-            return f"{student} was not graded. nbgrader's log (last 3000 characters):\n{self.log[-3000:]}"
-        unscored = [name for name, (score, _) in self.scores[student].items() if score is None]
-        return f"{student}: no score for {unscored}" if unscored else ""
 
 
 def autograde(course, aid, submissions):
