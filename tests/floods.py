@@ -41,7 +41,8 @@ for _ in range({count}):
 }
 
 # Messages that cost the grader more than they weigh (issue 51), sent through the kernel's own session: validly
-# signed, as student code can. {body} is the loop's body; it runs for {seconds} s, or once when {seconds} is 0.
+# signed, as student code can. {body} is the loop's body; it runs for {seconds} s and {at_least} times at least
+# (once when both are 0): the time keeps a fast machine's flood long, the count a busy machine's flood big.
 _SIGNED = """import time
 k = get_ipython().kernel
 parent = k.get_parent("shell")
@@ -50,7 +51,7 @@ end, sent = time.monotonic() + {seconds}, 0
 while True:
 {body}
     sent += 1
-    if time.monotonic() >= end:
+    if sent >= {at_least} and time.monotonic() >= end:
         break
 """
 # Where each channel's messages go from inside the kernel (stdin and shell: to the grader's socket by its identity).
@@ -59,18 +60,20 @@ _TO = {"iopub": "k.iopub_socket, {type!r}, {content}, parent=parent",
        "stdin": "k.stdin_socket, {type!r}, {content}, parent=parent, ident=k._parent_ident['shell']"}
 
 
-def signed(msg_type, content, seconds=0, channel="iopub", metadata=None):
+def signed(msg_type, content, seconds=0, channel="iopub", metadata=None, at_least=0):
     """The source of a cell that sends validly signed `msg_type` messages holding `content` (a Python expression:
-    a dict, or bytes taken as the JSON of the content) on `channel`, for `seconds` s (0: one message)."""
+    a dict, or bytes taken as the JSON of the content) on `channel`, for `seconds` s and `at_least` messages
+    (both 0: one message)."""
     call = _TO[channel].format(type=msg_type, content=content)
     if metadata is not None:
         call += f", metadata={metadata}"
-    return _SIGNED.format(seconds=seconds, body=f"    send({call})")
+    return _SIGNED.format(seconds=seconds, at_least=at_least, body=f"    send({call})")
 
 
-def empty_outputs(seconds):
-    """The issue's first flood: display_data with no data at all, as fast as the kernel sends them."""
-    return signed("display_data", '{"data": {}, "metadata": {}}', seconds)
+def empty_outputs(seconds, at_least=0):
+    """The issue's first flood: display_data with no data at all, as fast as the kernel sends them, for `seconds` s
+    and `at_least` messages."""
+    return signed("display_data", '{"data": {}, "metadata": {}}', seconds, at_least=at_least)
 
 
 def published_empty_outputs(seconds):

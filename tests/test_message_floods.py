@@ -521,6 +521,10 @@ def test_a_channel_refuses_a_message_before_decoding_it_and_names_itself(tmp_pat
 GROWTH = 256 * MiB  # what a flood may add to the grading worker's peak (issue 51)
 CELL_TIMEOUT = 30
 FLOOD_SECONDS = 12  # an empty-output flood's cell runs this long: tens of thousands of messages
+# ... and sends this many at least, however busy the machine (two CPU-bound processes beside the suite slowed the
+# kernel to 4,459 messages in 12 s); its cell's limit is far above what sending them takes there (about 30 s).
+FLOOD_AT_LEAST = 11 * CELL
+FLOOD_CELL_TIMEOUT = 180
 
 
 @pytest.fixture(scope="module")
@@ -550,16 +554,30 @@ def _outputs_on(page):
     return page.count('<pre class="out">')
 
 
+def test_a_flood_sends_its_count_however_soon_its_time_is_up():
+    """The flood's size holds on any machine: with no time to run, it still sends `at_least` messages."""
+    import types
+
+    sent = []
+    kernel = types.SimpleNamespace(session=types.SimpleNamespace(send=lambda *args, **kwargs: sent.append(args)),
+                                   iopub_socket="iopub", get_parent=lambda channel: {})
+    shell = types.SimpleNamespace(kernel=kernel)
+    exec(floods.empty_outputs(0, at_least=FLOOD_AT_LEAST), {"get_ipython": lambda: shell})
+    assert len(sent) == FLOOD_AT_LEAST and sent[0][:2] == ("iopub", "display_data")
+
+
 @pytest.mark.grading
 @pytest.mark.sandbox
 def test_an_empty_output_flood_is_cut_to_a_cells_outputs(tmp_path, unflooded):
-    """The issue's first flood, in a free cell for 12 s: the cell keeps 1,000 outputs and says how many it lost, the
-    page stays small, the worker within its unflooded peak plus 256 MiB."""
-    result, peak = floods.graded(tmp_path, floods.empty_outputs(FLOOD_SECONDS), cell_timeout=CELL_TIMEOUT)
+    """The issue's first flood, in a free cell for 12 s and 11,000 messages at least: the cell keeps 1,000 outputs
+    and says how many it lost, the page stays small, the worker within its unflooded peak plus 256 MiB."""
+    result, peak = floods.graded(tmp_path, floods.empty_outputs(FLOOD_SECONDS, at_least=FLOOD_AT_LEAST),
+                                 cell_timeout=FLOOD_CELL_TIMEOUT)
     _graded_or_behind(result)
     page = _page(tmp_path)
     dropped = int(re.search(r"([\d,]+) outputs dropped", page).group(1).replace(",", ""))
-    assert dropped > 10 * CELL  # a real flood: ten times what a cell keeps, at least
+    if result["status"] == "graded":  # every message was read: all but the cell's 1,000 were dropped
+        assert dropped >= FLOOD_AT_LEAST - CELL  # a real flood: ten times what a cell keeps, at least
     assert _outputs_on(page) < CELL + 100 and len(page) < 1 * MiB
     assert peak <= unflooded + GROWTH, (peak - unflooded) / MiB
 
